@@ -1,0 +1,86 @@
+/* host.c - diagnostics and the services table for plugins. */
+#include <config.h>
+
+#include "host.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "util.h"
+
+static int host_rank_ = -1;
+static int verbosity_ = AIA_LOG_WARN;
+
+static void vlog(int level, const char *fmt, va_list ap)
+{
+    if (level > verbosity_)
+        return;
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    /* One write per line, so lines of different ranks do not mix. */
+    if (host_rank_ >= 0)
+        fprintf(stderr, "aiarun[%d]: %s\n", host_rank_, line);
+    else
+        fprintf(stderr, "aiarun: %s\n", line);
+    fflush(stderr);
+}
+
+static void plugin_log(const struct aia_host *host, int level,
+                       const char *fmt, ...)
+{
+    (void)host;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, fmt, ap);
+    va_end(ap);
+}
+
+static double plugin_now(const struct aia_host *host)
+{
+    (void)host;
+    return util_now();
+}
+
+static const struct aia_host table = {
+    .size = sizeof(struct aia_host),
+    .abi = AIA_ABI_VERSION,
+    .log = plugin_log,
+    .now = plugin_now,
+};
+
+void host_setup(int rank, int verbosity)
+{
+    host_rank_ = rank;
+    verbosity_ = verbosity;
+}
+
+const struct aia_host *host_get(void)
+{
+    return &table;
+}
+
+void host_log(int level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, fmt, ap);
+    va_end(ap);
+}
+
+void host_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(AIA_LOG_ERROR, fmt, ap);
+    va_end(ap);
+}
+
+int host_verbosity(void)
+{
+    return verbosity_;
+}
+
+int host_rank(void)
+{
+    return host_rank_;
+}

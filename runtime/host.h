@@ -1,0 +1,24 @@
+/* host.h - the services table handed to plugins, and the runtime's own
+ * diagnostics: every line on stderr is prefixed "aiarun[rank]: ". */
+#ifndef AIARUN_HOST_H
+#define AIARUN_HOST_H
+
+#include <aiarun/aiarun.h>
+
+/* Verbosity: AIA_LOG_WARN by default, -q lowers, -v raises. */
+void host_setup(int rank, int verbosity);
+
+/* The table to hand to plugins (static storage). */
+const struct aia_host *host_get(void);
+
+/* A diagnostic line at level (printed when level <= verbosity). */
+void host_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* An error line, always printed. */
+void host_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int host_verbosity(void);
+int host_rank(void);
+
+#endif

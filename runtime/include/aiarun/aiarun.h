@@ -1,0 +1,465 @@
+/* aiarun.h - the plugin ABI of aiarun.
+ *
+ * A plugin is a shared object that exports one const descriptor with a
+ * fixed symbol name per kind:
+ *
+ *     const struct aia_algorithm_plugin aia_algorithm_plugin = { ... };
+ *     const struct aia_problem_plugin   aia_problem_plugin   = { ... };
+ *     const struct aia_wait_plugin      aia_wait_plugin      = { ... };
+ *
+ * Every descriptor starts with struct aia_plugin_header, which the loader
+ * checks (ABI number, descriptor size, kind, name) before it touches
+ * anything else.  Plugins never call MPI and link against nothing but libc
+ * and libm: the runtime owns communication, hands plugins their buffers and
+ * offers its services through struct aia_host.
+ *
+ * Build a plugin with:
+ *     cc -shared -fPIC $(pkg-config --cflags aiarun) my.c -o my.so
+ *
+ * Conventions: functions that act return 0 on success and -1 on failure,
+ * after filling the struct aia_error they were given (aia_seterr does
+ * both in one line).  Memory a plugin allocates is freed by the plugin.
+ */
+#ifndef AIARUN_AIARUN_H
+#define AIARUN_AIARUN_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change to the structs below.  Growth that
+ * uses a reserved slot or the end of struct aia_host keeps the number. */
+#define AIA_ABI_VERSION 1
+
+enum aia_kind {
+    AIA_KIND_ALGORITHM = 1,
+    AIA_KIND_PROBLEM = 2,
+    AIA_KIND_WAIT = 3,
+};
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+
+#define AIA_ERROR_LEN 320
+
+struct aia_error {
+    char text[AIA_ERROR_LEN];
+};
+
+/* Fill err with a printf-style message; always returns -1 so that a
+ * failure path is one line: return aia_seterr(err, "bad %s", what); */
+static inline int aia_seterr(struct aia_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline int aia_seterr(struct aia_error *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->text, sizeof err->text, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parameters                                                          */
+
+enum aia_type {
+    AIA_INT = 1,     /* int64_t, in aia_value.i */
+    AIA_DOUBLE = 2,  /* double, in aia_value.d (an integer is accepted) */
+    AIA_BOOL = 3,    /* true/false, in aia_value.i (0 or 1) */
+    AIA_STRING = 4,  /* text, in aia_value.s */
+    AIA_ENUM = 5,    /* one of choices, in aia_value.s; its index in .i */
+    AIA_INTS = 6,    /* list of integers, aia_value.ints[0 .. n-1] */
+    AIA_DOUBLES = 7, /* list of numbers, aia_value.doubles[0 .. n-1] */
+};
+
+/* One accepted parameter.  A table of them ends with an entry whose name
+ * is NULL.  The job file is validated against it: unknown keys, wrong
+ * types and values outside [min, max] are errors naming file, line, key. */
+struct aia_param {
+    const char *name;
+    enum aia_type type;
+    const char *def;     /* default, as it would be written in YAML;
+                            NULL: the parameter is required */
+    const char *help;    /* one line */
+    const char *choices; /* AIA_ENUM: "a|b|c" */
+    double min, max;     /* numbers and list elements; both 0: no bound */
+};
+
+/* The value of one parameter, as handed to create/open: an array in the
+ * order of the plugin's table, ended by an entry whose name is NULL. */
+struct aia_value {
+    const char *name;
+    enum aia_type type;
+    int given; /* 1 when the job file set it, 0 when the default is used */
+    int64_t i;
+    double d;
+    const char *s;
+    size_t n; /* list length */
+    const int64_t *ints;
+    const double *doubles;
+};
+
+/* The value named name, or NULL. */
+static inline const struct aia_value *aia_arg(const struct aia_value *args,
+                                              const char *name)
+{
+    for (; args && args->name; args++)
+        if (strcmp(args->name, name) == 0)
+            return args;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The common descriptor header                                        */
+
+struct aia_plugin_header {
+    uint32_t abi;  /* AIA_ABI_VERSION */
+    uint32_t size; /* sizeof the whole descriptor */
+    uint32_t kind; /* enum aia_kind */
+    uint32_t reserved0;
+    const char *name;    /* must match the file name without ".so" */
+    const char *version; /* the plugin's own version */
+    const char *summary; /* one line */
+    const struct aia_param *params; /* NULL: takes no parameters */
+};
+
+#define AIA_HEADER(kind_, type_, name_, version_, summary_, params_)        \
+    {                                                                       \
+        AIA_ABI_VERSION, (uint32_t)sizeof(type_), (kind_), 0, (name_),      \
+            (version_), (summary_), (params_)                               \
+    }
+
+/* ------------------------------------------------------------------ */
+/* Services the runtime offers plugins                                 */
+
+enum aia_log_level { AIA_LOG_ERROR = 0, AIA_LOG_WARN = 1, AIA_LOG_INFO = 2,
+                     AIA_LOG_DEBUG = 3 };
+
+/* Only ever grows: check size before using a member added later. */
+struct aia_host {
+    uint32_t size;
+    uint32_t abi;
+    /* Write one diagnostic line on stderr, prefixed aiarun[rank]. */
+    void (*log)(const struct aia_host *host, int level, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+    /* Monotonic clock, in seconds. */
+    double (*now)(const struct aia_host *host);
+    void *host_data; /* the runtime's, not the plugin's */
+};
+
+/* ------------------------------------------------------------------ */
+/* Context given to every create/open                                  */
+
+enum aia_role {
+    AIA_ROLE_COORDINATOR = 1,
+    AIA_ROLE_WORKER = 2,
+};
+
+struct aia_problem_plugin;
+
+struct aia_context {
+    uint32_t size; /* sizeof(struct aia_context) of the runtime */
+    uint32_t role; /* enum aia_role */
+    int rank;      /* this process's rank; the coordinator is 0 */
+    int worker;    /* pool index 0 .. nworkers-1; -1 on the coordinator */
+    int nworkers;
+    int reserved0;
+    uint64_t seed;                /* the job's seed */
+    const struct aia_value *args; /* this plugin's parameters */
+    const char *jobdir;           /* folder of the job file, for data paths */
+    const struct aia_host *host;
+    /* For algorithms: the problem this rank holds (opened already). */
+    const struct aia_problem_plugin *problem;
+    void *problem_state;
+    void *reserved[6];
+};
+
+/* ------------------------------------------------------------------ */
+/* Problems                                                            */
+
+/* Which rows of the data this rank holds. */
+enum aia_scheme {
+    AIA_PART_BLOCK = 0,  /* contiguous rows, sizes in proportion to weights */
+    AIA_PART_CYCLIC = 1, /* row r goes to part r mod count (weights: see
+                            aia_partition_owner) */
+};
+
+#define AIA_PART_ALL (-1)
+
+struct aia_partition {
+    int index; /* 0 .. count-1, or AIA_PART_ALL: every row (coordinator) */
+    int count;
+    int scheme;             /* enum aia_scheme */
+    int reserved0;
+    const double *weights;  /* count entries, or NULL for equal shares */
+};
+
+/* First row of part p under the block scheme: rows [first(p), first(p+1))
+ * belong to part p.  Boundaries follow the cumulative weights, so the
+ * parts cover 0 .. m-1 exactly once whatever the weights. */
+static inline size_t aia_partition_first(const struct aia_partition *part,
+                                         size_t m, int p)
+{
+    if (p <= 0)
+        return 0;
+    if (p >= part->count)
+        return m;
+    if (!part->weights)
+        return (size_t)(((unsigned __int128)m * (unsigned)p) /
+                        (unsigned)part->count);
+    double total = 0, upto = 0;
+    for (int i = 0; i < part->count; i++) {
+        total += part->weights[i];
+        if (i < p)
+            upto += part->weights[i];
+    }
+    double f = (double)m * (upto / total);
+    size_t r = (size_t)(f + 0.5);
+    return r > m ? m : r;
+}
+
+/* The part that owns row r of m.  Cyclic without weights deals row r to
+ * part r mod count.  Cyclic with weights places row r at the point
+ * frac(r * golden ratio) of [0, 1), which is equidistributed, and gives it
+ * to the part whose weighted share of [0, 1) holds that point: each part
+ * gets its share of the rows, spread over the whole file. */
+static inline int aia_partition_owner(const struct aia_partition *part,
+                                      size_t m, size_t r)
+{
+    if (part->scheme == AIA_PART_CYCLIC && !part->weights)
+        return (int)(r % (size_t)part->count);
+    size_t pos = r;
+    if (part->scheme == AIA_PART_CYCLIC) {
+        double u = (double)r * 0.6180339887498949;
+        u -= floor(u);
+        pos = (size_t)(u * (double)m);
+        if (pos >= m)
+            pos = m - 1;
+    }
+    int lo = 0, hi = part->count - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (aia_partition_first(part, m, mid) <= pos)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+struct aia_problem_plugin {
+    struct aia_plugin_header h;
+    uint32_t flags;
+    uint32_t reserved0;
+    /* Open this rank's part of the problem (part->index == AIA_PART_ALL on
+     * the coordinator, which uses it for the loss and the optimum and may
+     * build what it needs lazily).  Sets *state; returns 0 or -1. */
+    int (*open)(const struct aia_context *ctx,
+                const struct aia_partition *part, void **state,
+                struct aia_error *err);
+    void (*close)(void *state);
+    /* Length of the model vector x. */
+    size_t (*dim)(void *state);
+    /* Rows this rank holds (all rows for AIA_PART_ALL). */
+    size_t (*rows)(void *state);
+    /* Loss at x, the mean over this rank's rows.  0 or -1. */
+    int (*loss)(void *state, const double *x, double *f,
+                struct aia_error *err);
+    /* Gradient of the loss at x over the local rows idx[0 .. nidx-1] (the
+     * mean over them), or over every local row when idx is NULL.  g has
+     * dim entries.  0 or -1. */
+    int (*gradient)(void *state, const double *x, const size_t *idx,
+                    size_t nidx, double *g, struct aia_error *err);
+    /* Optional: the exact minimiser and its loss.  0, or -1 when it
+     * cannot be had (err says why). */
+    int (*optimum)(void *state, double *x, double *f, struct aia_error *err);
+    void (*reserved[8])(void);
+};
+
+/* ------------------------------------------------------------------ */
+/* Algorithms                                                          */
+
+/* Lengths of the messages, set by create. */
+struct aia_shape {
+    size_t query_len;  /* doubles the coordinator sends */
+    size_t answer_len; /* doubles a worker sends back */
+};
+
+/* What the coordinator knows about an answer it hands to absorb. */
+struct aia_answer_info {
+    int rank;            /* the worker's rank */
+    int worker;          /* its pool index */
+    uint64_t round;      /* the current round */
+    uint64_t sent_round; /* round whose query produced this answer */
+    uint64_t staleness;  /* round - sent_round */
+    size_t rows;         /* rows that worker holds */
+    size_t total_rows;   /* rows over the whole pool */
+    double compute_s;    /* the worker's compute time for it */
+    void *reserved[4];
+};
+
+/* What a worker knows when it computes an answer. */
+struct aia_step {
+    uint64_t round;   /* round of the query */
+    uint64_t answers; /* answers this worker produced before this one */
+    void *reserved[4];
+};
+
+/* The algorithm's aggregation is commutative and associative, so answers
+ * may be combined in any grouping (a tree) before they reach absorb. */
+#define AIA_ALG_ASSOCIATIVE 0x1u
+
+struct aia_algorithm_plugin {
+    struct aia_plugin_header h;
+    uint32_t flags;
+    uint32_t reserved0;
+    /* Create the state for ctx->role and set the message lengths. */
+    int (*create)(const struct aia_context *ctx, struct aia_shape *shape,
+                  void **state, struct aia_error *err);
+    void (*destroy)(void *state);
+    /* Coordinator: write the first query. */
+    int (*init)(void *state, double *query, struct aia_error *err);
+    /* Worker: compute the answer to query. */
+    int (*worker)(void *state, const double *query, double *answer,
+                  const struct aia_step *step, struct aia_error *err);
+    /* Coordinator: take one answer into account.  Every answer that
+     * arrives is given here exactly once, fresh or stale. */
+    int (*absorb)(void *state, const double *answer,
+                  const struct aia_answer_info *info, struct aia_error *err);
+    /* Coordinator: write the next query (end of a round). */
+    int (*query)(void *state, double *query, struct aia_error *err);
+    /* Optional: write the model whose loss is reported (dim doubles).
+     * NULL: the query is the model (query_len must equal dim). */
+    int (*iterate)(void *state, double *x, struct aia_error *err);
+    /* Optional, for checkpoints: the bytes of the coordinator's state. */
+    size_t (*state_size)(void *state);
+    int (*save)(void *state, void *buf, struct aia_error *err);
+    int (*load)(void *state, const void *buf, size_t len,
+                struct aia_error *err);
+    void (*reserved[8])(void);
+};
+
+/* ------------------------------------------------------------------ */
+/* Wait conditions                                                     */
+
+/* A read-only view of the pool, given to a wait condition.  Arrays have
+ * nworkers entries, indexed by pool index. */
+struct aia_pool_view {
+    int nworkers;
+    int fresh;   /* answers from the current round received this round */
+    int arrived; /* answers received this round, fresh or stale */
+    int live;    /* workers not declared dead */
+    uint64_t round;              /* the current round (first is 1) */
+    const int *ranks;            /* MPI rank of each worker */
+    const uint64_t *repochs;     /* round of each worker's latest answer,
+                                    0 before its first */
+    const uint64_t *sent;        /* round of the query each worker holds */
+    const unsigned char *busy;   /* 1: computing a query */
+    const unsigned char *alive;  /* 0: declared dead */
+    const unsigned char *fresh_now; /* 1: answered this round's query */
+    const double *latency;       /* recent round-trip estimate, seconds */
+    double elapsed;              /* seconds since the round began */
+    void *reserved[6];
+};
+
+struct aia_wait_plugin {
+    struct aia_plugin_header h;
+    uint32_t flags;
+    uint32_t reserved0;
+    int (*create)(const struct aia_context *ctx, void **state,
+                  struct aia_error *err);
+    void (*destroy)(void *state);
+    /* 1: the coordinator may end the round; 0: keep waiting. */
+    int (*ready)(void *state, const struct aia_pool_view *view);
+    /* Optional: seconds from the round's start after which ready() may
+     * turn true with no new answer (a timeout); negative: never. */
+    double (*deadline)(void *state, const struct aia_pool_view *view);
+    void (*reserved[8])(void);
+};
+
+/* ------------------------------------------------------------------ */
+/* Random numbers: xoshiro256** seeded by splitmix64, so that a (seed,
+ * stream) pair gives the same numbers on every rank and every build. */
+
+struct aia_rng {
+    uint64_t s[4];
+};
+
+static inline uint64_t aia_splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline void aia_rng_seed(struct aia_rng *g, uint64_t seed,
+                                uint64_t stream)
+{
+    uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ull);
+    for (int i = 0; i < 4; i++)
+        g->s[i] = aia_splitmix64(&x);
+}
+
+static inline uint64_t aia_rng_u64(struct aia_rng *g)
+{
+    uint64_t *s = g->s;
+    uint64_t r = s[1] * 5;
+    r = ((r << 7) | (r >> 57)) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return r;
+}
+
+/* Uniform in [0, 1). */
+static inline double aia_rng_uniform(struct aia_rng *g)
+{
+    return (double)(aia_rng_u64(g) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform integer in [0, n), n > 0 (Lemire's method, unbiased). */
+static inline uint64_t aia_rng_below(struct aia_rng *g, uint64_t n)
+{
+    unsigned __int128 m = (unsigned __int128)aia_rng_u64(g) * n;
+    uint64_t l = (uint64_t)m;
+    if (l < n) {
+        uint64_t t = -n % n;
+        while (l < t) {
+            m = (unsigned __int128)aia_rng_u64(g) * n;
+            l = (uint64_t)m;
+        }
+    }
+    return (uint64_t)(m >> 64);
+}
+
+/* Standard normal (Marsaglia's polar method). */
+static inline double aia_rng_normal(struct aia_rng *g)
+{
+    double u, v, s;
+    do {
+        u = 2.0 * aia_rng_uniform(g) - 1.0;
+        v = 2.0 * aia_rng_uniform(g) - 1.0;
+        s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    return u * sqrt(-2.0 * log(s) / s);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AIARUN_AIARUN_H */

@@ -1,0 +1,313 @@
+/* job.c - the runtime's sections of a job file. */
+#include <config.h>
+
+#include "job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "params.h"
+#include "util.h"
+
+/* Each table below is both the check and the documentation. */
+
+static const struct aia_param top_params[] = {
+    {"seed", AIA_INT, "1",
+     "seed of every random choice: generated data, mini-batches, stragglers",
+     NULL, 0, 9.2e18},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const char *const sections[] = {"algorithm", "problem", "pool",
+                                       "stop", "output", NULL};
+
+static const struct aia_param algorithm_params[] = {
+    {"plugin", AIA_STRING, NULL,
+     "the algorithm plugin: a bare name (searched) or a path", NULL, 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param problem_params[] = {
+    {"plugin", AIA_STRING, NULL,
+     "the problem plugin: a bare name (searched) or a path", NULL, 0, 0},
+    {"partition", AIA_ENUM, "block",
+     "how rows are split over workers: contiguous blocks or dealt cyclically",
+     "block|cyclic", 0, 0},
+    {"weights", AIA_DOUBLES, "[]",
+     "share of the rows of each worker, in pool order (empty: equal)", NULL,
+     0, 1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param pool_params[] = {
+    {"workers", AIA_INTS, "[]",
+     "ranks that form the pool (empty: every rank but 0)", NULL, 1, 1e9},
+    {"shutdown_timeout", AIA_DOUBLE, "30",
+     "seconds the coordinator waits for workers to stop before it aborts",
+     NULL, 0.001, 1e7},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const char *const pool_sections[] = {"wait", NULL};
+
+static const struct aia_param wait_params[] = {
+    {"plugin", AIA_STRING, "standard",
+     "the wait condition: 'standard' (built in) or a plugin", NULL, 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param stop_params[] = {
+    {"iterations", AIA_INT, "0",
+     "stop after this many iterations (central updates; 0: no limit)", NULL,
+     0, 9.2e18},
+    {"time", AIA_DOUBLE, "0",
+     "stop after this many seconds of wall time (0: no limit)", NULL, 0,
+     1e9},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param output_params[] = {
+    {"history", AIA_STRING, "\"\"",
+     "CSV file of the loss history, relative to the current folder "
+     "(empty: none)",
+     NULL, 0, 0},
+    {"every", AIA_INT, "1",
+     "write a history row every this many iterations (first and last "
+     "always)",
+     NULL, 1, 9.2e18},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const char *const plugin_key[] = {"plugin", NULL};
+static const char *const problem_keys[] = {"plugin", "partition", "weights",
+                                           NULL};
+
+enum { V_TOP, V_ALG, V_PROB, V_POOL, V_WAIT, V_STOP, V_OUT };
+
+/* Bind the runtime's keys of a section.  In a plugin section every other
+ * key is left to the plugin (job_plugin_args); elsewhere it is an error,
+ * but for the sub-sections named in subs. */
+static struct aia_value *bind(const struct job *job, const char *name,
+                              const struct mnode *node,
+                              const struct mnode *key,
+                              const struct aia_param *table,
+                              int plugin_section, const char *const *subs,
+                              struct aia_error *err)
+{
+    const char **all = NULL;
+    if (plugin_section && node && node->kind == MNODE_MAP) {
+        all = calloc(node->n + 1, sizeof *all);
+        if (!all) {
+            aia_seterr(err, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < node->n; i++)
+            all[i] = node->item[2 * i]->text;
+        subs = all;
+    }
+    struct aia_value *v = params_bind(job->m->path, name, node, key, table,
+                                      subs, NULL, err);
+    free(all);
+    return v;
+}
+
+static int apply_overrides(struct job *job, const char *const *overrides,
+                           struct aia_error *err)
+{
+    for (const char *const *o = overrides; o && *o; o++) {
+        const char *eq = strchr(*o, '=');
+        if (!eq || eq == *o)
+            return aia_seterr(err, "-o %s: expected key=value", *o);
+        char *key = strndup(*o, (size_t)(eq - *o));
+        int rc = key ? manifest_set(job->m, key, eq + 1, err)
+                     : aia_seterr(err, "out of memory");
+        free(key);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A plugin section (algorithm, problem): required, with its plugin key. */
+static struct aia_value *plugin_section(struct job *job, const char *name,
+                                        const struct aia_param *table,
+                                        const char *const *reserved,
+                                        struct job_plugin *out,
+                                        struct aia_error *err)
+{
+    const struct mnode *key;
+    const struct mnode *node = mnode_get(job->m->root, name, &key);
+    if (!node) {
+        aia_seterr(err, "%s: missing section '%s' (with at least 'plugin: "
+                        "NAME')",
+                   job->m->path, name);
+        return NULL;
+    }
+    struct aia_value *v = bind(job, name, node, key, table, 1, NULL, err);
+    if (v)
+        *out = (struct job_plugin){name, node, key, v[0].s, reserved};
+    return v;
+}
+
+struct job *job_load(const char *path, const char *text, size_t len,
+                     const char *const *overrides, struct aia_error *err)
+{
+    struct job *job = calloc(1, sizeof *job);
+    if (!job) {
+        aia_seterr(err, "%s: out of memory", path);
+        return NULL;
+    }
+    if (!(job->m = manifest_parse(path, text, len, err)) ||
+        apply_overrides(job, overrides, err) < 0)
+        goto fail;
+    if (!(job->dir = util_dirname(path))) {
+        aia_seterr(err, "%s: out of memory", path);
+        goto fail;
+    }
+    const struct mnode *root = job->m->root, *node, *key;
+    struct aia_value *v;
+
+    if (!(v = job->v[V_TOP] = params_bind(path, "", root, NULL, top_params,
+                                          sections, NULL, err)))
+        goto fail;
+    job->seed = (uint64_t)v[0].i;
+
+    if (!(job->v[V_ALG] = plugin_section(job, "algorithm", algorithm_params,
+                                         plugin_key, &job->algorithm, err)))
+        goto fail;
+
+    if (!(v = job->v[V_PROB] = plugin_section(job, "problem", problem_params,
+                                              problem_keys, &job->problem,
+                                              err)))
+        goto fail;
+    job->part_scheme = (int)v[1].i;
+    job->weights = v[2].n ? v[2].doubles : NULL;
+    job->nweights = v[2].n;
+    job->weights_node = mnode_get(job->problem.node, "weights", NULL);
+
+    node = mnode_get(root, "pool", &key);
+    if (!(v = job->v[V_POOL] = bind(job, "pool", node, key, pool_params, 0,
+                                    pool_sections, err)))
+        goto fail;
+    job->workers = v[0].n ? v[0].ints : NULL;
+    job->nworkers = v[0].n;
+    job->workers_node = mnode_get(node, "workers", NULL);
+    job->shutdown_timeout = v[1].d;
+    const struct mnode *wkey = NULL;
+    const struct mnode *wait = mnode_get(node, "wait", &wkey);
+    if (!(v = job->v[V_WAIT] = bind(job, "pool.wait", wait, wkey, wait_params,
+                                    1, NULL, err)))
+        goto fail;
+    job->wait = (struct job_plugin){"pool.wait", wait, wkey ? wkey : key,
+                                    v[0].s, plugin_key};
+
+    node = mnode_get(root, "stop", &key);
+    if (!(v = job->v[V_STOP] = bind(job, "stop", node, key, stop_params, 0,
+                                    NULL, err)))
+        goto fail;
+    job->max_iterations = v[0].i;
+    job->max_time = v[1].d;
+    if (job->max_iterations == 0 && job->max_time == 0) {
+        char where[256];
+        params_where(where, sizeof where, path, key);
+        aia_seterr(err, "%s: stop: give 'iterations' or 'time' (or both): a "
+                        "job must end",
+                   where);
+        goto fail;
+    }
+
+    node = mnode_get(root, "output", &key);
+    if (!(v = job->v[V_OUT] = bind(job, "output", node, key, output_params,
+                                   0, NULL, err)))
+        goto fail;
+    job->history = *v[0].s ? v[0].s : NULL;
+    job->every = v[1].i;
+    return job;
+fail:
+    job_free(job);
+    return NULL;
+}
+
+void job_free(struct job *job)
+{
+    if (!job)
+        return;
+    for (size_t i = 0; i < sizeof job->v / sizeof job->v[0]; i++)
+        params_free(job->v[i]);
+    manifest_free(job->m);
+    free(job->dir);
+    free(job);
+}
+
+struct aia_value *job_plugin_args(const struct job *job,
+                                  const struct job_plugin *s,
+                                  const struct plugin *p,
+                                  struct aia_error *err)
+{
+    for (const struct aia_param *q = p->h->params; q && q->name; q++)
+        for (const char *const *r = s->reserved; *r; r++)
+            if (strcmp(q->name, *r) == 0)
+                return aia_seterr(err, "%s: plugin '%s' has a parameter "
+                                       "named '%s', which the runtime "
+                                       "reserves in section %s",
+                                  p->path, p->h->name, q->name, s->name),
+                       NULL;
+    return params_bind(job->m->path, s->name, s->node, s->key, p->h->params,
+                       s->reserved, p->h->name, err);
+}
+
+void job_blame(const struct job *job, const struct job_plugin *s,
+               struct aia_error *err)
+{
+    char where[256], text[AIA_ERROR_LEN];
+    params_where(where, sizeof where, job->m->path, s->key);
+    snprintf(text, sizeof text, "%s", err->text);
+    aia_seterr(err, "%s: %s: %s", where, s->name, text);
+}
+
+static void reference_table(FILE *out, const char *title,
+                            const struct aia_param *table, const char *note)
+{
+    fprintf(out, "\n### `%s`\n\n", title);
+    if (note)
+        fprintf(out, "%s\n\n", note);
+    fprintf(out, "| key | type | default | meaning |\n"
+                 "|---|---|---|---|\n");
+    for (const struct aia_param *p = table; p->name; p++) {
+        char type[128], range[64];
+        if (p->type == AIA_ENUM) {
+            /* '|' would end the table's cell */
+            size_t k = 0;
+            for (const char *c = p->choices; *c && k < sizeof type - 3; c++) {
+                type[k++] = *c == '|' ? ',' : *c;
+                if (*c == '|')
+                    type[k++] = ' ';
+            }
+            type[k] = '\0';
+        } else {
+            snprintf(type, sizeof type, "%s", params_type_name(p->type));
+        }
+        params_range(range, sizeof range, p);
+        fprintf(out, "| `%s` | %s | %s | %s%s%s%s |\n", p->name, type,
+                p->def ? p->def : "required", p->help, *range ? " (" : "",
+                range, *range ? ")" : "");
+    }
+}
+
+void job_reference(FILE *out)
+{
+    reference_table(out, "top level", top_params,
+                    "Sections: `algorithm`, `problem`, `pool`, `stop`, "
+                    "`output`.");
+    reference_table(out, "algorithm", algorithm_params,
+                    "Every other key is a parameter of the algorithm plugin "
+                    "(`aiarun --list-plugins`).");
+    reference_table(out, "problem", problem_params,
+                    "Every other key is a parameter of the problem plugin.");
+    reference_table(out, "pool", pool_params, NULL);
+    reference_table(out, "pool.wait", wait_params,
+                    "Every other key is a parameter of the wait condition.");
+    reference_table(out, "stop", stop_params,
+                    "The run stops at the first limit reached.");
+    reference_table(out, "output", output_params, NULL);
+}

@@ -1,0 +1,74 @@
+/* job.h - a job file's meaning: the runtime's sections bound and checked,
+ * the plugin sections located for binding once their plugins are loaded.
+ */
+#ifndef AIARUN_JOB_H
+#define AIARUN_JOB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <aiarun/aiarun.h>
+
+#include "loader.h"
+#include "manifest.h"
+
+/* A section that names a plugin: algorithm, problem, pool.wait. */
+struct job_plugin {
+    const char *name;         /* dotted section name, for messages */
+    const struct mnode *node; /* the section's mapping (NULL: absent) */
+    const struct mnode *key;  /* the section's key */
+    const char *spec;         /* the plugin as the job names it */
+    const char *const *reserved; /* the runtime's keys in this section */
+};
+
+enum job_mode { JOB_ROUNDS = 0, JOB_ASYNC = 1 };
+
+struct job {
+    struct manifest *m;
+    char *dir; /* folder of the job file */
+    uint64_t seed;
+    struct job_plugin algorithm, problem, wait;
+    /* problem */
+    int part_scheme;        /* enum aia_scheme */
+    const double *weights;  /* NULL: equal shares */
+    size_t nweights;
+    const struct mnode *weights_node;
+    /* pool */
+    const int64_t *workers; /* ranks; NULL: every rank but 0 */
+    size_t nworkers;
+    const struct mnode *workers_node;
+    double shutdown_timeout;
+    /* stop */
+    int64_t max_iterations; /* 0: no limit */
+    double max_time;        /* seconds; 0: no limit */
+    /* output */
+    const char *history;    /* NULL: none */
+    int64_t every;
+    /* bound values of the runtime's sections, owned */
+    struct aia_value *v[8];
+};
+
+/* Parse and check the job file text read from path, after applying the
+ * overrides ("key.path=value", NULL-terminated, may be NULL).  Returns the
+ * job or NULL with err naming file, line and key. */
+struct job *job_load(const char *path, const char *text, size_t len,
+                     const char *const *overrides, struct aia_error *err);
+
+void job_free(struct job *job);
+
+/* Bind the parameters of plugin p from its section.  Returns a value
+ * array (params_free) or NULL with err. */
+struct aia_value *job_plugin_args(const struct job *job,
+                                  const struct job_plugin *s,
+                                  const struct plugin *p,
+                                  struct aia_error *err);
+
+/* Prefix err with the place of section s ("file:line:col: name: "), for
+ * errors raised by a plugin about its own parameters. */
+void job_blame(const struct job *job, const struct job_plugin *s,
+               struct aia_error *err);
+
+/* Print the reference of the job file's runtime keys in markdown. */
+void job_reference(FILE *out);
+
+#endif

@@ -1,0 +1,51 @@
+/* loader.h - finding, opening and checking plugins.
+ *
+ * A plugin is named by a path (it contains a '/') or by a bare name, which
+ * is searched as NAME.so in AIARUN_PLUGIN_PATH (colon-separated), then the
+ * job file's folder, then the installed plugin folder.  A relative path is
+ * taken from the job file's folder.  The descriptor is checked before use:
+ * ABI number first, then size, kind, name, parameter table and the kind's
+ * required functions.
+ */
+#ifndef AIARUN_LOADER_H
+#define AIARUN_LOADER_H
+
+#include <stdio.h>
+
+#include <aiarun/aiarun.h>
+
+struct plugin {
+    int kind;   /* enum aia_kind */
+    char *path; /* the file, or "built-in" */
+    void *dl;   /* dlopen handle; NULL for built-ins */
+    const struct aia_plugin_header *h; /* the descriptor */
+};
+
+/* Open the plugin spec of the given kind.  jobdir may be NULL.  Returns a
+ * plugin owned by the caller (loader_close), or NULL with err naming the
+ * file (or the folders searched) and the reason. */
+struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
+                           struct aia_error *err);
+
+void loader_close(struct plugin *p);
+
+/* Check a descriptor found in path under the symbol of kind.  name, when
+ * not NULL, is the name the descriptor must carry.  0 or -1. */
+int loader_check(const struct aia_plugin_header *h, int kind,
+                 const char *name, const char *path, struct aia_error *err);
+
+/* "algorithm", "problem", "wait condition". */
+const char *loader_kind_name(int kind);
+
+/* The descriptor symbol of a kind ("aia_algorithm_plugin"). */
+const char *loader_symbol(int kind);
+
+/* Print every plugin found in the search path (and the built-ins), with
+ * kind, version, summary and parameters; broken files are listed with
+ * their error.  Returns the number of plugins printed. */
+int loader_list(FILE *out, const char *jobdir);
+
+/* The installed plugin folder. */
+const char *loader_plugindir(void);
+
+#endif

@@ -1,0 +1,170 @@
+/* main.c - the aiarun command line. */
+#include <config.h>
+
+#include <getopt.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "job.h"
+#include "loader.h"
+#include "poll.h"
+#include "run.h"
+#include "util.h"
+
+#define MAX_OVERRIDES 256
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: mpirun -np N aiarun [OPTIONS] JOB.yaml\n"
+            "       aiarun --check [-n WORKERS] [OPTIONS] JOB.yaml\n"
+            "       aiarun --list-plugins [JOB.yaml]\n"
+            "\n"
+            "Run an asynchronous iterative algorithm described by a YAML "
+            "job file:\n"
+            "rank 0 coordinates, the other ranks are workers.\n"
+            "\n"
+            "Options:\n"
+            "  -o, --set KEY=VALUE  override a job-file value, e.g. -o "
+            "algorithm.step=0.05\n"
+            "      --check          validate the job file and its plugins, "
+            "then exit\n"
+            "  -n, --workers N      with --check: the pool size, to check "
+            "the wait condition\n"
+            "      --list-plugins   list the plugins found, with their "
+            "parameters\n"
+            "      --job-reference  print the job file's keys (markdown)\n"
+            "  -q, --quiet          only errors on stderr\n"
+            "  -v, --verbose        more detail on stderr (repeatable)\n"
+            "  -V, --version        print the version\n"
+            "  -h, --help           print this help\n"
+            "\n"
+            "Plugins are searched in AIARUN_PLUGIN_PATH, the job file's "
+            "folder and\n%s.\n"
+            "Exit status: 0 done, 1 failed while running, 2 bad job, "
+            "plugin or usage.\n",
+            loader_plugindir());
+}
+
+static int check(const char *path, const char *const *overrides,
+                 int nworkers)
+{
+    struct aia_error err;
+    size_t len;
+    char *text = util_read_file(path, 16u << 20, &len, &err);
+    struct job *job = text ? job_load(path, text, len, overrides, &err)
+                           : NULL;
+    free(text);
+    if (!job || run_check(job, nworkers, &err) < 0) {
+        host_error("%s", err.text);
+        job_free(job);
+        return RUN_BAD_JOB;
+    }
+    printf("%s: ok (algorithm %s, problem %s, wait %s%s)\n", path,
+           job->algorithm.spec, job->problem.spec, job->wait.spec,
+           nworkers > 0 ? "" : "; the wait condition is checked at run time "
+                               "or with -n");
+    job_free(job);
+    return RUN_OK;
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_CHECK = 256, OPT_LIST, OPT_REFERENCE };
+    static const struct option longopts[] = {
+        {"set", required_argument, NULL, 'o'},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"workers", required_argument, NULL, 'n'},
+        {"list-plugins", no_argument, NULL, OPT_LIST},
+        {"job-reference", no_argument, NULL, OPT_REFERENCE},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *overrides[MAX_OVERRIDES + 1] = {NULL};
+    int noverrides = 0, mode = 0, nworkers = 0;
+    int verbosity = AIA_LOG_WARN;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:n:qvVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            if (noverrides == MAX_OVERRIDES) {
+                host_error("too many -o overrides");
+                return RUN_BAD_JOB;
+            }
+            overrides[noverrides++] = optarg;
+            break;
+        case 'n': {
+            int64_t v;
+            if (!util_parse_int(optarg, &v) || v < 1 || v > 1000000) {
+                host_error("-n %s: expected a positive number of workers",
+                           optarg);
+                return RUN_BAD_JOB;
+            }
+            nworkers = (int)v;
+            break;
+        }
+        case 'q':
+            verbosity = AIA_LOG_ERROR;
+            break;
+        case 'v':
+            verbosity++;
+            break;
+        case 'V':
+            printf("aiarun %s (plugin ABI %d)\n", PACKAGE_VERSION,
+                   AIA_ABI_VERSION);
+            return RUN_OK;
+        case 'h':
+            usage(stdout);
+            return RUN_OK;
+        case OPT_CHECK:
+        case OPT_LIST:
+        case OPT_REFERENCE:
+            mode = c;
+            break;
+        default:
+            usage(stderr);
+            return RUN_BAD_JOB;
+        }
+    }
+    host_setup(-1, verbosity);
+    const char *path = optind < argc ? argv[optind] : NULL;
+    if (optind + 1 < argc) {
+        host_error("one job file at a time (got '%s' after '%s')",
+                   argv[optind + 1], path);
+        return RUN_BAD_JOB;
+    }
+    if (mode == OPT_REFERENCE) {
+        job_reference(stdout);
+        return RUN_OK;
+    }
+    if (mode == OPT_LIST) {
+        char *dir = path ? util_dirname(path) : NULL;
+        int n = loader_list(stdout, dir);
+        free(dir);
+        if (n == 0)
+            host_error("no plugins found");
+        return n > 0 ? RUN_OK : RUN_BAD_JOB;
+    }
+    if (!path) {
+        usage(stderr);
+        return RUN_BAD_JOB;
+    }
+    if (mode == OPT_CHECK)
+        return check(path, overrides, nworkers);
+
+    poll_setup();
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        host_error("MPI_Init failed");
+        return RUN_FAILED;
+    }
+    struct run_opts opts = {path, overrides, verbosity};
+    int status = run_job(&opts);
+    MPI_Finalize();
+    return status;
+}

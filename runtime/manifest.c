@@ -1,0 +1,396 @@
+/* manifest.c - YAML job files to mnode trees, with libyaml's events. */
+#include <config.h>
+
+#include "manifest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "util.h"
+
+#define MAX_DEPTH 32
+#define MAX_NODES 200000
+#define MAX_FILE (16u << 20)
+
+struct builder {
+    const char *path;
+    yaml_parser_t parser;
+    size_t nodes;
+    struct aia_error *err;
+};
+
+void mnode_free(struct mnode *n)
+{
+    if (!n)
+        return;
+    size_t items = n->kind == MNODE_MAP ? 2 * n->n : n->n;
+    for (size_t i = 0; i < items; i++)
+        mnode_free(n->item[i]);
+    free(n->item);
+    free(n->text);
+    free(n);
+}
+
+static struct mnode *mnode_new(enum mnode_kind kind, yaml_mark_t mark)
+{
+    struct mnode *n = calloc(1, sizeof *n);
+    if (n) {
+        n->kind = kind;
+        n->line = (int)mark.line + 1;
+        n->col = (int)mark.column + 1;
+    }
+    return n;
+}
+
+/* Store child at item[at], growing the array. */
+static int push(struct mnode *parent, size_t at, struct mnode *child)
+{
+    struct mnode **it = realloc(parent->item, (at + 1) * sizeof *it);
+    if (!it)
+        return -1;
+    parent->item = it;
+    it[at] = child;
+    return 0;
+}
+
+static int fail_at(struct builder *b, yaml_mark_t mark, const char *what)
+{
+    return aia_seterr(b->err, "%s:%zu:%zu: %s", b->path, mark.line + 1,
+                      mark.column + 1, what);
+}
+
+/* Next event, or -1 with the parser's own message placed at its mark. */
+static int next_event(struct builder *b, yaml_event_t *ev)
+{
+    if (yaml_parser_parse(&b->parser, ev))
+        return 0;
+    yaml_mark_t mark = b->parser.problem_mark;
+    const char *problem = b->parser.problem ? b->parser.problem : "error";
+    if (b->parser.context)
+        return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: %s %s",
+                          b->path, mark.line + 1, mark.column + 1,
+                          problem, b->parser.context);
+    return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: %s", b->path,
+                      mark.line + 1, mark.column + 1, problem);
+}
+
+static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth);
+
+/* Children of a map or sequence until its end event. */
+static int build_children(struct builder *b, struct mnode *n, int depth)
+{
+    yaml_event_type_t end = n->kind == MNODE_MAP ? YAML_MAPPING_END_EVENT
+                                                 : YAML_SEQUENCE_END_EVENT;
+    for (;;) {
+        yaml_event_t ev;
+        if (next_event(b, &ev) < 0)
+            return -1;
+        if (ev.type == end) {
+            yaml_event_delete(&ev);
+            return 0;
+        }
+        yaml_mark_t mark = ev.start_mark;
+        int is_key = n->kind == MNODE_MAP;
+        if (is_key && ev.type != YAML_SCALAR_EVENT) {
+            yaml_event_delete(&ev);
+            return fail_at(b, mark, "a key must be a plain name, not a "
+                                    "list or mapping");
+        }
+        struct mnode *child = build(b, &ev, depth + 1);
+        yaml_event_delete(&ev);
+        if (!child)
+            return -1;
+        if (is_key) {
+            const struct mnode *prev_key;
+            if (mnode_get(n, child->text, &prev_key)) {
+                aia_seterr(b->err,
+                           "%s:%d:%d: %s: duplicate key (first at line %d)",
+                           b->path, child->line, child->col, child->text,
+                           prev_key->line);
+                mnode_free(child);
+                return -1;
+            }
+            if (push(n, 2 * n->n, child) < 0) {
+                mnode_free(child);
+                return aia_seterr(b->err, "%s: out of memory", b->path);
+            }
+            if (next_event(b, &ev) < 0) {
+                mnode_free(n->item[2 * n->n]);
+                return -1;
+            }
+            struct mnode *val = build(b, &ev, depth + 1);
+            yaml_event_delete(&ev);
+            if (!val || push(n, 2 * n->n + 1, val) < 0) {
+                if (val)
+                    aia_seterr(b->err, "%s: out of memory", b->path);
+                mnode_free(val);
+                /* keep the tree well formed: drop the dangling key */
+                mnode_free(n->item[2 * n->n]);
+                return -1;
+            }
+            n->n++;
+        } else {
+            if (push(n, n->n, child) < 0) {
+                mnode_free(child);
+                return aia_seterr(b->err, "%s: out of memory", b->path);
+            }
+            n->n++;
+        }
+    }
+}
+
+static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        fail_at(b, ev->start_mark, "nested too deeply");
+        return NULL;
+    }
+    if (++b->nodes > MAX_NODES) {
+        fail_at(b, ev->start_mark, "too many nodes");
+        return NULL;
+    }
+    struct mnode *n = NULL;
+    switch (ev->type) {
+    case YAML_ALIAS_EVENT:
+        fail_at(b, ev->start_mark, "aliases (*name) are not supported in "
+                                   "job files");
+        return NULL;
+    case YAML_SCALAR_EVENT:
+        n = mnode_new(MNODE_SCALAR, ev->start_mark);
+        if (!n)
+            break;
+        n->text = strndup((const char *)ev->data.scalar.value,
+                          ev->data.scalar.length);
+        if (!n->text)
+            break;
+        if (strlen(n->text) != ev->data.scalar.length) {
+            fail_at(b, ev->start_mark, "a value holds a NUL byte");
+            mnode_free(n);
+            return NULL;
+        }
+        n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                   !ev->data.scalar.tag;
+        return n;
+    case YAML_MAPPING_START_EVENT:
+    case YAML_SEQUENCE_START_EVENT:
+        n = mnode_new(ev->type == YAML_MAPPING_START_EVENT ? MNODE_MAP
+                                                           : MNODE_SEQ,
+                      ev->start_mark);
+        if (!n)
+            break;
+        if (build_children(b, n, depth) < 0) {
+            mnode_free(n);
+            return NULL;
+        }
+        return n;
+    default:
+        fail_at(b, ev->start_mark, "unexpected YAML event");
+        return NULL;
+    }
+    aia_seterr(b->err, "%s: out of memory", b->path);
+    mnode_free(n);
+    return NULL;
+}
+
+struct manifest *manifest_parse(const char *path, const char *text,
+                                size_t len, struct aia_error *err)
+{
+    struct builder b = {.path = path, .err = err};
+    struct manifest *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = strdup(path))) {
+        free(m);
+        aia_seterr(err, "%s: out of memory", path);
+        return NULL;
+    }
+    if (!yaml_parser_initialize(&b.parser)) {
+        aia_seterr(err, "%s: cannot start the YAML parser", path);
+        goto fail_free;
+    }
+    yaml_parser_set_input_string(&b.parser, (const unsigned char *)text, len);
+    yaml_event_t ev;
+    int docs = 0;
+    for (;;) {
+        if (next_event(&b, &ev) < 0)
+            goto fail;
+        yaml_event_type_t type = ev.type;
+        yaml_mark_t mark = ev.start_mark;
+        if (type == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            break;
+        }
+        if (type == YAML_DOCUMENT_START_EVENT && ++docs > 1) {
+            yaml_event_delete(&ev);
+            fail_at(&b, mark, "a job file holds one YAML document, "
+                              "found a second");
+            goto fail;
+        }
+        if (type == YAML_MAPPING_START_EVENT ||
+            type == YAML_SEQUENCE_START_EVENT || type == YAML_SCALAR_EVENT ||
+            type == YAML_ALIAS_EVENT) {
+            if (type != YAML_MAPPING_START_EVENT) {
+                yaml_event_delete(&ev);
+                fail_at(&b, mark, "the job file must be a mapping of "
+                                  "sections (algorithm:, problem:, ...)");
+                goto fail;
+            }
+            m->root = build(&b, &ev, 0);
+            yaml_event_delete(&ev);
+            if (!m->root)
+                goto fail;
+            continue;
+        }
+        yaml_event_delete(&ev);
+    }
+    if (!m->root) {
+        aia_seterr(err, "%s:1:1: the job file is empty", path);
+        goto fail;
+    }
+    yaml_parser_delete(&b.parser);
+    return m;
+fail:
+    yaml_parser_delete(&b.parser);
+fail_free:
+    manifest_free(m);
+    return NULL;
+}
+
+struct manifest *manifest_load(const char *path, struct aia_error *err)
+{
+    size_t len;
+    char *text = util_read_file(path, MAX_FILE, &len, err);
+    if (!text)
+        return NULL;
+    struct manifest *m = manifest_parse(path, text, len, err);
+    free(text);
+    return m;
+}
+
+void manifest_free(struct manifest *m)
+{
+    if (!m)
+        return;
+    mnode_free(m->root);
+    free(m->path);
+    free(m);
+}
+
+const struct mnode *mnode_get(const struct mnode *map, const char *key,
+                              const struct mnode **keynode)
+{
+    if (keynode)
+        *keynode = NULL;
+    if (!map || map->kind != MNODE_MAP)
+        return NULL;
+    for (size_t i = 0; i < map->n; i++) {
+        if (strcmp(map->item[2 * i]->text, key) == 0) {
+            if (keynode)
+                *keynode = map->item[2 * i];
+            return map->item[2 * i + 1];
+        }
+    }
+    return NULL;
+}
+
+const char *mnode_describe(const struct mnode *n, char *buf, size_t len)
+{
+    if (n->kind == MNODE_MAP)
+        return "a mapping";
+    if (n->kind == MNODE_SEQ)
+        return "a list";
+    snprintf(buf, len, "'%.60s%s'", n->text, strlen(n->text) > 60 ? "..." : "");
+    return buf;
+}
+
+struct mnode *mnode_parse_value(const char *value, struct aia_error *err)
+{
+    size_t len = strlen(value) + 16;
+    char *doc = malloc(len);
+    if (!doc) {
+        aia_seterr(err, "out of memory");
+        return NULL;
+    }
+    snprintf(doc, len, "v: %s\n", value);
+    struct manifest *m = manifest_parse("-o", doc, strlen(doc), err);
+    free(doc);
+    if (!m)
+        return NULL;
+    struct mnode *v = m->root->item[1];
+    m->root->item[1] = NULL;
+    m->root->n = 0;
+    mnode_free(m->root->item[0]);
+    manifest_free(m);
+    return v;
+}
+
+static void mark_override(struct mnode *n)
+{
+    n->line = 0;
+    n->col = 0;
+    size_t items = n->kind == MNODE_MAP ? 2 * n->n : n->n;
+    for (size_t i = 0; i < items; i++)
+        mark_override(n->item[i]);
+}
+
+/* The value slot of key (klen bytes) in map, appended with no value when
+ * absent; NULL when out of memory. */
+static struct mnode **slot(struct mnode *map, const char *key, size_t klen)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        const char *k = map->item[2 * i]->text;
+        if (strlen(k) == klen && memcmp(k, key, klen) == 0)
+            return &map->item[2 * i + 1];
+    }
+    struct mnode **it = realloc(map->item, 2 * (map->n + 1) * sizeof *it);
+    if (!it)
+        return NULL;
+    map->item = it;
+    struct mnode *k = calloc(1, sizeof *k);
+    if (!k || !(k->text = strndup(key, klen))) {
+        free(k);
+        return NULL;
+    }
+    k->kind = MNODE_SCALAR;
+    k->plain = 1;
+    it[2 * map->n] = k;
+    it[2 * map->n + 1] = NULL;
+    map->n++;
+    return &it[2 * map->n - 1];
+}
+
+int manifest_set(struct manifest *m, const char *dotted, const char *value,
+                 struct aia_error *err)
+{
+    struct mnode *val = mnode_parse_value(value, err);
+    if (!val)
+        return -1;
+    mark_override(val);
+    struct mnode *map = m->root;
+    const char *p = dotted;
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        size_t klen = dot ? (size_t)(dot - p) : strlen(p);
+        struct mnode **s = klen ? slot(map, p, klen) : NULL;
+        if (!klen || !s) {
+            mnode_free(val);
+            return aia_seterr(err, klen ? "-o %s: out of memory"
+                                        : "-o %s: empty key", dotted);
+        }
+        if (!dot) {
+            mnode_free(*s);
+            *s = val;
+            return 0;
+        }
+        if (!*s && (*s = calloc(1, sizeof **s)))
+            (*s)->kind = MNODE_MAP;
+        if (!*s || (*s)->kind != MNODE_MAP) {
+            mnode_free(val);
+            if (!*s)
+                return aia_seterr(err, "-o %s: out of memory", dotted);
+            return aia_seterr(err, "-o %s: '%.*s' is not a section", dotted,
+                              (int)(p + klen - dotted), dotted);
+        }
+        map = *s;
+        p = dot + 1;
+    }
+}

@@ -1,0 +1,53 @@
+/* poll.c - test, yield, then sleep in growing steps. */
+#include <config.h>
+
+#include "poll.h"
+
+#include <math.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
+#include "util.h"
+
+/* Yield for this long before sleeping: answers that come quickly are
+ * picked up within a few microseconds. */
+#define POLL_YIELD_S 50e-6
+/* Then sleep at most this fraction of the time waited so far, so that a
+ * message is noticed late by about 1/8 of the wait at worst, and a long
+ * wait wakes up only a few times per millisecond. */
+#define POLL_SLEEP_SHARE 0.125
+#define POLL_MIN_SLEEP 2e-6
+#define POLL_MAX_SLEEP 1e-3
+
+void poll_setup(void)
+{
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
+
+int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,
+              double deadline)
+{
+    double start = 0;
+    for (;;) {
+        int count = 0;
+        if (MPI_Testsome(n, reqs, &count, idx, st) != MPI_SUCCESS)
+            return -1;
+        if (count == MPI_UNDEFINED)
+            return 0; /* every request is inactive: nothing can come */
+        if (count > 0)
+            return count;
+        double now = util_now();
+        if (now >= deadline)
+            return 0;
+        if (start == 0)
+            start = now;
+        if (now - start < POLL_YIELD_S) {
+            sched_yield();
+            continue;
+        }
+        double step = fmin(fmax(POLL_SLEEP_SHARE * (now - start),
+                                POLL_MIN_SLEEP),
+                           POLL_MAX_SLEEP);
+        util_sleep(fmin(step, deadline - now));
+    }
+}

@@ -1,0 +1,297 @@
+/* run.c - set a job up on every rank, run it, take it down.
+ *
+ * Every step that can fail on some ranks only is followed by agree(): all
+ * ranks learn whether any failed, the lowest failing rank prints its
+ * message, and every rank leaves through MPI_Finalize with the same
+ * status.  Nothing here can leave a rank waiting for another.
+ */
+#include <config.h>
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "params.h"
+#include "run.h"
+#include "util.h"
+
+#define MAX_JOB_FILE (16u << 20)
+
+/* 0 when every rank succeeded; otherwise -1 on every rank, after the
+ * lowest failing rank printed its error (the others print theirs with -v). */
+static int agree(const struct setup *s, int failed,
+                 const struct aia_error *err)
+{
+    int me = failed ? s->rank : INT_MAX, first, count;
+    MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == INT_MAX)
+        return 0;
+    MPI_Allreduce(&failed, &count, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (s->rank == first && count > 1)
+        host_error("%s (%d more rank%s failed too)", err->text, count - 1,
+                   count > 2 ? "s" : "");
+    else if (s->rank == first)
+        host_error("%s", err->text);
+    else if (failed)
+        host_log(AIA_LOG_INFO, "%s", err->text);
+    return -1;
+}
+
+/* Rank 0 reads the job file and every rank gets its bytes, so workers
+ * need no shared file system for it. */
+static char *share_job_file(const struct setup *s, const char *path,
+                            size_t *len, struct aia_error *err)
+{
+    char *text = NULL;
+    long long n = -1;
+    if (s->rank == 0 && (text = util_read_file(path, MAX_JOB_FILE, len, err)))
+        n = (long long)*len;
+    MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (n < 0) {
+        if (s->rank != 0)
+            aia_seterr(err, "%s: rank 0 could not read the job file", path);
+        return NULL;
+    }
+    if (s->rank != 0 && !(text = malloc((size_t)n + 1))) {
+        /* the broadcast cannot be joined without the buffer */
+        host_error("%s: out of memory for the job file; aborting", path);
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    MPI_Bcast(text, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    text[n] = '\0';
+    *len = (size_t)n;
+    return text;
+}
+
+/* The pool's ranks, checked against the world. */
+static int resolve_pool(struct setup *s, struct aia_error *err)
+{
+    const struct job *job = s->job;
+    char where[256];
+    s->nworkers = job->workers ? (int)job->nworkers : s->size - 1;
+    if (!(s->ranks = calloc((size_t)s->nworkers, sizeof *s->ranks)))
+        return aia_seterr(err, "out of memory");
+    for (int w = 0; w < s->nworkers; w++) {
+        int64_t r = job->workers ? job->workers[w] : w + 1;
+        params_where(where, sizeof where, job->m->path, job->workers_node);
+        if (r < 1 || r >= s->size)
+            return aia_seterr(err, "%s: pool.workers: rank %lld is not a "
+                                   "worker rank of this run (1 to %d)",
+                              where, (long long)r, s->size - 1);
+        for (int v = 0; v < w; v++)
+            if (s->ranks[v] == r)
+                return aia_seterr(err, "%s: pool.workers: rank %lld is "
+                                       "listed twice",
+                                  where, (long long)r);
+        s->ranks[w] = (int)r;
+        if (r == s->rank)
+            s->windex = w;
+    }
+    if (job->weights && job->nweights != (size_t)s->nworkers) {
+        params_where(where, sizeof where, job->m->path, job->weights_node);
+        return aia_seterr(err, "%s: problem.weights: %zu weights for %d "
+                               "workers",
+                          where, job->nweights, s->nworkers);
+    }
+    return 0;
+}
+
+static struct aia_context context(const struct setup *s,
+                                  const struct aia_value *args)
+{
+    return (struct aia_context){
+        .size = sizeof(struct aia_context),
+        .role = s->rank == 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
+        .rank = s->rank,
+        .worker = s->windex,
+        .nworkers = s->nworkers,
+        .seed = s->job->seed,
+        .args = args,
+        .jobdir = s->job->dir,
+        .host = host_get(),
+        .problem = s->prob,
+        .problem_state = s->prob_s,
+    };
+}
+
+/* Load a plugin of a section and bind its parameters. */
+static int load(const struct setup *s, const struct job_plugin *sec,
+                int kind, struct plugin **p, struct aia_value **args,
+                struct aia_error *err)
+{
+    if (!(*p = loader_open(sec->spec, kind, s->job->dir, err))) {
+        job_blame(s->job, sec, err);
+        return -1;
+    }
+    return (*args = job_plugin_args(s->job, sec, *p, err)) ? 0 : -1;
+}
+
+static int load_plugins(struct setup *s, int coordinator,
+                        struct aia_error *err)
+{
+    const struct job *job = s->job;
+    if (load(s, &job->problem, AIA_KIND_PROBLEM, &s->prob_p, &s->prob_args,
+             err) < 0 ||
+        load(s, &job->algorithm, AIA_KIND_ALGORITHM, &s->alg_p, &s->alg_args,
+             err) < 0)
+        return -1;
+    s->prob = (const void *)s->prob_p->h;
+    s->alg = (const void *)s->alg_p->h;
+    if (!coordinator)
+        return 0;
+    if (load(s, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args, err) <
+        0)
+        return -1;
+    s->wait = (const void *)s->wait_p->h;
+    return 0;
+}
+
+static int open_problem(struct setup *s, struct aia_error *err)
+{
+    struct aia_partition part = {
+        .index = s->rank == 0 ? AIA_PART_ALL : s->windex,
+        .count = s->nworkers,
+        .scheme = s->job->part_scheme,
+        .weights = s->job->weights,
+    };
+    struct aia_context ctx = context(s, s->prob_args);
+    if (s->prob->open(&ctx, &part, &s->prob_s, err) < 0) {
+        job_blame(s->job, &s->job->problem, err);
+        return -1;
+    }
+    s->dim = s->prob->dim(s->prob_s);
+    return 0;
+}
+
+static int create_algorithm(struct setup *s, struct aia_error *err)
+{
+    struct aia_context ctx = context(s, s->alg_args);
+    if (s->alg->create(&ctx, &s->shape, &s->alg_s, err) < 0) {
+        job_blame(s->job, &s->job->algorithm, err);
+        return -1;
+    }
+    if (!s->alg->iterate && s->shape.query_len != s->dim)
+        return aia_seterr(err, "algorithm '%s': its queries have %zu "
+                               "values but the model has %zu, and it gives "
+                               "no iterate function",
+                          s->alg->h.name, s->shape.query_len, s->dim);
+    return 0;
+}
+
+static int create_wait(struct setup *s, struct aia_error *err)
+{
+    struct aia_context ctx = context(s, s->wait_args);
+    if (s->wait->create(&ctx, &s->wait_s, err) < 0) {
+        job_blame(s->job, &s->job->wait, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every rank must agree on the message sizes and the model's length. */
+static int check_shapes(struct setup *s, struct aia_error *err)
+{
+    unsigned long long mine[3] = {s->shape.query_len, s->shape.answer_len,
+                                  s->dim},
+                       root[3];
+    memcpy(root, mine, sizeof root);
+    MPI_Bcast(root, 3, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (s->windex >= 0 && memcmp(root, mine, sizeof root) != 0)
+        return aia_seterr(err, "rank %d: query %llu, answer %llu, dimension "
+                               "%llu differ from rank 0's %llu, %llu, %llu",
+                          s->rank, mine[0], mine[1], mine[2], root[0],
+                          root[1], root[2]);
+    return 0;
+}
+
+/* The coordinator learns how many rows each worker holds. */
+static int gather_rows(struct setup *s, struct aia_error *err)
+{
+    unsigned long long mine = s->windex >= 0 ? s->prob->rows(s->prob_s) : 0;
+    unsigned long long *all = NULL;
+    int failed = 0;
+    if (s->rank == 0) {
+        all = calloc((size_t)s->size, sizeof *all);
+        s->rows = calloc((size_t)s->nworkers, sizeof *s->rows);
+        failed = !all || !s->rows;
+    }
+    MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1,
+               MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    for (int w = 0; all && s->rows && w < s->nworkers; w++) {
+        s->rows[w] = (size_t)all[s->ranks[w]];
+        s->total_rows += s->rows[w];
+    }
+    free(all);
+    return failed ? aia_seterr(err, "out of memory") : 0;
+}
+
+static void teardown(struct setup *s)
+{
+    if (s->wait_s)
+        s->wait->destroy(s->wait_s);
+    if (s->alg_s)
+        s->alg->destroy(s->alg_s);
+    if (s->prob_s)
+        s->prob->close(s->prob_s);
+    params_free(s->wait_args);
+    params_free(s->alg_args);
+    params_free(s->prob_args);
+    loader_close(s->wait_p);
+    loader_close(s->alg_p);
+    loader_close(s->prob_p);
+    free(s->ranks);
+    free(s->rows);
+    job_free(s->job);
+}
+
+int run_job(const struct run_opts *opts)
+{
+    struct setup s = {.windex = -1};
+    struct aia_error err = {""};
+    MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &s.size);
+    host_setup(s.rank, opts->verbosity);
+    if (s.size < 2) {
+        host_error("a job needs a coordinator and at least one worker: run "
+                   "it as mpirun -np N aiarun %s, with N >= 2",
+                   opts->path);
+        return RUN_BAD_JOB;
+    }
+    size_t len = 0;
+    char *text = share_job_file(&s, opts->path, &len, &err);
+    int status = RUN_BAD_JOB;
+    if (agree(&s, !text, &err) < 0)
+        goto out;
+    s.job = job_load(opts->path, text, len, opts->overrides, &err);
+    if (agree(&s, !s.job, &err) < 0 ||
+        agree(&s, resolve_pool(&s, &err) < 0, &err) < 0)
+        goto out;
+    int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
+    if (agree(&s, active && load_plugins(&s, coordinator, &err) < 0, &err) <
+        0)
+        goto out;
+    if (agree(&s, active && open_problem(&s, &err) < 0, &err) < 0 ||
+        agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||
+        agree(&s, coordinator && create_wait(&s, &err) < 0, &err) < 0 ||
+        agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||
+        agree(&s, gather_rows(&s, &err) < 0, &err) < 0)
+        goto out;
+    status = coordinator ? coord_run(&s) : worker_run(&s);
+out:
+    free(text);
+    teardown(&s);
+    return status;
+}
+
+int run_check(struct job *job, int nworkers, struct aia_error *err)
+{
+    struct setup s = {.job = job, .windex = -1, .nworkers = nworkers};
+    int rc = load_plugins(&s, 1, err);
+    if (rc == 0 && nworkers > 0)
+        rc = create_wait(&s, err);
+    s.job = NULL; /* the caller's */
+    teardown(&s);
+    return rc;
+}

@@ -1,0 +1,157 @@
+/* util.c - clock, paths, files and number parsing for the runtime. */
+#include <config.h>
+
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double util_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void util_sleep(double s)
+{
+    if (!(s > 0))
+        return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+char *util_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+char *util_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, a, la);
+    size_t k = la;
+    if (la > 0 && a[la - 1] != '/')
+        s[k++] = '/';
+    memcpy(s + k, b, lb + 1);
+    return s;
+}
+
+int util_distance(const char *a, const char *b, int cap)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return cap + 1;
+    int row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0], best = row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int up = row[j];
+            int v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            if (v < best)
+                best = v;
+        }
+        if (best > cap)
+            return cap + 1;
+    }
+    return row[lb] > cap ? cap + 1 : row[lb];
+}
+
+char *util_read_file(const char *path, size_t max, size_t *len,
+                     struct aia_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        aia_seterr(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf)
+        goto nomem;
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n > max) {
+            aia_seterr(err, "%s: larger than %zu bytes", path, max);
+            goto fail;
+        }
+        if (got == 0)
+            break;
+        if (n == cap) {
+            char *nb = realloc(buf, 2 * cap + 1);
+            if (!nb)
+                goto nomem;
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (ferror(f)) {
+        aia_seterr(err, "%s: read error: %s", path, strerror(errno));
+        goto fail;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+nomem:
+    aia_seterr(err, "%s: out of memory", path);
+fail:
+    free(buf);
+    fclose(f);
+    return NULL;
+}
+
+int util_parse_double(const char *s, double *out)
+{
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int util_parse_int(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end != s && *end == '\0' && errno == 0) {
+        *out = v;
+        return 1;
+    }
+    double d;
+    if (!util_parse_double(s, &d) || d != floor(d) || fabs(d) >= 0x1p63)
+        return 0;
+    *out = (int64_t)d;
+    return 1;
+}

@@ -1,0 +1,37 @@
+/* util.h - small helpers shared by the runtime's files. */
+#ifndef AIARUN_UTIL_H
+#define AIARUN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <aiarun/aiarun.h>
+
+/* Monotonic clock in seconds. */
+double util_now(void);
+
+/* Sleep for s seconds (s <= 0: return at once). */
+void util_sleep(double s);
+
+/* Folder part of path ("." when there is none); malloc'd, or NULL. */
+char *util_dirname(const char *path);
+
+/* a joined with b by one '/'; malloc'd, or NULL. */
+char *util_join(const char *a, const char *b);
+
+/* Levenshtein distance of a and b, capped at cap + 1. */
+int util_distance(const char *a, const char *b, int cap);
+
+/* Read a whole file into a NUL-terminated malloc'd buffer of at most max
+ * bytes; sets *len.  NULL on failure, with err naming the file. */
+char *util_read_file(const char *path, size_t max, size_t *len,
+                     struct aia_error *err);
+
+/* 1 when s is a finite double written in full (no trailing text). */
+int util_parse_double(const char *s, double *out);
+
+/* 1 when s is an integer written in full, or a number with an integral
+ * value such as 1e6, within int64_t. */
+int util_parse_int(const char *s, int64_t *out);
+
+#endif

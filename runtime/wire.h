@@ -1,0 +1,53 @@
+/* wire.h - the messages between coordinator and workers.
+ *
+ * Every message is one contiguous buffer: a 64-byte header followed by its
+ * payload (doubles for queries and answers, text for errors), sent as
+ * MPI_BYTE.  Tags separate the directions and the control channel:
+ *
+ *   coordinator -> worker   TAG_QUERY  QUERY (round, query)
+ *                           TAG_CTRL   STOP  (status; seq = queries sent)
+ *   worker -> coordinator   TAG_ANSWER ANSWER (round, answer, compute time)
+ *                                      ERROR  (text)
+ *                                      BYE    (seq = answers sent)
+ *
+ * A worker's ANSWERs and its BYE share one tag, so MPI's ordering delivers
+ * every answer before the BYE: when the BYE arrives, nothing is in flight.
+ */
+#ifndef AIARUN_WIRE_H
+#define AIARUN_WIRE_H
+
+#include <stdint.h>
+
+#define WIRE_MAGIC 0x31414941u /* "AIA1" */
+
+enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103 };
+
+enum wire_kind {
+    WIRE_QUERY = 1,
+    WIRE_ANSWER = 2,
+    WIRE_STOP = 3,
+    WIRE_ERROR = 4,
+    WIRE_BYE = 5,
+};
+
+struct wire_hdr {
+    uint32_t magic;
+    uint16_t kind;
+    uint16_t status;  /* STOP: the job's exit status */
+    uint64_t round;   /* QUERY: its round; ANSWER: round of the query */
+    uint64_t len;     /* payload: doubles (QUERY, ANSWER), bytes (ERROR) */
+    uint64_t seq;     /* ANSWER: its number; BYE: answers sent; STOP:
+                         queries sent to this worker */
+    double compute_s; /* ANSWER: seconds spent computing it */
+    double delay_s;   /* ANSWER: seconds of injected delay */
+    uint64_t reserved[2];
+};
+
+_Static_assert(sizeof(struct wire_hdr) == 64, "wire header is 64 bytes");
+
+#define WIRE_PAYLOAD(buf) ((double *)((char *)(buf) + sizeof(struct wire_hdr)))
+
+/* Bytes of a message with n doubles of payload. */
+#define WIRE_BYTES(n) (sizeof(struct wire_hdr) + (n) * sizeof(double))
+
+#endif

@@ -1,0 +1,180 @@
+/* worker.c - a worker: answer queries until the coordinator says stop.
+ *
+ * A worker keeps a receive posted for queries and one for the control tag.
+ * It answers each query with the algorithm's worker step, sends the answer
+ * without waiting for it to be received, and on STOP collects the queries
+ * still on their way (the STOP says how many were sent), then says BYE
+ * with the number of answers it sent, so the coordinator knows when
+ * nothing is left in flight.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "poll.h"
+#include "run.h"
+#include "util.h"
+#include "wire.h"
+
+#define ERROR_TEXT 1024
+
+struct worker {
+    struct setup *s;
+    char *qbuf, *abuf;
+    struct wire_hdr ctrl;
+    MPI_Request req[2]; /* 0: query, 1: control */
+    MPI_Request areq;   /* the answer in flight */
+    uint64_t queries, answers;
+    int failed;
+};
+
+static int post_query(struct worker *k)
+{
+    return MPI_Irecv(k->qbuf, (int)WIRE_BYTES(k->s->shape.query_len),
+                     MPI_BYTE, 0, TAG_QUERY, MPI_COMM_WORLD, &k->req[0]);
+}
+
+/* Tell the coordinator this worker failed; the text is also printed
+ * here, so it is not lost if the coordinator is gone. */
+static void report(struct worker *k, const char *text)
+{
+    host_error("%s", text);
+    size_t len = strlen(text) + 1;
+    if (len > ERROR_TEXT)
+        len = ERROR_TEXT;
+    char *msg = calloc(1, sizeof(struct wire_hdr) + ERROR_TEXT);
+    if (!msg)
+        return;
+    *(struct wire_hdr *)msg = (struct wire_hdr){
+        .magic = WIRE_MAGIC, .kind = WIRE_ERROR, .len = len};
+    memcpy(msg + sizeof(struct wire_hdr), text, len - 1);
+    if (k->areq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    MPI_Send(msg, (int)(sizeof(struct wire_hdr) + len), MPI_BYTE, 0,
+             TAG_ANSWER, MPI_COMM_WORLD);
+    free(msg);
+    k->failed = 1;
+}
+
+static void answer(struct worker *k)
+{
+    const struct setup *s = k->s;
+    const struct wire_hdr *q = (const void *)k->qbuf;
+    char text[ERROR_TEXT];
+    if (q->magic != WIRE_MAGIC || q->kind != WIRE_QUERY ||
+        q->len != s->shape.query_len) {
+        snprintf(text, sizeof text, "received a malformed query");
+        report(k, text);
+        return;
+    }
+    /* The previous answer was received: this query proves it. */
+    if (k->areq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    struct aia_step step = {.round = q->round, .answers = k->answers};
+    double *out = WIRE_PAYLOAD(k->abuf);
+    struct aia_error err;
+    double t = util_now();
+    if (s->alg->worker(s->alg_s, WIRE_PAYLOAD(q), out, &step, &err) < 0) {
+        snprintf(text, sizeof text, "algorithm '%s': worker step: %s",
+                 s->alg->h.name, err.text);
+        report(k, text);
+        return;
+    }
+    double compute = util_now() - t;
+    for (size_t i = 0; i < s->shape.answer_len; i++)
+        if (!isfinite(out[i])) {
+            snprintf(text, sizeof text,
+                     "algorithm '%s': answer to round %llu holds %g at "
+                     "index %zu",
+                     s->alg->h.name, (unsigned long long)q->round, out[i],
+                     i);
+            report(k, text);
+            return;
+        }
+    *(struct wire_hdr *)k->abuf =
+        (struct wire_hdr){.magic = WIRE_MAGIC,
+                          .kind = WIRE_ANSWER,
+                          .round = q->round,
+                          .len = s->shape.answer_len,
+                          .seq = k->answers,
+                          .compute_s = compute};
+    MPI_Isend(k->abuf, (int)WIRE_BYTES(s->shape.answer_len), MPI_BYTE, 0,
+              TAG_ANSWER, MPI_COMM_WORLD, &k->areq);
+    k->answers++;
+}
+
+/* After STOP: take the queries still on their way, then say goodbye. */
+static void goodbye(struct worker *k, uint64_t sent)
+{
+    while (k->queries < sent) {
+        MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
+        if (++k->queries < sent)
+            post_query(k);
+    }
+    if (k->req[0] != MPI_REQUEST_NULL) {
+        MPI_Cancel(&k->req[0]);
+        MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
+    }
+    if (k->areq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    struct wire_hdr bye = {.magic = WIRE_MAGIC, .kind = WIRE_BYE,
+                           .seq = k->answers};
+    MPI_Send(&bye, sizeof bye, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD);
+}
+
+int worker_run(struct setup *s)
+{
+    struct worker k = {.s = s, .req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL},
+                       .areq = MPI_REQUEST_NULL};
+    int in_pool = s->windex >= 0;
+    if (in_pool) {
+        k.qbuf = aligned_alloc(64, (WIRE_BYTES(s->shape.query_len) + 63) /
+                                       64 * 64);
+        k.abuf = aligned_alloc(64, (WIRE_BYTES(s->shape.answer_len) + 63) /
+                                       64 * 64);
+        if (!k.qbuf || !k.abuf) {
+            host_error("out of memory for message buffers; aborting the "
+                       "job");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        post_query(&k);
+    }
+    MPI_Irecv(&k.ctrl, sizeof k.ctrl, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
+              &k.req[1]);
+    for (;;) {
+        int idx[2];
+        MPI_Status st[2];
+        int n = poll_some(2, k.req, idx, st, INFINITY);
+        if (n < 0) {
+            host_error("MPI error while waiting for the coordinator");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        int stop = 0;
+        for (int i = 0; i < n; i++) {
+            if (idx[i] == 1) {
+                stop = 1;
+                continue;
+            }
+            k.queries++;
+            if (!k.failed)
+                answer(&k);
+            post_query(&k);
+        }
+        if (stop)
+            break;
+    }
+    if (k.ctrl.magic != WIRE_MAGIC || k.ctrl.kind != WIRE_STOP) {
+        host_error("received a malformed control message; aborting the "
+                   "job");
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    if (in_pool)
+        goodbye(&k, k.ctrl.seq);
+    free(k.qbuf);
+    free(k.abuf);
+    return k.ctrl.status;
+}

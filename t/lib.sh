@@ -1,0 +1,82 @@
+# lib.sh - TAP helpers for aiarun's shell tests.  Source it, call plan.
+#
+# Every command that could hang runs under `timeout`, so a broken protocol
+# fails a test instead of stalling the suite.
+
+set -u
+: "${AIARUN:?run the tests through make check}"
+: "${MPIRUN:=mpirun}"
+test_count=0
+test_failed=0
+test_planned=
+
+# The plan is printed by done_testing, after the tests, unless given here.
+plan() { echo "1..$1"; test_planned=$1; }
+
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+
+ok() {
+    # ok CONDITION-STATUS DESCRIPTION
+    test_count=$((test_count + 1))
+    if [ "$1" -eq 0 ]; then
+        echo "ok $test_count - $2"
+    else
+        echo "not ok $test_count - $2"
+        test_failed=$((test_failed + 1))
+    fi
+}
+
+# test_expect DESCRIPTION COMMAND... : ok when the command succeeds.
+test_expect() {
+    desc=$1; shift
+    "$@"
+    ok $? "$desc"
+}
+
+is() {
+    # is GOT WANT DESCRIPTION
+    if [ "$1" = "$2" ]; then ok 0 "$3"; else
+        ok 1 "$3"; diag "got: '$1'" "want: '$2'"; fi
+}
+
+like() {
+    # like TEXT EXTENDED-REGEX DESCRIPTION
+    if printf '%s' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else
+        ok 1 "$3"; diag "text: $1" "does not match: $2"; fi
+}
+
+unlike() {
+    if printf '%s' "$1" | grep -Eq -- "$2"; then
+        ok 1 "$3"; diag "text: $1" "matches: $2"; else ok 0 "$3"; fi
+}
+
+done_testing() {
+    [ -n "$test_planned" ] || echo "1..$test_count"
+    [ "$test_failed" -eq 0 ]
+    exit $?
+}
+
+# A fresh scratch folder for this test, removed at exit.
+scratch() {
+    trash=$(mktemp -d "${TMPDIR:-/tmp}/aiarun-test.XXXXXX") || exit 99
+    trap 'rm -rf "$trash"' EXIT
+}
+
+# aia_mpirun NP ARGS... : aiarun under mpirun with NP ranks, oversubscribed,
+# bounded in time (AIA_TIMEOUT seconds, default 120).
+aia_mpirun() {
+    np=$1; shift
+    if [ "$(id -u)" = 0 ]; then
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    fi
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+        "$AIARUN" "$@"
+}
+
+# float_le A B : A <= B, for floats.
+float_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+
+# field KEY LINE : the value of key=value in a summary line.
+field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }

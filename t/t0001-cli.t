@@ -1,0 +1,38 @@
+#!/bin/sh
+# The command line: help, version, usage errors, the job reference.
+. "$top_srcdir/t/lib.sh"
+
+out=$("$AIARUN" --help); rc=$?
+is "$rc" 0 "--help exits 0"
+like "$out" "^Usage: mpirun -np N aiarun" "--help prints the usage"
+like "$out" "AIARUN_PLUGIN_PATH" "--help says where plugins are searched"
+
+out=$("$AIARUN" --version); rc=$?
+is "$rc" 0 "--version exits 0"
+like "$out" "^aiarun [0-9]+\.[0-9]+\.[0-9]+ \(plugin ABI 1\)$" \
+    "--version prints the version and the ABI"
+
+err=$("$AIARUN" --no-such-option 2>&1 >/dev/null); rc=$?
+is "$rc" 2 "an unknown option exits 2"
+like "$err" "Usage:" "and prints the usage"
+
+"$AIARUN" >/dev/null 2>&1; rc=$?
+is "$rc" 2 "no job file exits 2"
+
+err=$("$AIARUN" --check a.yaml b.yaml 2>&1); rc=$?
+ok $([ "$rc" = 2 ] && echo 0 || echo 1) "two job files exit 2"
+
+out=$("$AIARUN" --job-reference); rc=$?
+is "$rc" 0 "--job-reference exits 0"
+for key in '`seed`' '`plugin`' '`partition`' '`workers`' '`iterations`' \
+    '`history`'; do
+    printf '%s' "$out" | grep -qF "| $key |" || missing="$missing $key"
+done
+is "${missing:-}" "" "the reference lists every runtime key"
+
+scratch
+err=$(cd "$trash" && timeout 60 "$AIARUN" "$top_srcdir/etc/sgd-lrmse.yaml" \
+    2>&1); rc=$?
+ok $([ "$rc" = 2 ] && printf '%s' "$err" | grep -q "needs a coordinator and at least one worker" && echo 0 || echo 1) \
+    "a run outside mpirun (one rank) says it needs workers and exits 2"
+done_testing

@@ -1,0 +1,122 @@
+#!/bin/sh
+# aiarun --check: validation without mpirun, with file, line and key.
+. "$top_srcdir/t/lib.sh"
+scratch
+
+job() { cat > "$trash/$1.yaml"; }
+check() { "$AIARUN" --check "$@" 2>&1; }
+
+out=$(check "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
+is "$rc" 0 "the example job checks"
+like "$out" "ok \(algorithm sgd, problem lrmse, wait standard" \
+    "and names its plugins"
+
+job typo <<'YAML'
+algorithm:
+  plugin: sgd
+  stpe: 0.1
+problem:
+  plugin: lrmse
+stop:
+  iterations: 10
+YAML
+out=$(check "$trash/typo.yaml"); rc=$?
+is "$rc" 2 "a typo'd plugin key exits 2"
+like "$out" "typo.yaml:3:3: algorithm.stpe: unknown key for plugin 'sgd'; did you mean 'step'\?" \
+    "naming file, line, column and key, with a suggestion"
+is "$(printf '%s\n' "$out" | wc -l)" 1 "in one line"
+
+job wrongtype <<'YAML'
+algorithm:
+  plugin: sgd
+  step: fast
+problem:
+  plugin: lrmse
+stop:
+  iterations: 10
+YAML
+out=$(check "$trash/wrongtype.yaml"); rc=$?
+is "$rc" 2 "a wrong type exits 2"
+like "$out" "wrongtype.yaml:3:9: algorithm.step: expected a number, got 'fast'" \
+    "naming the value"
+
+job nan <<'YAML'
+algorithm: {plugin: sgd, step: .nan}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+YAML
+out=$(check "$trash/nan.yaml"); rc=$?
+like "$out" "nan.yaml:1:32: algorithm.step: expected a finite number" \
+    "NaN is refused"
+
+job range <<'YAML'
+algorithm: {plugin: sgd}
+problem: {plugin: lrmse, rows: 0}
+stop: {iterations: 10}
+YAML
+out=$(check "$trash/range.yaml"); rc=$?
+like "$out" "range.yaml:2:32: problem.rows: must be between 1 and" \
+    "a value out of range is refused"
+
+job section <<'YAML'
+algorithm: {plugin: sgd}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+outptu: {history: h.csv}
+YAML
+out=$(check "$trash/section.yaml"); rc=$?
+like "$out" "section.yaml:4:1: outptu: unknown key; did you mean 'output'\?" \
+    "an unknown section is refused"
+
+job noplugin <<'YAML'
+algorithm: {plugin: adamw}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+YAML
+out=$(check "$trash/noplugin.yaml"); rc=$?
+is "$rc" 2 "a missing plugin exits 2"
+like "$out" "noplugin.yaml:1:1: algorithm: adamw: algorithm plugin not found \(looked for adamw.so in .*$trash" \
+    "naming the plugin and the folders searched"
+
+job kind <<'YAML'
+algorithm: {plugin: lrmse}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+YAML
+out=$(check "$trash/kind.yaml"); rc=$?
+like "$out" "kind.yaml:1:1: algorithm: .*lrmse.so: is a problem plugin, not an algorithm plugin" \
+    "a plugin of the wrong kind is refused"
+
+job nwait <<'YAML'
+algorithm: {plugin: sgd}
+problem: {plugin: lrmse}
+pool:
+  wait:
+    nwait: 5
+stop: {iterations: 10}
+YAML
+out=$(check "$trash/nwait.yaml"); rc=$?
+is "$rc" 0 "nwait is not checked without the pool size"
+out=$(check -n 4 "$trash/nwait.yaml"); rc=$?
+is "$rc" 2 "with -n 4, nwait 5 exits 2"
+like "$out" "nwait.yaml:4:3: pool.wait: nwait: 5 exceeds the 4 workers" \
+    "naming the wait section"
+out=$(check -n 5 "$trash/nwait.yaml"); rc=$?
+is "$rc" 0 "with -n 5 it checks"
+
+out=$(check -o algorithm.step=fast "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
+like "$out" "command line \(-o\): algorithm.step: expected a number" \
+    "a bad -o names the command line"
+out=$(check -o algorithm.stpe=1 "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
+like "$out" "command line \(-o\): algorithm.stpe: unknown key" \
+    "an unknown -o key is refused"
+out=$(check -o stop.iterations=0 -o stop.time=0 "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
+like "$out" "stop: give 'iterations' or 'time'" "-o values are checked like the file's"
+
+printf 'algorithm: [unclosed\n' > "$trash/syntax.yaml"
+out=$(check "$trash/syntax.yaml"); rc=$?
+ok $([ "$rc" = 2 ] && printf '%s' "$out" | grep -q "syntax.yaml:2:1: YAML syntax error" && echo 0 || echo 1) \
+    "a YAML syntax error names the place"
+out=$(check "$trash/absent.yaml"); rc=$?
+like "$out" "absent.yaml: cannot open: No such file" "a missing job file is named"
+done_testing

@@ -1,0 +1,25 @@
+#!/bin/sh
+# aiarun --list-plugins: every plugin found, its kind, version, summary
+# and parameters.
+. "$top_srcdir/t/lib.sh"
+
+out=$("$AIARUN" --list-plugins); rc=$?
+is "$rc" 0 "--list-plugins exits 0"
+like "$out" "^algorithm +sgd +1\.0 +/.*/sgd\.so" "sgd: kind, name, version, path"
+like "$out" "asynchronous SGD" "sgd's summary"
+like "$out" "step +number +0\.1 +step size" "sgd's step: type, default, help"
+like "$out" "batch +int +0 " "sgd's batch"
+like "$out" "^problem +lrmse +1\.0" "lrmse"
+for p in rows cols noise; do
+    printf '%s' "$out" | grep -Eq "^ +$p " || missing="${missing:-} $p"
+done
+is "${missing:-}" "" "lrmse's rows, cols and noise"
+like "$out" "^wait condition +standard +1\.0 +built-in" "the built-in wait"
+
+scratch
+cp "$FIXTURES/badabi.so" "$trash/"
+out=$("$AIARUN" --list-plugins "$trash/job.yaml")
+like "$out" "^broken +badabi.so +- +$trash/badabi.so" \
+    "a broken plugin in the job's folder is listed as broken"
+like "$out" "error: .*badabi.so: plugin ABI 999" "with its error"
+done_testing

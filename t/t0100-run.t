@@ -1,0 +1,76 @@
+#!/bin/sh
+# End to end under mpirun: the example job converges with 2 and 5 ranks,
+# stale answers are absorbed, the time stop fires, the pool can be a
+# subset of the ranks, and every run shuts down cleanly.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+example="$top_srcdir/etc/sgd-lrmse.yaml"
+
+# run NP ARGS... : stdout in $out, stderr in $err, status in $rc
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
+for np in 5 2; do
+    rm -f sgd-lrmse.csv
+    run $np "$example"
+    is "$rc" 0 "$np ranks: the example exits 0"
+    is "$(field stop "$out")" iterations "$np ranks: it stops on iterations"
+    is "$(field iterations "$out")" 400 "$np ranks: after 400 iterations"
+    gap=$(field gap "$out")
+    ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
+        "$np ranks: the final loss is within 1% of the optimum (gap $gap)"
+    is "$err" "" "$np ranks: nothing on stderr"
+done
+
+is "$(echo "$out" | wc -l)" 1 "stdout holds the summary line alone"
+is "$(head -1 sgd-lrmse.csv)" "iteration,epoch,time,loss,suboptimality" \
+    "the history has its header"
+is "$(sed 1d sgd-lrmse.csv | wc -l)" 41 \
+    "a row every 10 iterations, the first and the last"
+is "$(sed -n '2p' sgd-lrmse.csv | cut -d, -f1)" 0 "the first row is iteration 0"
+is "$(tail -1 sgd-lrmse.csv | cut -d, -f1)" 400 "the last row is the last iteration"
+ok $(awk -F, 'NR > 2 && $4 > prev + 1e-12 { bad = 1 } NR > 1 { prev = $4 }
+    END { exit bad }' sgd-lrmse.csv && echo 0 || echo 1) \
+    "the loss never rises with fresh full gradients"
+ok $(awk -F, 'NR > 1 && $3 < prev { bad = 1 } NR > 1 { prev = $3 }
+    END { exit bad }' sgd-lrmse.csv && echo 0 || echo 1) "time never goes back"
+
+# Two of four answers end a round: the others arrive stale and are used.
+run 5 -v -o pool.wait.nwait=2 -o algorithm.step=0.05 -o stop.iterations=1500 \
+    -o output.history= "$example"
+is "$rc" 0 "nwait 2 of 4 exits 0"
+gap=$(field gap "$out")
+ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
+    "with stale answers it still converges (gap $gap)"
+answers=$(field answers "$out")
+ok $([ "${answers:-0}" -gt 3000 ] && echo 0 || echo 1) \
+    "more answers than two a round are absorbed ($answers for 1500 rounds)"
+stale=$(printf '%s\n' "$err" | sed -n 's/.*fresh, \([0-9]*\) stale.*/\1/p' |
+    awk '{ s += $1 } END { print s + 0 }')
+ok $([ "$stale" -gt 0 ] && echo 0 || echo 1) \
+    "some answers are stale ($stale), and they are counted"
+
+# The time limit fires with a huge iteration budget.
+run 3 -o stop.iterations=0 -o stop.time=1 -o output.history= "$example"
+is "$(field stop "$out")" time "the time stop fires"
+t=$(field time "$out")
+ok $(float_le 1 "$t" && float_le "$t" 1.5 && echo 0 || echo 1) \
+    "at the time asked for ($t s)"
+
+# A pool that is a subset of the ranks.
+run 4 -v -o 'pool.workers=[1, 3]' -o stop.iterations=50 -o output.history= \
+    "$example"
+is "$rc" 0 "a pool of ranks 1 and 3 of 4 exits 0"
+is "$(field answers "$out")" 100 "two answers a round"
+ok $(printf '%s' "$err" | grep -q "rank 2:" && echo 1 || echo 0) \
+    "rank 2 is not in the pool"
+like "$err" "rank 3: 50 answers" "rank 3 is"
+
+run 5 -q -o stop.iterations=20 -o output.history= "$example"
+ok $([ "$rc" = 0 ] && [ -z "$err" ] && echo 0 || echo 1) "-q: nothing on stderr"
+done_testing

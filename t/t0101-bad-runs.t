@@ -1,0 +1,67 @@
+#!/bin/sh
+# Bad jobs under mpirun: one clear message, the same non-zero status from
+# every rank, and no hang.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+export AIA_TIMEOUT=60
+
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+# count of lines of stderr that carry aiarun's prefix
+said() { printf '%s\n' "$err" | grep -c '^aiarun\['; }
+
+cat > typo.yaml <<'YAML'
+algorithm: {plugin: sgd, stpe: 1}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+YAML
+run 5 typo.yaml
+is "$rc" 2 "a typo'd key exits 2 under mpirun"
+like "$err" "aiarun\[0\]: typo.yaml:1:26: algorithm.stpe: unknown key" \
+    "rank 0 names file, line and key"
+is "$(said)" 1 "once, not once per rank"
+
+cat > missing.yaml <<'YAML'
+algorithm: {plugin: nosuch}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+YAML
+run 3 missing.yaml
+is "$rc" 2 "a missing plugin exits 2"
+like "$err" "nosuch: algorithm plugin not found" "and says so"
+like "$err" "\(2 more ranks failed too\)" "once, counting the other ranks"
+
+run 5 -o pool.wait.nwait=7 "$top_srcdir/etc/sgd-lrmse.yaml"
+is "$rc" 2 "nwait above the pool size exits 2"
+like "$err" "sgd-lrmse.yaml:19:3: pool.wait: nwait: 7 exceeds the 4 workers" \
+    "naming the line of the wait section"
+
+run 3 -o 'pool.workers=[1, 5]' "$top_srcdir/etc/sgd-lrmse.yaml"
+is "$rc" 2 "a pool rank outside the run exits 2"
+like "$err" "pool.workers: rank 5 is not a worker rank of this run \(1 to 2\)" \
+    "and names the rank"
+
+run 3 -o 'problem.weights=[1, 2, 3]' "$top_srcdir/etc/sgd-lrmse.yaml"
+like "$err" "problem.weights: 3 weights for 2 workers" \
+    "weights must match the pool"
+
+run 3 -o algorithm.step=50 -o output.history=h.csv "$top_srcdir/etc/sgd-lrmse.yaml"
+is "$rc" 1 "a diverging run exits 1"
+like "$err" "the loss is (inf|nan|-nan) at iteration [0-9]+: the method diverged" \
+    "and says it diverged"
+ok $([ -s h.csv ] && echo 0 || echo 1) "the history written so far is kept"
+
+cat > few.yaml <<'YAML'
+algorithm: {plugin: sgd}
+problem: {plugin: lrmse, rows: 2}
+stop: {iterations: 10}
+YAML
+run 4 few.yaml
+ok $([ "$rc" = 2 ] && echo 0 || echo 1) "a worker without rows exits 2"
+like "$err" "worker [0-9] holds no rows" "and says which"
+done_testing

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Memory errors and leaks: the unit tests and a whole run (every rank)
+# under valgrind.  Open MPI's own allocations are suppressed by
+# t/valgrind.supp; nothing of aiarun's may show.
+. "$top_srcdir/t/lib.sh"
+command -v valgrind >/dev/null || skip_all "valgrind is not installed"
+[ -z "${AIA_SANITIZED:-}" ] || skip_all "built with sanitizers"
+scratch
+cd "$trash" || exit 99
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+supp="--suppressions=$top_srcdir/t/valgrind.supp"
+[ -f /usr/share/openmpi/openmpi-valgrind.supp ] &&
+    supp="$supp --suppressions=/usr/share/openmpi/openmpi-valgrind.supp"
+vg="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $supp"
+
+for t in manifest params loader lrmse sgd; do
+    $vg "$top_builddir/t/$t.t" >/dev/null 2>vg.txt; rc=$?
+    ok $rc "unit test $t is clean under valgrind"
+    [ $rc = 0 ] || diag "$(head -30 vg.txt)"
+done
+
+$vg "$AIARUN" --list-plugins >/dev/null 2>vg.txt; rc=$?
+ok $rc "--list-plugins is clean (every plugin opened and closed)"
+[ $rc = 0 ] || diag "$(head -30 vg.txt)"
+
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+timeout -k 5 300 "$MPIRUN" -np 3 --oversubscribe $vg "$AIARUN" \
+    -o stop.iterations=30 -o output.history=h.csv \
+    "$top_srcdir/etc/sgd-lrmse.yaml" >out.txt 2>vg.txt; rc=$?
+ok $rc "a 3-rank run is clean on every rank"
+[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid vg.txt | head -40)"
+like "$(cat out.txt)" "stop=iterations iterations=30" "and completes"
+done_testing
