@@ -166,6 +166,26 @@ enum aia_role {
 
 struct aia_problem_plugin;
 
+/* Rows of a data file, read by the runtime (problem.data in the job) and
+ * handed to the problem instead of data it would generate.  A worker holds
+ * its own rows only; the coordinator (AIA_PART_ALL) holds every row. */
+struct aia_dataset {
+    size_t rows;       /* rows held by this rank */
+    size_t cols;       /* features per row, the target not counted */
+    size_t total_rows; /* rows in the whole file */
+    const size_t *row_ids; /* each held row's 0-based number in the file */
+    const double *y;       /* the target of each held row */
+    /* Dense storage: rows x cols, row-major.  NULL when sparse. */
+    const double *x;
+    /* Sparse storage (CSR): row i's entries are k in
+     * [row_start[i], row_start[i+1]), feature col[k] with value val[k]. */
+    const size_t *row_start;
+    const uint32_t *col;
+    const double *val;
+    const char *source; /* the file, for messages */
+    void *reserved[4];
+};
+
 struct aia_context {
     uint32_t size; /* sizeof(struct aia_context) of the runtime */
     uint32_t role; /* enum aia_role */
@@ -180,7 +200,10 @@ struct aia_context {
     /* For algorithms: the problem this rank holds (opened already). */
     const struct aia_problem_plugin *problem;
     void *problem_state;
-    void *reserved[6];
+    /* For problems: the rows read from the job's data file, or NULL when
+     * the job names none (the problem generates its data). */
+    const struct aia_dataset *data;
+    void *reserved[5];
 };
 
 /* ------------------------------------------------------------------ */
@@ -256,9 +279,12 @@ static inline int aia_partition_owner(const struct aia_partition *part,
     return lo;
 }
 
+/* The problem accepts rows from a data file (ctx->data). */
+#define AIA_PROBLEM_DATA 0x1u
+
 struct aia_problem_plugin {
     struct aia_plugin_header h;
-    uint32_t flags;
+    uint32_t flags; /* AIA_PROBLEM_* */
     uint32_t reserved0;
     /* Open this rank's part of the problem (part->index == AIA_PART_ALL on
      * the coordinator, which uses it for the loss and the optimum and may
