@@ -165,6 +165,10 @@ int loader_check(const struct aia_plugin_header *h, int kind,
                               h->name);
     } else if (kind == AIA_KIND_PROBLEM) {
         const struct aia_problem_plugin *p = (const void *)h;
+        if (!p->metric != !p->metric_name)
+            return aia_seterr(err, "%s: problem '%s' must give both metric "
+                                   "and metric_name, or neither",
+                              path, h->name);
         if (!reserved_zero(p->reserved, 8))
             return aia_seterr(err, "%s: '%s' sets reserved slots", path,
                               h->name);

@@ -308,6 +308,12 @@ struct aia_problem_plugin {
     /* Optional: the exact minimiser and its loss.  0, or -1 when it
      * cannot be had (err says why). */
     int (*optimum)(void *state, double *x, double *f, struct aia_error *err);
+    /* Optional: a second figure of merit at x over this rank's rows,
+     * reported beside the loss under metric_name (a classifier's
+     * "accuracy", say).  Both or neither.  0 or -1. */
+    int (*metric)(void *state, const double *x, double *value,
+                  struct aia_error *err);
+    const char *metric_name;
     void (*reserved[8])(void);
 };
 
