@@ -1,14 +1,17 @@
 /* coord.c - the coordinator: rounds, the wait condition, absorb, stop.
  *
  * Rank 0 keeps one receive posted per worker at all times and talks to
- * workers only with nonblocking calls.  A round sends the current query to
- * every idle worker and ends when the wait condition holds; an answer to an
- * older round is absorbed like any other and its worker is sent the
- * current query at once.  Query buffers are shared by all sends of a round
- * and reused only when every send from them has completed.
+ * workers only with nonblocking calls.  In rounds mode a round sends the
+ * current query to every idle worker and ends when the wait condition
+ * holds; an answer to an older round is absorbed like any other and its
+ * worker is sent the current query at once.  In async mode every answer
+ * is an iteration of its own and only its sender gets the next query.
+ * Query buffers are shared by all sends of a round and reused only when
+ * every send from them has completed.
  */
 #include <config.h>
 
+#include <errno.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include "host.h"
 #include "poll.h"
 #include "run.h"
+#include "stats.h"
 #include "util.h"
 #include "wire.h"
 
@@ -28,12 +32,6 @@
 struct qbuf {
     char *buf;
     int refs; /* sends in flight from it */
-};
-
-struct wstat {
-    uint64_t queries, answers, fresh, stale, late;
-    uint64_t max_staleness;
-    double compute, rtt; /* sums, seconds */
 };
 
 enum stop_reason { STOP_NONE, STOP_ITERATIONS, STOP_TIME, STOP_ERROR };
@@ -55,11 +53,12 @@ struct coord {
     uint64_t round;
     int64_t iteration, epoch;
     uint64_t *repochs, *sent;
-    unsigned char *busy, *alive, *fresh_now, *in_epoch;
+    unsigned char *busy, *alive, *fresh_now, *in_epoch, *bye;
     double *sent_at, *latency;
     int fresh, arrived, live, epoch_count;
     double t0, round_t0, t_end;
-    struct wstat *st;
+    struct wstats *st;
+    FILE *answers; /* the per-answer log, or NULL */
     int *idx;
     MPI_Status *mst;
     double *x; /* the model, for the loss */
@@ -114,6 +113,7 @@ static int coord_alloc(struct coord *c)
     c->alive = calloc((size_t)n, 1);
     c->fresh_now = calloc((size_t)n, 1);
     c->in_epoch = calloc((size_t)n, 1);
+    c->bye = calloc((size_t)n, 1);
     c->sent_at = calloc((size_t)n, sizeof *c->sent_at);
     c->latency = calloc((size_t)n, sizeof *c->latency);
     c->st = calloc((size_t)n, sizeof *c->st);
@@ -122,11 +122,13 @@ static int coord_alloc(struct coord *c)
     c->x = calloc(c->s->dim ? c->s->dim : 1, sizeof *c->x);
     if (!c->rreq || !c->sreq || !c->rbuf || !c->sq || !c->repochs ||
         !c->sent || !c->busy || !c->alive || !c->fresh_now || !c->in_epoch ||
+        !c->bye ||
         !c->sent_at || !c->latency || !c->st || !c->idx || !c->mst || !c->x)
         return -1;
     for (int w = 0; w < n; w++) {
         c->rreq[w] = c->sreq[w] = MPI_REQUEST_NULL;
         c->alive[w] = 1;
+        c->st[w].rank = c->s->ranks[w];
         if (!(c->rbuf[w] = alloc_aligned(c->rbytes)))
             return -1;
     }
@@ -151,6 +153,7 @@ static void coord_free(struct coord *c)
     free(c->alive);
     free(c->fresh_now);
     free(c->in_epoch);
+    free(c->bye);
     free(c->sent_at);
     free(c->latency);
     free(c->st);
@@ -291,6 +294,8 @@ static int finish_round(struct coord *c, double now)
     return 0;
 }
 
+/* End the round and send its successor to every idle worker (in async
+ * mode only the worker that just answered is idle). */
 static void end_round(struct coord *c, double now)
 {
     if (finish_round(c, now) < 0)
@@ -317,22 +322,28 @@ static void count_epoch(struct coord *c, int w)
     memset(c->in_epoch, 0, (size_t)c->n);
 }
 
+static void log_answer(struct coord *c, int w, const struct wire_hdr *h,
+                       uint64_t staleness, double rtt, double now)
+{
+    fprintf(c->answers, "%.6f,%d,%llu,%llu,%llu,%lld,%.9f,%.9f,%.9f\n",
+            now - c->t0, c->s->ranks[w], (unsigned long long)h->round,
+            (unsigned long long)c->round, (unsigned long long)staleness,
+            (long long)c->iteration, h->compute_s, h->delay_s, rtt);
+}
+
 static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
                       double now)
 {
     const struct setup *s = c->s;
-    struct wstat *st = &c->st[w];
     double rtt = now - c->sent_at[w];
+    uint64_t staleness = c->round - h->round;
     c->busy[w] = 0;
     c->repochs[w] = h->round;
     c->latency[w] = c->latency[w] == 0 ? rtt : 0.75 * c->latency[w] +
                                                    0.25 * rtt;
-    uint64_t staleness = c->round - h->round;
-    st->answers++;
-    st->compute += h->compute_s;
-    st->rtt += rtt;
-    if (staleness > st->max_staleness)
-        st->max_staleness = staleness;
+    stats_answer(&c->st[w], staleness, rtt, h->compute_s, h->delay_s);
+    if (c->answers)
+        log_answer(c, w, h, staleness, rtt, now);
     struct aia_answer_info info = {
         .rank = s->ranks[w],
         .worker = w,
@@ -351,14 +362,13 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
     }
     c->arrived++;
     count_epoch(c, w);
-    if (staleness == 0) {
-        st->fresh++;
+    if (c->job->mode == JOB_ASYNC) {
+        end_round(c, now);
+    } else if (staleness == 0) {
         c->fresh++;
         c->fresh_now[w] = 1;
-    } else {
-        st->stale++;
-        if (send_query(c, w, now) < 0)
-            fail(c, "cannot send a query to rank %d", s->ranks[w]);
+    } else if (send_query(c, w, now) < 0) {
+        fail(c, "cannot send a query to rank %d", s->ranks[w]);
     }
 }
 
@@ -396,19 +406,35 @@ static void on_error(struct coord *c, int w, const struct wire_hdr *h)
     fail(c, "stopping: rank %d failed: %s", c->s->ranks[w], text);
 }
 
-static void handle(struct coord *c, int w, const MPI_Status *mst,
-                   double now)
+/* One message from worker w: absorbed while the run goes on, counted as
+ * late once the stop is decided (c->why set), the receive posted again
+ * unless it was the worker's goodbye. */
+static void take(struct coord *c, int w, const MPI_Status *mst, double now)
 {
     const struct wire_hdr *h = check(c, w, mst);
-    if (!h)
-        ; /* reported; keep listening for the worker's goodbye */
-    else if (h->kind == WIRE_ANSWER)
+    if (h && h->kind == WIRE_BYE) {
+        c->bye[w] = 1;
+        c->busy[w] = 0;
+        if (!c->why)
+            fail(c, "rank %d said goodbye before it was stopped",
+                 c->s->ranks[w]);
+        else if (h->seq != c->st[w].answers + c->st[w].late)
+            host_error("rank %d sent %llu answers, %llu arrived",
+                       c->s->ranks[w], (unsigned long long)h->seq,
+                       (unsigned long long)(c->st[w].answers +
+                                            c->st[w].late));
+        return; /* its receive stays closed */
+    }
+    if (h && h->kind == WIRE_ANSWER && c->why) {
+        c->st[w].late++;
+        c->busy[w] = 0;
+    } else if (h && h->kind == WIRE_ANSWER) {
         on_answer(c, w, h, now);
-    else if (h->kind == WIRE_ERROR)
+    } else if (h && h->kind == WIRE_ERROR) {
         on_error(c, w, h);
-    else
-        fail(c, "rank %d said goodbye before it was stopped",
-             c->s->ranks[w]);
+    }
+    /* a message that failed its check is reported; keep listening for
+     * the worker's goodbye */
     if (post_recv(c, w) != MPI_SUCCESS)
         fail(c, "cannot post a receive for rank %d", c->s->ranks[w]);
 }
@@ -443,7 +469,7 @@ static void loop(struct coord *c)
         struct aia_pool_view v;
         pool_view(c, &v, now);
         double deadline = stop_at;
-        if (s->wait->deadline) {
+        if (c->job->mode == JOB_ROUNDS && s->wait->deadline) {
             double d = s->wait->deadline(s->wait_s, &v);
             if (d >= 0 && c->round_t0 + d < deadline)
                 deadline = c->round_t0 + d;
@@ -454,8 +480,10 @@ static void loop(struct coord *c)
             break;
         }
         now = util_now();
-        for (int i = 0; i < k && !c->why; i++)
-            handle(c, c->idx[i], &c->mst[i], now);
+        /* every completed receive is taken, even after a stop decision,
+         * so that each one is posted again */
+        for (int i = 0; i < k; i++)
+            take(c, c->idx[i], &c->mst[i], now);
         if (c->why)
             break;
         if (now >= stop_at) {
@@ -467,6 +495,8 @@ static void loop(struct coord *c)
                 c->why = STOP_TIME;
             break;
         }
+        if (c->job->mode == JOB_ASYNC)
+            continue;
         pool_view(c, &v, now);
         if (s->wait->ready(s->wait_s, &v))
             end_round(c, now);
@@ -499,36 +529,22 @@ static void shutdown_pool(struct coord *c)
     }
     double deadline = util_now() + c->job->shutdown_timeout;
     int byes = 0;
+    for (int w = 0; w < c->n; w++)
+        byes += c->bye[w];
     while (byes < c->n) {
         int k = poll_some(c->n, c->rreq, c->idx, c->mst, deadline);
         if (k <= 0)
             break;
         for (int i = 0; i < k; i++) {
-            int w = c->idx[i];
-            const struct wire_hdr *h = check(c, w, &c->mst[i]);
-            if (h && h->kind == WIRE_BYE) {
-                byes++;
-                if (h->seq != c->st[w].answers + c->st[w].late)
-                    host_error("rank %d sent %llu answers, %llu arrived",
-                               s->ranks[w], (unsigned long long)h->seq,
-                               (unsigned long long)(c->st[w].answers +
-                                                    c->st[w].late));
-                continue; /* its receive stays closed */
-            }
-            if (h && h->kind == WIRE_ANSWER) {
-                c->st[w].late++;
-                c->busy[w] = 0;
-            } else if (h && h->kind == WIRE_ERROR) {
-                on_error(c, w, h);
-            }
-            post_recv(c, w);
+            take(c, c->idx[i], &c->mst[i], util_now());
+            byes += c->bye[c->idx[i]];
         }
     }
     if (byes < c->n) {
         char list[256] = "";
         size_t used = 0;
         for (int w = 0; w < c->n; w++)
-            if (c->rreq[w] != MPI_REQUEST_NULL && used < sizeof list - 12)
+            if (!c->bye[w] && used < sizeof list - 12)
                 used += (size_t)snprintf(list + used, sizeof list - used,
                                          "%s%d", used ? ", " : "",
                                          s->ranks[w]);
@@ -547,6 +563,21 @@ static void shutdown_pool(struct coord *c)
     free(of_rank);
 }
 
+/* Workers still busy at the stop for far longer than they usually take
+ * (or that never answered in a second) are reported as unresponsive. */
+static void flag_unresponsive(struct coord *c)
+{
+    for (int w = 0; w < c->n; w++) {
+        struct wstats *st = &c->st[w];
+        if (!c->busy[w])
+            continue;
+        double out = c->t_end - c->sent_at[w];
+        double usual = st->rtt.count ? hist_quantile(&st->rtt, 0.99) : 0;
+        if (out > fmax(10 * usual, 1.0))
+            st->unresponsive = 1;
+    }
+}
+
 static void summary(struct coord *c)
 {
     uint64_t answers = 0, late = 0;
@@ -557,6 +588,14 @@ static void summary(struct coord *c)
     double loss = NAN;
     if (c->status == RUN_OK && evaluate(c, &loss) < 0)
         loss = NAN;
+    if (host_verbosity() > AIA_LOG_ERROR)
+        stats_table(stdout, c->st, c->n);
+    for (int w = 0; w < c->n; w++)
+        if (c->st[w].unresponsive)
+            host_error("rank %d is unresponsive: busy with the query of "
+                       "round %llu for %.3g s at the stop",
+                       c->s->ranks[w], (unsigned long long)c->sent[w],
+                       c->t_end - c->sent_at[w]);
     printf("stop=%s iterations=%lld epochs=%lld answers=%llu late=%llu "
            "time=%.6f loss=%.10g",
            reason_names[c->why], (long long)c->iteration,
@@ -568,18 +607,11 @@ static void summary(struct coord *c)
                             : loss - c->fopt);
     printf("\n");
     fflush(stdout);
-    for (int w = 0; w < c->n; w++) {
-        const struct wstat *st = &c->st[w];
-        host_log(AIA_LOG_INFO,
-                 "rank %d: %llu answers (%llu fresh, %llu stale, max "
-                 "staleness %llu, %llu late), mean compute %.3g ms, mean "
-                 "round trip %.3g ms",
-                 c->s->ranks[w], (unsigned long long)st->answers,
-                 (unsigned long long)st->fresh, (unsigned long long)st->stale,
-                 (unsigned long long)st->max_staleness,
-                 (unsigned long long)st->late,
-                 st->answers ? 1e3 * st->compute / (double)st->answers : 0,
-                 st->answers ? 1e3 * st->rtt / (double)st->answers : 0);
+    struct aia_error err;
+    if (c->job->workers_csv &&
+        stats_write(c->job->workers_csv, c->st, c->n, &err) < 0) {
+        host_error("%s", err.text);
+        c->status = RUN_FAILED;
     }
 }
 
@@ -613,6 +645,16 @@ int coord_run(struct setup *s)
         fail(&c, "%s", err.text);
         goto stop;
     }
+    if (s->job->answers) {
+        if (!(c.answers = fopen(s->job->answers, "w"))) {
+            fail(&c, "%s: cannot write the answer log: %s", s->job->answers,
+                 strerror(errno));
+            goto stop;
+        }
+        fputs("time,rank,sent_round,round,staleness,iteration,compute,delay,"
+              "rtt\n",
+              c.answers);
+    }
     for (int w = 0; w < c.n; w++)
         if (post_recv(&c, w) != MPI_SUCCESS) {
             fail(&c, "cannot post a receive for rank %d", s->ranks[w]);
@@ -645,7 +687,10 @@ int coord_run(struct setup *s)
 stop:
     if (!c.t_end)
         c.t_end = util_now();
+    flag_unresponsive(&c);
     shutdown_pool(&c);
+    if (c.answers && (ferror(c.answers) | (fclose(c.answers) != 0)))
+        fail(&c, "%s: write failed", s->job->answers);
     if (history_close(c.hist, &err) < 0)
         fail(&c, "%s", err.text);
     if (c.cur >= 0)

@@ -18,8 +18,9 @@ static const struct aia_param top_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-static const char *const sections[] = {"algorithm", "problem", "pool",
-                                       "stop", "output", NULL};
+static const char *const sections[] = {"algorithm", "problem",   "pool",
+                                       "stop",      "output",    "stragglers",
+                                       NULL};
 
 static const struct aia_param algorithm_params[] = {
     {"plugin", AIA_STRING, NULL,
@@ -45,6 +46,10 @@ static const struct aia_param pool_params[] = {
     {"shutdown_timeout", AIA_DOUBLE, "30",
      "seconds the coordinator waits for workers to stop before it aborts",
      NULL, 0.001, 1e7},
+    {"mode", AIA_ENUM, "rounds",
+     "rounds: a query to every idle worker, then wait (pool.wait); async: "
+     "every answer is an iteration and only its sender gets the next query",
+     "rounds|async", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -66,6 +71,51 @@ static const struct aia_param stop_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static const struct aia_param stragglers_params[] = {
+    {"work_ms", AIA_DOUBLE, "0",
+     "simulated work added to every answer of every worker", NULL, 0, 1e9},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const char *const stragglers_sections[] = {"fixed", "random",
+                                                  "markov", "hang", NULL};
+
+static const struct aia_param fixed_params[] = {
+    {"ranks", AIA_INTS, NULL, "persistent stragglers", NULL, 1, 1e9},
+    {"delay_ms", AIA_DOUBLES, NULL,
+     "delay added to each of their answers: one value, or one per rank",
+     NULL, 0, 1e9},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param random_params[] = {
+    {"probability", AIA_DOUBLE, NULL,
+     "chance that any answer of any worker is delayed", NULL, 0, 1},
+    {"delay_ms", AIA_DOUBLE, NULL, "the delay", NULL, 0, 1e9},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param markov_params[] = {
+    {"ranks", AIA_INTS, "[]", "workers that have bursts (empty: every one)",
+     NULL, 1, 1e9},
+    {"p_slow", AIA_DOUBLE, NULL, "chance, per answer, that a fast worker "
+                                 "turns slow", NULL, 0, 1},
+    {"p_fast", AIA_DOUBLE, NULL, "chance, per answer, that a slow worker "
+                                 "turns fast", NULL, 0, 1},
+    {"delay_ms", AIA_DOUBLE, NULL, "delay of each answer while slow", NULL,
+     0, 1e9},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param hang_params[] = {
+    {"ranks", AIA_INTS, NULL,
+     "workers that stop answering (until they are told to stop)", NULL, 1,
+     1e9},
+    {"after", AIA_INT, "0", "answers they give before they hang", NULL, 0,
+     9.2e18},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 static const struct aia_param output_params[] = {
     {"history", AIA_STRING, "\"\"",
      "CSV file of the loss history, relative to the current folder "
@@ -75,6 +125,14 @@ static const struct aia_param output_params[] = {
      "write a history row every this many iterations (first and last "
      "always)",
      NULL, 1, 9.2e18},
+    {"answers", AIA_STRING, "\"\"",
+     "CSV file with one row per answer: worker, rounds, staleness, times "
+     "(empty: none)",
+     NULL, 0, 0},
+    {"workers", AIA_STRING, "\"\"",
+     "CSV file of the per-worker table: answers, staleness, latency "
+     "percentiles (empty: none)",
+     NULL, 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -82,7 +140,20 @@ static const char *const plugin_key[] = {"plugin", NULL};
 static const char *const problem_keys[] = {"plugin", "partition", "weights",
                                            NULL};
 
-enum { V_TOP, V_ALG, V_PROB, V_POOL, V_WAIT, V_STOP, V_OUT };
+enum {
+    V_TOP,
+    V_ALG,
+    V_PROB,
+    V_POOL,
+    V_WAIT,
+    V_STOP,
+    V_OUT,
+    V_STRAG,
+    V_FIXED,
+    V_RANDOM,
+    V_MARKOV,
+    V_HANG
+};
 
 /* Bind the runtime's keys of a section.  In a plugin section every other
  * key is left to the plugin (job_plugin_args); elsewhere it is an error,
@@ -149,6 +220,88 @@ static struct aia_value *plugin_section(struct job *job, const char *name,
     return v;
 }
 
+/* A sub-section of stragglers, bound into job->v[slot]; NULL (and no
+ * error) when absent. */
+static struct aia_value *straggler_part(struct job *job,
+                                        const struct mnode *sec,
+                                        const char *name, int slot,
+                                        const struct aia_param *table,
+                                        const struct mnode **node,
+                                        struct aia_error *err, int *failed)
+{
+    const struct mnode *key;
+    const struct mnode *sub = mnode_get(sec, name, &key);
+    *node = sub;
+    if (!sub)
+        return NULL;
+    char dotted[64];
+    snprintf(dotted, sizeof dotted, "stragglers.%s", name);
+    struct aia_value *v = job->v[slot] =
+        bind(job, dotted, sub, key, table, 0, NULL, err);
+    *failed = !v;
+    return v;
+}
+
+static int stragglers(struct job *job, struct aia_error *err)
+{
+    struct job_stragglers *st = &job->stragglers;
+    const struct mnode *key;
+    const struct mnode *sec = mnode_get(job->m->root, "stragglers", &key);
+    struct aia_value *v = job->v[V_STRAG] =
+        bind(job, "stragglers", sec, key, stragglers_params, 0,
+             stragglers_sections, err);
+    if (!v)
+        return -1;
+    st->work = v[0].d / 1e3;
+    int failed = 0;
+    const struct mnode *n;
+    if ((v = straggler_part(job, sec, "fixed", V_FIXED, fixed_params, &n,
+                            err, &failed))) {
+        st->fixed = v[0].ints;
+        st->nfixed = v[0].n;
+        st->fixed_delay = v[1].doubles;
+        st->nfixed_delay = v[1].n;
+        st->fixed_node = mnode_get(n, "ranks", NULL);
+        if (v[1].n != 1 && v[1].n != v[0].n) {
+            char where[256];
+            params_where(where, sizeof where, job->m->path,
+                         mnode_get(n, "delay_ms", NULL));
+            return aia_seterr(err, "%s: stragglers.fixed.delay_ms: give one "
+                                   "delay, or one per rank (%zu)",
+                              where, v[0].n);
+        }
+    }
+    if (failed)
+        return -1;
+    if ((v = straggler_part(job, sec, "random", V_RANDOM, random_params, &n,
+                            err, &failed))) {
+        st->random_p = v[0].d;
+        st->random_delay = v[1].d / 1e3;
+    }
+    if (failed)
+        return -1;
+    if ((v = straggler_part(job, sec, "markov", V_MARKOV, markov_params, &n,
+                            err, &failed))) {
+        st->markov = 1;
+        st->markov_ranks = v[0].n ? v[0].ints : NULL;
+        st->nmarkov = v[0].n;
+        st->p_slow = v[1].d;
+        st->p_fast = v[2].d;
+        st->markov_delay = v[3].d / 1e3;
+        st->markov_node = mnode_get(n, "ranks", NULL);
+    }
+    if (failed)
+        return -1;
+    if ((v = straggler_part(job, sec, "hang", V_HANG, hang_params, &n, err,
+                            &failed))) {
+        st->hang = v[0].ints;
+        st->nhang = v[0].n;
+        st->hang_after = v[1].i;
+        st->hang_node = mnode_get(n, "ranks", NULL);
+    }
+    return failed ? -1 : 0;
+}
+
 struct job *job_load(const char *path, const char *text, size_t len,
                      const char *const *overrides, struct aia_error *err)
 {
@@ -193,6 +346,8 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->nworkers = v[0].n;
     job->workers_node = mnode_get(node, "workers", NULL);
     job->shutdown_timeout = v[1].d;
+    job->mode = (int)v[2].i;
+    job->mode_node = mnode_get(node, "mode", NULL);
     const struct mnode *wkey = NULL;
     const struct mnode *wait = mnode_get(node, "wait", &wkey);
     if (!(v = job->v[V_WAIT] = bind(job, "pool.wait", wait, wkey, wait_params,
@@ -222,6 +377,18 @@ struct job *job_load(const char *path, const char *text, size_t len,
         goto fail;
     job->history = *v[0].s ? v[0].s : NULL;
     job->every = v[1].i;
+    job->answers = *v[2].s ? v[2].s : NULL;
+    job->workers_csv = *v[3].s ? v[3].s : NULL;
+    if (job->mode == JOB_ASYNC && wait) {
+        char where[256];
+        params_where(where, sizeof where, path, wkey);
+        aia_seterr(err, "%s: pool.wait: in async mode every answer ends an "
+                        "iteration: there is nothing to wait for",
+                   where);
+        goto fail;
+    }
+    if (stragglers(job, err) < 0)
+        goto fail;
     return job;
 fail:
     job_free(job);
@@ -268,7 +435,7 @@ void job_blame(const struct job *job, const struct job_plugin *s,
 static void reference_table(FILE *out, const char *title,
                             const struct aia_param *table, const char *note)
 {
-    fprintf(out, "\n### `%s`\n\n", title);
+    fprintf(out, "\n#### `%s`\n\n", title);
     if (note)
         fprintf(out, "%s\n\n", note);
     fprintf(out, "| key | type | default | meaning |\n"
@@ -298,7 +465,7 @@ void job_reference(FILE *out)
 {
     reference_table(out, "top level", top_params,
                     "Sections: `algorithm`, `problem`, `pool`, `stop`, "
-                    "`output`.");
+                    "`output`, `stragglers`.");
     reference_table(out, "algorithm", algorithm_params,
                     "Every other key is a parameter of the algorithm plugin "
                     "(`aiarun --list-plugins`).");
@@ -310,4 +477,14 @@ void job_reference(FILE *out)
     reference_table(out, "stop", stop_params,
                     "The run stops at the first limit reached.");
     reference_table(out, "output", output_params, NULL);
+    reference_table(out, "stragglers", stragglers_params,
+                    "Injected delays, seeded by `seed`, for experiments and "
+                    "tests. A worker that is delayed still notices a stop "
+                    "at once.");
+    reference_table(out, "stragglers.fixed", fixed_params, NULL);
+    reference_table(out, "stragglers.random", random_params, NULL);
+    reference_table(out, "stragglers.markov", markov_params,
+                    "Each worker switches between a fast and a slow state, "
+                    "per answer, as cluster traces show bursts.");
+    reference_table(out, "stragglers.hang", hang_params, NULL);
 }

@@ -23,6 +23,25 @@ struct job_plugin {
 
 enum job_mode { JOB_ROUNDS = 0, JOB_ASYNC = 1 };
 
+/* Injected delays (the stragglers section), all in seconds. */
+struct job_stragglers {
+    double work;                 /* added to every answer of every worker */
+    const int64_t *fixed;        /* persistent stragglers' ranks */
+    size_t nfixed;
+    const double *fixed_delay;   /* one, or one per rank of fixed */
+    size_t nfixed_delay;
+    double random_p, random_delay;
+    int markov;                  /* the burst model is on */
+    const int64_t *markov_ranks; /* NULL: every worker */
+    size_t nmarkov;
+    double p_slow, p_fast, markov_delay;
+    const int64_t *hang;         /* ranks that stop answering */
+    size_t nhang;
+    int64_t hang_after;          /* answers they give first */
+    /* where the rank lists are, for messages */
+    const struct mnode *fixed_node, *markov_node, *hang_node;
+};
+
 struct job {
     struct manifest *m;
     char *dir; /* folder of the job file */
@@ -38,14 +57,19 @@ struct job {
     size_t nworkers;
     const struct mnode *workers_node;
     double shutdown_timeout;
+    int mode; /* enum job_mode */
+    const struct mnode *mode_node;
     /* stop */
     int64_t max_iterations; /* 0: no limit */
     double max_time;        /* seconds; 0: no limit */
+    struct job_stragglers stragglers;
     /* output */
     const char *history;    /* NULL: none */
     int64_t every;
+    const char *answers;    /* per-answer log, NULL: none */
+    const char *workers_csv; /* per-worker table, NULL: none */
     /* bound values of the runtime's sections, owned */
-    struct aia_value *v[8];
+    struct aia_value *v[16];
 };
 
 /* Parse and check the job file text read from path, after applying the

@@ -15,6 +15,7 @@
 #include "host.h"
 #include "params.h"
 #include "run.h"
+#include "straggle.h"
 #include "util.h"
 
 #define MAX_JOB_FILE (16u << 20)
@@ -89,6 +90,8 @@ static int resolve_pool(struct setup *s, struct aia_error *err)
         if (r == s->rank)
             s->windex = w;
     }
+    if (straggle_check(job, s->ranks, s->nworkers, err) < 0)
+        return -1;
     if (job->weights && job->nweights != (size_t)s->nworkers) {
         params_where(where, sizeof where, job->m->path, job->weights_node);
         return aia_seterr(err, "%s: problem.weights: %zu weights for %d "
@@ -113,6 +116,7 @@ static struct aia_context context(const struct setup *s,
         .host = host_get(),
         .problem = s->prob,
         .problem_state = s->prob_s,
+        .pool_ranks = s->ranks,
     };
 }
 
@@ -289,8 +293,20 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
 {
     struct setup s = {.job = job, .windex = -1, .nworkers = nworkers};
     int rc = load_plugins(&s, 1, err);
-    if (rc == 0 && nworkers > 0)
-        rc = create_wait(&s, err);
+    if (rc == 0 && nworkers > 0) {
+        /* the pool of an -np nworkers+1 run: ranks 1 .. nworkers */
+        if (!(s.ranks = calloc((size_t)nworkers, sizeof *s.ranks)))
+            rc = aia_seterr(err, "out of memory");
+        for (int w = 0; rc == 0 && w < nworkers; w++)
+            s.ranks[w] = w + 1;
+        if (rc == 0 && job->workers)
+            for (int w = 0; w < nworkers && (size_t)w < job->nworkers; w++)
+                s.ranks[w] = (int)job->workers[w];
+        if (rc == 0)
+            rc = straggle_check(job, s.ranks, nworkers, err);
+        if (rc == 0)
+            rc = create_wait(&s, err);
+    }
     s.job = NULL; /* the caller's */
     teardown(&s);
     return rc;

@@ -5,7 +5,8 @@
  * without waiting for it to be received, and on STOP collects the queries
  * still on their way (the STOP says how many were sent), then says BYE
  * with the number of answers it sent, so the coordinator knows when
- * nothing is left in flight.
+ * nothing is left in flight.  Injected delays are waited out while
+ * watching the control tag, so a delayed (or hung) worker stops at once.
  */
 #include <config.h>
 
@@ -17,6 +18,7 @@
 #include "host.h"
 #include "poll.h"
 #include "run.h"
+#include "straggle.h"
 #include "util.h"
 #include "wire.h"
 
@@ -30,6 +32,7 @@ struct worker {
     MPI_Request areq;   /* the answer in flight */
     uint64_t queries, answers;
     int failed;
+    struct straggle delays;
 };
 
 static int post_query(struct worker *k)
@@ -60,7 +63,25 @@ static void report(struct worker *k, const char *text)
     k->failed = 1;
 }
 
-static void answer(struct worker *k)
+/* Wait out an injected delay; 1 when a STOP came meanwhile. */
+static int delay(struct worker *k, double seconds)
+{
+    if (!(seconds > 0))
+        return 0;
+    int idx;
+    MPI_Status st;
+    double until = isinf(seconds) ? INFINITY : util_now() + seconds;
+    int n = poll_some(1, &k->req[1], &idx, &st, until);
+    if (n < 0) {
+        host_error("MPI error while waiting out a delay");
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    return n > 0;
+}
+
+/* Answer the query in qbuf; 1 when a STOP came during an injected delay
+ * (the answer is then not sent). */
+static int answer(struct worker *k)
 {
     const struct setup *s = k->s;
     const struct wire_hdr *q = (const void *)k->qbuf;
@@ -69,7 +90,7 @@ static void answer(struct worker *k)
         q->len != s->shape.query_len) {
         snprintf(text, sizeof text, "received a malformed query");
         report(k, text);
-        return;
+        return 0;
     }
     /* The previous answer was received: this query proves it. */
     if (k->areq != MPI_REQUEST_NULL)
@@ -82,9 +103,8 @@ static void answer(struct worker *k)
         snprintf(text, sizeof text, "algorithm '%s': worker step: %s",
                  s->alg->h.name, err.text);
         report(k, text);
-        return;
+        return 0;
     }
-    double compute = util_now() - t;
     for (size_t i = 0; i < s->shape.answer_len; i++)
         if (!isfinite(out[i])) {
             snprintf(text, sizeof text,
@@ -93,27 +113,34 @@ static void answer(struct worker *k)
                      s->alg->h.name, (unsigned long long)q->round, out[i],
                      i);
             report(k, text);
-            return;
+            return 0;
         }
+    double injected = straggle_next(&k->delays);
+    if (delay(k, injected))
+        return 1;
+    double compute = util_now() - t;
     *(struct wire_hdr *)k->abuf =
         (struct wire_hdr){.magic = WIRE_MAGIC,
                           .kind = WIRE_ANSWER,
                           .round = q->round,
                           .len = s->shape.answer_len,
                           .seq = k->answers,
-                          .compute_s = compute};
+                          .compute_s = compute,
+                          .delay_s = injected};
     MPI_Isend(k->abuf, (int)WIRE_BYTES(s->shape.answer_len), MPI_BYTE, 0,
               TAG_ANSWER, MPI_COMM_WORLD, &k->areq);
     k->answers++;
+    return 0;
 }
 
 /* After STOP: take the queries still on their way, then say goodbye. */
 static void goodbye(struct worker *k, uint64_t sent)
 {
     while (k->queries < sent) {
-        MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
-        if (++k->queries < sent)
+        if (k->req[0] == MPI_REQUEST_NULL)
             post_query(k);
+        MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
+        k->queries++;
     }
     if (k->req[0] != MPI_REQUEST_NULL) {
         MPI_Cancel(&k->req[0]);
@@ -142,6 +169,7 @@ int worker_run(struct setup *s)
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
         }
         post_query(&k);
+        straggle_init(&k.delays, &s->job->stragglers, s->job->seed, s->rank);
     }
     MPI_Irecv(&k.ctrl, sizeof k.ctrl, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
               &k.req[1]);
@@ -160,8 +188,11 @@ int worker_run(struct setup *s)
                 continue;
             }
             k.queries++;
-            if (!k.failed)
-                answer(&k);
+            if (!k.failed && answer(&k)) {
+                /* the STOP is in: leave its request for the check below */
+                stop = 1;
+                break;
+            }
             post_query(&k);
         }
         if (stop)

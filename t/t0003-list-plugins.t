@@ -14,7 +14,7 @@ for p in rows cols noise; do
     printf '%s' "$out" | grep -Eq "^ +$p " || missing="${missing:-} $p"
 done
 is "${missing:-}" "" "lrmse's rows, cols and noise"
-like "$out" "^wait condition +standard +1\.0 +built-in" "the built-in wait"
+like "$out" "^wait condition +standard +[0-9.]+ +built-in" "the built-in wait"
 
 scratch
 cp "$FIXTURES/badabi.so" "$trash/"

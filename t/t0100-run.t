@@ -27,7 +27,9 @@ for np in 5 2; do
     is "$err" "" "$np ranks: nothing on stderr"
 done
 
-is "$(echo "$out" | wc -l)" 1 "stdout holds the summary line alone"
+like "$(echo "$out" | tail -1)" "^stop=iterations " "the summary is the last line of stdout"
+like "$(echo "$out" | head -1)" "^ *rank +answers +fresh +stale" "after the per-worker table"
+is "$(echo "$out" | wc -l)" 3 "of one row per worker (one worker with 2 ranks)"
 is "$(head -1 sgd-lrmse.csv)" "iteration,epoch,time,loss,suboptimality" \
     "the history has its header"
 is "$(sed 1d sgd-lrmse.csv | wc -l)" 41 \
@@ -41,8 +43,8 @@ ok $(awk -F, 'NR > 1 && $3 < prev { bad = 1 } NR > 1 { prev = $3 }
     END { exit bad }' sgd-lrmse.csv && echo 0 || echo 1) "time never goes back"
 
 # Two of four answers end a round: the others arrive stale and are used.
-run 5 -v -o pool.wait.nwait=2 -o algorithm.step=0.05 -o stop.iterations=1500 \
-    -o output.history= "$example"
+run 5 -o pool.wait.nwait=2 -o algorithm.step=0.05 -o stop.iterations=1500 \
+    -o output.history= -o output.workers=w.csv "$example"
 is "$rc" 0 "nwait 2 of 4 exits 0"
 gap=$(field gap "$out")
 ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
@@ -50,8 +52,7 @@ ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
 answers=$(field answers "$out")
 ok $([ "${answers:-0}" -gt 3000 ] && echo 0 || echo 1) \
     "more answers than two a round are absorbed ($answers for 1500 rounds)"
-stale=$(printf '%s\n' "$err" | sed -n 's/.*fresh, \([0-9]*\) stale.*/\1/p' |
-    awk '{ s += $1 } END { print s + 0 }')
+stale=$(awk -F, 'NR > 1 { s += $5 } END { print s + 0 }' w.csv)
 ok $([ "$stale" -gt 0 ] && echo 0 || echo 1) \
     "some answers are stale ($stale), and they are counted"
 
@@ -63,14 +64,14 @@ ok $(float_le 1 "$t" && float_le "$t" 1.5 && echo 0 || echo 1) \
     "at the time asked for ($t s)"
 
 # A pool that is a subset of the ranks.
-run 4 -v -o 'pool.workers=[1, 3]' -o stop.iterations=50 -o output.history= \
-    "$example"
+run 4 -o 'pool.workers=[1, 3]' -o stop.iterations=50 -o output.history= \
+    -o output.workers=w.csv "$example"
 is "$rc" 0 "a pool of ranks 1 and 3 of 4 exits 0"
 is "$(field answers "$out")" 100 "two answers a round"
-ok $(printf '%s' "$err" | grep -q "rank 2:" && echo 1 || echo 0) \
-    "rank 2 is not in the pool"
-like "$err" "rank 3: 50 answers" "rank 3 is"
+is "$(cut -d, -f1,3 w.csv | sed 1d | tr '\n' ' ')" "1,50 3,50 " \
+    "ranks 1 and 3 answered every round; rank 2 is not in the pool"
 
 run 5 -q -o stop.iterations=20 -o output.history= "$example"
 ok $([ "$rc" = 0 ] && [ -z "$err" ] && echo 0 || echo 1) "-q: nothing on stderr"
+is "$(echo "$out" | wc -l)" 1 "-q: the summary line alone on stdout"
 done_testing

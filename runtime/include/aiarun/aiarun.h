@@ -203,7 +203,9 @@ struct aia_context {
     /* For problems: the rows read from the job's data file, or NULL when
      * the job names none (the problem generates its data). */
     const struct aia_dataset *data;
-    void *reserved[5];
+    /* The rank of each worker of the pool, in pool order (nworkers). */
+    const int *pool_ranks;
+    void *reserved[4];
 };
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,131 @@
+#!/bin/sh
+# Wait conditions under mpirun with seeded stragglers: the coordinator
+# keeps the fast workers' pace and waits exactly for what it is told to.
+# Claims are checked against the per-answer log (output.answers) and the
+# history, not against timings alone.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+    [ "$rc" = 0 ] || diag "exit $rc" "$err"
+}
+
+job() {
+    cat > job.yaml <<YAML
+seed: 11
+algorithm: {plugin: sgd, step: 0.02}
+problem: {plugin: lrmse, rows: 2000, cols: 10}
+pool:
+  wait: {$1}
+stragglers:
+  work_ms: 1
+  fixed: {ranks: [2], delay_ms: $2}
+stop: {iterations: $3}
+output: {history: h.csv, every: 1, answers: a.csv, workers: w.csv}
+YAML
+}
+
+# --- nwait 3 of 4 with worker 2 delayed 50 ms per answer
+job "nwait: 3" 50 200
+run 5 job.yaml
+is "$rc" 0 "nwait 3 of 4 with a 50 ms straggler: exit 0"
+t=$(field time "$out")
+ok $(awk -v t="$t" 'BEGIN { exit !(t / 200 < 0.010) }' && echo 0 || echo 1) \
+    "rounds keep the fast pace: $t s for 200 rounds, far below 50 ms a round"
+n2=$(awk -F, '$2 == 2' a.csv | wc -l)
+ok $([ "$n2" -ge 2 ] && echo 0 || echo 1) "worker 2 answered ($n2 times)"
+is "$(awk -F, '$2 == 2 && $5 < 1' a.csv | wc -l)" 0 \
+    "every answer of worker 2 arrives stale"
+is "$(awk -F, 'NR > 1 && $5 != $4 - $3' a.csv | wc -l)" 0 \
+    "staleness is the current round minus the round the query was sent in"
+# Independent check: the rounds that ended while worker 2 computed, counted
+# from the history's timestamps, match each answer's staleness (to 1).
+bad=$(awk -F, 'NR == FNR { if (FNR > 1) t[n++] = $3; next }
+    FNR > 1 && $2 == 2 {
+        c = 0; for (i = 1; i < n; i++) if (t[i] > $1 - $9 && t[i] <= $1) c++
+        d = c - $5; if (d < -1 || d > 1) print FNR ": " c " rounds, staleness " $5
+    }' h.csv a.csv)
+is "$bad" "" "each staleness matches the rounds that ended while it was computed"
+row=$(awk -F, '$1 == 2' w.csv)
+ok $(echo "$row" | awk -F, '{ exit !($5 == $3 && $9 > 0.045) }' && echo 0 || echo 1) \
+    "the worker table shows worker 2 all stale with a round trip over 45 ms"
+like "$(echo "$out" | awk '$1 == 2')" "100\.0%" \
+    "the printed table shows its stale share plainly"
+
+# --- include: [2] makes every round wait for worker 2
+job "nwait: 1, include: [2]" 30 20
+run 5 job.yaml
+is "$rc" 0 "include [2]: exit 0"
+got=$(awk -F, '$2 == 2 && $5 == 0 { print $4 }' a.csv | sort -n | tr '\n' ' ')
+want=$(seq 1 20 | tr '\n' ' ')
+is "$got" "$want" "worker 2 answered every round's query fresh"
+t=$(field time "$out")
+ok $(awk -v t="$t" 'BEGIN { exit !(t / 20 >= 0.030) }' && echo 0 || echo 1) \
+    "so every round took at least its 30 ms ($t s for 20)"
+
+# --- staleness: 1 never lets an answer fall two rounds behind
+job "nwait: 1, staleness: 1" 20 60
+run 5 job.yaml
+is "$rc" 0 "staleness 1: exit 0"
+is "$(awk -F, 'NR > 1 && $5 > 1' a.csv | wc -l)" 0 "no answer is more than one round stale"
+ok $([ "$(awk -F, 'NR > 1 && $5 == 1' a.csv | wc -l)" -gt 0 ] && echo 0 || echo 1) \
+    "some are one round stale: the bound is used, not synchrony"
+
+# --- timeout_ms ends rounds on time
+job "timeout_ms: 10" 200 40
+run 5 job.yaml
+is "$rc" 0 "timeout 10 ms waiting for all with a 200 ms straggler: exit 0"
+med=$(awk -F, 'NR > 2 { print $3 - p } NR > 1 { p = $3 }' h.csv | sort -g |
+    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+ok $(awk -v m="$med" 'BEGIN { exit !(m >= 0.0095 && m < 0.025) }' && echo 0 || echo 1) \
+    "rounds end at the timeout (median round $med s)"
+
+# --- grace collects the answers about to come
+job "nwait: 1" 0 100
+run 5 job.yaml
+fresh0=$(awk -F, 'NR > 1 { f += $4 } END { print f }' w.csv)
+job "nwait: 1, grace: 3" 0 100
+run 5 job.yaml
+fresh3=$(awk -F, 'NR > 1 { f += $4 } END { print f }' w.csv)
+ok $([ "$fresh3" -ge 250 ] && [ "$fresh3" -gt "$fresh0" ] && echo 0 || echo 1) \
+    "grace 3 collects more fresh answers per round ($fresh3 against $fresh0 in 100 rounds)"
+
+# --- the time stop fires while every worker is stalled
+cat > stall.yaml <<'YAML'
+algorithm: {plugin: sgd}
+problem: {plugin: lrmse}
+stragglers:
+  fixed: {ranks: [1, 2, 3, 4], delay_ms: 20000}
+stop: {time: 1}
+YAML
+start=$(date +%s.%N)
+run 5 stall.yaml
+end=$(date +%s.%N)
+is "$rc" 0 "every worker stalled for 20 s: exit 0"
+is "$(field stop "$out")" time "the time stop fired"
+is "$(field iterations "$out")" 0 "with no round completed"
+ok $(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 8) }' && echo 0 || echo 1) \
+    "and the stalled workers stopped at once (whole run under 8 s)"
+
+# --- a hung worker: the job finishes with the others and names it
+cat > hang.yaml <<'YAML'
+algorithm: {plugin: sgd, step: 0.02}
+problem: {plugin: lrmse}
+pool: {wait: {nwait: 3}}
+stragglers:
+  work_ms: 2
+  hang: {ranks: [3], after: 5}
+stop: {time: 1.5}
+output: {answers: a.csv}
+YAML
+run 5 hang.yaml
+is "$rc" 0 "a worker that hangs after 5 answers: the job finishes, exit 0"
+is "$(awk -F, '$2 == 3' a.csv | wc -l)" 5 "it gave its 5 answers"
+like "$err" "rank 3 is unresponsive" "and is reported unresponsive"
+like "$(echo "$out" | awk '$1 == 3')" "UNRESPONSIVE" "in the table too"
+done_testing

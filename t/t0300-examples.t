@@ -1,0 +1,20 @@
+#!/bin/sh
+# Every job in etc/ runs as it is, from another folder, and converges.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+for job in "$top_srcdir"/etc/*.yaml; do
+    name=$(basename "$job")
+    out=$("$AIARUN" --check "$job" 2>&1)
+    ok $? "$name checks"
+    aia_mpirun 5 "$job" >out.txt 2>err.txt; rc=$?
+    out=$(cat out.txt)
+    is "$rc" 0 "$name runs with 5 ranks"
+    [ "$rc" = 0 ] || diag "$(cat err.txt)"
+    gap=$(field gap "$out")
+    if [ -n "$gap" ]; then
+        ok $(float_le "$gap" 0.01 && echo 0 || echo 1) \
+            "$name ends within 1% of the optimum (gap $gap)"
+    fi
+done
+done_testing
