@@ -100,17 +100,17 @@ cat > stall.yaml <<'YAML'
 algorithm: {plugin: sgd}
 problem: {plugin: lrmse}
 stragglers:
-  fixed: {ranks: [1, 2, 3, 4], delay_ms: 20000}
+  fixed: {ranks: [1, 2, 3, 4], delay_ms: 120000}
 stop: {time: 1}
 YAML
 start=$(date +%s.%N)
 run 5 stall.yaml
 end=$(date +%s.%N)
-is "$rc" 0 "every worker stalled for 20 s: exit 0"
+is "$rc" 0 "every worker stalled for 120 s: exit 0"
 is "$(field stop "$out")" time "the time stop fired"
 is "$(field iterations "$out")" 0 "with no round completed"
-ok $(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 8) }' && echo 0 || echo 1) \
-    "and the stalled workers stopped at once (whole run under 8 s)"
+ok $(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 40) }' && echo 0 || echo 1) \
+    "and the stalled workers stopped at once (whole run far under 120 s)"
 
 # --- a hung worker: the job finishes with the others and names it
 cat > hang.yaml <<'YAML'
