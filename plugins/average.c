@@ -80,8 +80,9 @@ struct average {
     double *x;      /* the query */
     double *models; /* memory: latest: nworkers x dim */
     double *sum;    /* memory: delta: S, the weighted sum of the models */
-    double total;   /* memory: delta: W, the weight of the workers heard */
+    double total;   /* W, the weight of the workers heard from */
     double *w;      /* weight of each worker heard from */
+    /* heard[i]: worker i has answered at least once */
     unsigned char *heard;
 };
 
