@@ -2,18 +2,45 @@
  *
  * Workers answer a query x with a gradient of their rows' loss at x (all
  * rows, or a mini-batch drawn with replacement); the coordinator applies
- * each answer as it arrives: x <- x - step * g.  With every answer applied
- * at once this is the per-answer asynchronous SGD of parameter servers;
- * the round-based pool decides how stale the x behind a gradient may be.
+ * each answer g as it arrives, with heavy-ball momentum beta:
+ *
+ *     v <- beta * v - step_t * g,   x <- x + v
+ *
+ * which for beta = 0 (the default) is plain x <- x - step_t * g.  With
+ * every answer applied at once this is the per-answer asynchronous SGD of
+ * parameter servers; the round-based pool decides how stale the x behind
+ * a gradient may be.
+ *
+ * The step of an answer depends on the current round t (first is 1):
+ *
+ *     constant   step_t = step
+ *     invsqrt    step_t = step / sqrt(t)
+ *     step       step_t = step * decay^floor(t / decay_every)
+ *
+ * and with staleness_scaling it is divided by staleness + 1, so that a
+ * gradient taken at an old iterate moves the current one less.
  */
 #include <config.h>
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <aiarun/aiarun.h>
 
-enum { P_STEP, P_BATCH };
+enum {
+    P_STEP,
+    P_BATCH,
+    P_SCHEDULE,
+    P_DECAY,
+    P_DECAY_EVERY,
+    P_MOMENTUM,
+    P_STALENESS_SCALING
+};
+
+/* In the order of the schedule parameter's choices. */
+enum { SCHED_CONSTANT, SCHED_INVSQRT, SCHED_STEP };
 
 static const struct aia_param params[] = {
     {"step", AIA_DOUBLE, "0.1", "step size applied to each gradient", NULL,
@@ -21,6 +48,19 @@ static const struct aia_param params[] = {
     {"batch", AIA_INT, "0",
      "rows per gradient, drawn with replacement (0: all the worker's rows)",
      NULL, 0, 1e12},
+    {"schedule", AIA_ENUM, "constant",
+     "step size over rounds t: step, step/sqrt(t), or step decayed every "
+     "decay_every rounds",
+     "constant|invsqrt|step", 0, 0},
+    {"decay", AIA_DOUBLE, "0.5",
+     "factor of the step schedule: step * decay^floor(t/decay_every)", NULL, 0,
+     1},
+    {"decay_every", AIA_INT, "100",
+     "rounds between decays of the step (schedule: step)", NULL, 1, 1e12},
+    {"momentum", AIA_DOUBLE, "0",
+     "heavy-ball momentum beta on the coordinator (0: none)", NULL, 0, 0.9999},
+    {"staleness_scaling", AIA_BOOL, "false",
+     "divide the step of an answer by its staleness + 1", NULL, 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -28,9 +68,12 @@ struct sgd {
     const struct aia_problem_plugin *prob;
     void *pstate;
     size_t dim, rows, batch;
-    double step;
-    double *x;    /* coordinator: the iterate */
-    size_t *idx;  /* worker: the batch's rows */
+    double step, decay, momentum;
+    int schedule, scale;
+    uint64_t decay_every;
+    double *x;   /* coordinator: the iterate */
+    double *v;   /* coordinator: the velocity (momentum only) */
+    size_t *idx; /* worker: the batch's rows */
     struct aia_rng rng;
 };
 
@@ -40,6 +83,7 @@ static void destroy(void *state)
     if (!s)
         return;
     free(s->x);
+    free(s->v);
     free(s->idx);
     free(s);
 }
@@ -56,12 +100,21 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->rows = s->prob->rows(s->pstate);
     s->step = ctx->args[P_STEP].d;
     s->batch = (size_t)ctx->args[P_BATCH].i;
-    aia_rng_seed(&s->rng, ctx->seed, 0x5347440000000000ull + (uint64_t)ctx->rank);
-    if (ctx->role == AIA_ROLE_COORDINATOR)
+    s->schedule = (int)ctx->args[P_SCHEDULE].i;
+    s->decay = ctx->args[P_DECAY].d;
+    s->decay_every = (uint64_t)ctx->args[P_DECAY_EVERY].i;
+    s->momentum = ctx->args[P_MOMENTUM].d;
+    s->scale = ctx->args[P_STALENESS_SCALING].i != 0;
+    aia_rng_seed(&s->rng, ctx->seed,
+                 0x5347440000000000ull + (uint64_t)ctx->rank);
+    if (ctx->role == AIA_ROLE_COORDINATOR) {
         s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
-    else if (s->batch > 0)
+        if (s->momentum > 0)
+            s->v = calloc(s->dim ? s->dim : 1, sizeof *s->v);
+    } else if (s->batch > 0)
         s->idx = malloc(s->batch * sizeof *s->idx);
-    if ((ctx->role == AIA_ROLE_COORDINATOR && !s->x) ||
+    if ((ctx->role == AIA_ROLE_COORDINATOR &&
+         (!s->x || (s->momentum > 0 && !s->v))) ||
         (ctx->role != AIA_ROLE_COORDINATOR && s->batch > 0 && !s->idx)) {
         destroy(s);
         return aia_seterr(err, "out of memory");
@@ -96,14 +149,37 @@ static int worker(void *state, const double *query, double *answer,
     return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
 }
 
+/* The step for an answer absorbed in round t with this staleness. */
+static double step_size(const struct sgd *s, uint64_t round, uint64_t staleness)
+{
+    /* Rounds count from 1; a caller that leaves the round at 0 gets the
+     * first round's step rather than a division by zero. */
+    double t = round > 0 ? (double)round : 1.0;
+    double h = s->step;
+    if (s->schedule == SCHED_INVSQRT)
+        h /= sqrt(t);
+    else if (s->schedule == SCHED_STEP)
+        h *= pow(s->decay, (double)(round / s->decay_every));
+    if (s->scale)
+        h /= (double)staleness + 1.0;
+    return h;
+}
+
 static int absorb(void *state, const double *answer,
                   const struct aia_answer_info *info, struct aia_error *err)
 {
     struct sgd *s = state;
-    (void)info;
     (void)err;
-    for (size_t j = 0; j < s->dim; j++)
-        s->x[j] -= s->step * answer[j];
+    double h = step_size(s, info->round, info->staleness);
+    if (!s->v) {
+        for (size_t j = 0; j < s->dim; j++)
+            s->x[j] -= h * answer[j];
+        return 0;
+    }
+    for (size_t j = 0; j < s->dim; j++) {
+        s->v[j] = s->momentum * s->v[j] - h * answer[j];
+        s->x[j] += s->v[j];
+    }
     return 0;
 }
 

@@ -1,10 +1,13 @@
-/* sgd.c - the SGD algorithm plugin, driven by hand over lrmse. */
+/* sgd.c - the SGD algorithm plugin, driven by hand over lrmse: the
+ * update rule under each step schedule, momentum and staleness scaling,
+ * convergence with fresh, stale and mini-batch gradients. */
 #include <config.h>
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "algtest.h"
 #include "plugtest.h"
 #include "tap.h"
 
@@ -81,6 +84,163 @@ static double run(const struct aia_value *args, int rounds, int late,
     return g;
 }
 
+/* The coordinator of a pool of W for sgd with these parameters. */
+static void coordinator(struct algtest *t, const char *yaml)
+{
+    plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, yaml);
+    algtest_open(t, &A, &Pb, W, NULL, 11);
+}
+
+static void coordinator_close(struct algtest *t)
+{
+    algtest_close(t);
+    plugtest_free(&A);
+}
+
+/* Absorb g in round round, sent staleness rounds before, then end the
+ * round: the new query, which is the iterate. */
+static const double *step_with(struct algtest *t, const double *g,
+                               uint64_t round, uint64_t staleness)
+{
+    struct aia_error err;
+    struct aia_answer_info info = {.rank = 1,
+                                   .worker = 0,
+                                   .round = round,
+                                   .sent_round = round - staleness,
+                                   .staleness = staleness,
+                                   .rows = 200,
+                                   .total_rows = 800};
+    if (t->alg->absorb(t->as[0], g, &info, &err) < 0)
+        bail_out("absorb: %s", err.text);
+    algtest_end_round(t);
+    return algtest_query(t, t->round);
+}
+
+/* x == c * g, entry by entry (every value in these tests is exact). */
+static int is_multiple(const double *x, double c, const double *g)
+{
+    for (int j = 0; j < N; j++)
+        if (x[j] != c * g[j])
+            return 0;
+    return 1;
+}
+
+static void update_rules(void)
+{
+    struct algtest t;
+    double g[N];
+    for (int j = 0; j < N; j++)
+        g[j] = j - 3;
+
+    coordinator(&t, "{step: 0.5, staleness_scaling: false}");
+    ok(is_multiple(step_with(&t, g, 400, 3), -0.5, g),
+       "constant: the step ignores the round and, by default, staleness");
+    coordinator_close(&t);
+
+    coordinator(&t, "{step: 0.5, schedule: invsqrt}");
+    ok(is_multiple(step_with(&t, g, 4, 0), -0.25, g),
+       "invsqrt: in round 4 the step is step / 2");
+    ok(is_multiple(step_with(&t, g, 16, 0), -0.375, g),
+       "invsqrt: in round 16, step / 4");
+    coordinator_close(&t);
+
+    coordinator(&t, "{step: 1, schedule: step, decay: 0.5, "
+                    "decay_every: 100}");
+    ok(is_multiple(step_with(&t, g, 99, 0), -1, g),
+       "step schedule: until round 99 the full step");
+    ok(is_multiple(step_with(&t, g, 100, 0), -1.5, g),
+       "step schedule: from round 100, step * decay");
+    ok(is_multiple(step_with(&t, g, 250, 0), -1.75, g),
+       "step schedule: in round 250, step * decay^2");
+    coordinator_close(&t);
+
+    coordinator(&t, "{step: 1, schedule: step}");
+    ok(is_multiple(step_with(&t, g, 200, 0), -0.25, g),
+       "step schedule: decay 0.5 every 100 rounds by default");
+    coordinator_close(&t);
+
+    coordinator(&t, "{step: 0.5, momentum: 0.5}");
+    ok(is_multiple(step_with(&t, g, 1, 0), -0.5, g),
+       "momentum: the first step is -step * g");
+    ok(is_multiple(step_with(&t, g, 2, 0), -1.25, g),
+       "momentum: then v <- beta v - step g, x <- x + v");
+    ok(is_multiple(step_with(&t, g, 3, 0), -2.125, g), "momentum: and again");
+    coordinator_close(&t);
+
+    coordinator(&t, "{step: 1, staleness_scaling: true}");
+    ok(is_multiple(step_with(&t, g, 10, 3), -0.25, g),
+       "staleness scaling: an answer 3 rounds stale moves by step / 4");
+    ok(is_multiple(step_with(&t, g, 11, 0), -1.25, g),
+       "staleness scaling: a fresh one by the whole step");
+    coordinator_close(&t);
+
+    coordinator(&t, "{step: 1, schedule: invsqrt, staleness_scaling: true}");
+    ok(is_multiple(step_with(&t, g, 16, 1), -0.125, g),
+       "invsqrt and staleness scaling: step / sqrt(16) / 2");
+    coordinator_close(&t);
+}
+
+/* Rounds of every worker answering, one lagging lag rounds: the gap. */
+static double converge(const char *yaml, int rounds, int lagging, int lag)
+{
+    struct algtest t;
+    coordinator(&t, yaml);
+    algtest_rounds(&t, rounds, lagging, lag);
+    double gap = algtest_gap(&t);
+    coordinator_close(&t);
+    return gap;
+}
+
+/* One worker always 3 rounds stale, its steps scaled by 1/4: the iterates
+ * settle where the scaled block gradients cancel, sum_i h_i g_i(x) = 0,
+ * which is near the optimum but, with the blocks' optima apart, not at
+ * it. */
+static void stale_scaled(void)
+{
+    struct algtest t;
+    struct aia_error err;
+    coordinator(&t, "{step: 0.2, staleness_scaling: true}");
+    algtest_rounds(&t, 150, 2, 3);
+    const double *x = algtest_query(&t, t.round);
+    double sum[N] = {0}, g[N], zero[N] = {0};
+    for (int w = 0; w < W; w++) {
+        double h = w == 2 ? 0.05 : 0.2;
+        t.prob->gradient(t.ps[w + 1], x, NULL, 0, g, &err);
+        for (int j = 0; j < N; j++)
+            sum[j] += h * g[j];
+    }
+    double rest = algtest_maxdiff(sum, zero, N), gap = algtest_gap(&t);
+    ok(rest < 1e-13,
+       "staleness scaling with a worker 3 rounds stale settles where the "
+       "block gradients with steps 0.2, 0.2, 0.05, 0.2 cancel (%.2g)",
+       rest);
+    ok(gap < 1e-3, "which is near the optimum (gap %.2g)", gap);
+    coordinator_close(&t);
+}
+
+static void schedules_converge(void)
+{
+    double gap = converge("{step: 0.2, schedule: invsqrt}", 300, -1, 0);
+    ok(fabs(gap) < 1e-12, "invsqrt converges to the optimum (gap %.2g)", gap);
+    gap = converge("{step: 0.2, schedule: step, decay: 0.5, "
+                   "decay_every: 40}",
+                   200, -1, 0);
+    ok(fabs(gap) < 1e-12, "the step schedule converges (gap %.2g)", gap);
+    gap = converge("{step: 0.1, momentum: 0.5}", 100, -1, 0);
+    ok(fabs(gap) < 1e-12, "momentum converges (gap %.2g)", gap);
+    double plain = converge("{step: 0.02}", 30, -1, 0);
+    gap = converge("{step: 0.02, momentum: 0.5}", 30, -1, 0);
+    ok(gap < plain / 10,
+       "with a small step, momentum gets closer in 30 rounds (gap %.2g, "
+       "%.2g without)",
+       gap, plain);
+    stale_scaled();
+    gap = converge("{step: 0.05, batch: 16, schedule: invsqrt}", 400, -1, 0);
+    ok(gap < 0.01,
+       "mini-batch SGD with invsqrt steps gets near the optimum (gap %.2g)",
+       gap);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -147,6 +307,9 @@ int main(void)
     double mb = run(A.args, 60, 0, 0);
     ok(mb < 0.05, "mini-batch SGD gets near the optimum (gap %.2g)", mb);
     plugtest_free(&A);
+
+    update_rules();
+    schedules_converge();
 
     plugtest_free(&Pb);
     return done_testing();

@@ -9,6 +9,18 @@ like "$out" "^algorithm +sgd +1\.0 +/.*/sgd\.so" "sgd: kind, name, version, path
 like "$out" "asynchronous SGD" "sgd's summary"
 like "$out" "step +number +0\.1 +step size" "sgd's step: type, default, help"
 like "$out" "batch +int +0 " "sgd's batch"
+like "$out" "schedule +constant[|]invsqrt[|]step +constant" "sgd's schedule"
+for p in decay decay_every momentum staleness_scaling; do
+    printf '%s' "$out" | grep -Eq "^ +$p " || sgd_missing="${sgd_missing:-} $p"
+done
+is "${sgd_missing:-}" "" "sgd's decay, decay_every, momentum, staleness_scaling"
+like "$out" "^algorithm +gd +1\.0 +/.*/gd\.so" "gd"
+like "$out" "^algorithm +average +1\.0 +/.*/average\.so" "average"
+like "$out" "memory +latest[|]delta +latest" "average's memory"
+for p in local_steps weights; do
+    printf '%s' "$out" | grep -Eq "^ +$p " || avg_missing="${avg_missing:-} $p"
+done
+is "${avg_missing:-}" "" "average's local_steps and weights"
 like "$out" "^problem +lrmse +1\.0" "lrmse"
 for p in rows cols noise; do
     printf '%s' "$out" | grep -Eq "^ +$p " || missing="${missing:-} $p"

@@ -1,0 +1,146 @@
+/* algtest.c - a whole pool in one process: the coordinator's absorb and
+ * query and the workers' answers called in an order the test chooses, so
+ * that fresh, stale and missing answers can be staged exactly. */
+#include <config.h>
+
+#include "algtest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+
+void algtest_open(struct algtest *t, const struct plugtest *alg,
+                  const struct plugtest *prob, int nworkers,
+                  const double *weights, uint64_t seed)
+{
+    struct aia_error err;
+    memset(t, 0, sizeof *t);
+    if (nworkers < 1 || nworkers > ALGTEST_MAX_WORKERS)
+        bail_out("algtest: %d workers", nworkers);
+    t->alg = (const void *)alg->p->h;
+    t->prob = (const void *)prob->p->h;
+    t->nworkers = nworkers;
+    for (int r = 0; r <= nworkers; r++) {
+        struct aia_partition part = {r == 0 ? AIA_PART_ALL : r - 1, nworkers,
+                                     AIA_PART_BLOCK, 0, weights};
+        int role = r == 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER;
+        struct aia_context ctx =
+            plugtest_ctx(prob->args, role, r, nworkers, seed);
+        if (t->prob->open(&ctx, &part, &t->ps[r], &err) < 0)
+            bail_out("open rank %d: %s", r, err.text);
+        if (r > 0) {
+            t->rows[r - 1] = t->prob->rows(t->ps[r]);
+            t->total_rows += t->rows[r - 1];
+        }
+        ctx.args = alg->args;
+        ctx.problem = t->prob;
+        ctx.problem_state = t->ps[r];
+        struct aia_shape shape;
+        if (t->alg->create(&ctx, &shape, &t->as[r], &err) < 0)
+            bail_out("create rank %d: %s", r, err.text);
+        t->dim = t->prob->dim(t->ps[r]);
+        if (shape.query_len != t->dim || shape.answer_len != t->dim)
+            bail_out("%s's messages are not the model's size", t->alg->h.name);
+    }
+    if (!(t->hist = calloc(ALGTEST_HISTORY * t->dim, sizeof *t->hist)))
+        bail_out("out of memory");
+    t->round = 1;
+    if (t->alg->init(t->as[0], t->hist + t->dim, &err) < 0)
+        bail_out("init: %s", err.text);
+}
+
+void algtest_close(struct algtest *t)
+{
+    for (int r = 0; r <= t->nworkers; r++) {
+        t->alg->destroy(t->as[r]);
+        t->prob->close(t->ps[r]);
+    }
+    free(t->hist);
+}
+
+const double *algtest_query(const struct algtest *t, uint64_t r)
+{
+    if (r == 0 || r > t->round || t->round - r >= ALGTEST_HISTORY)
+        bail_out("algtest: round %llu is not kept", (unsigned long long)r);
+    return t->hist + (r % ALGTEST_HISTORY) * t->dim;
+}
+
+void algtest_answer(struct algtest *t, int w, uint64_t sent)
+{
+    struct aia_error err;
+    double *a = malloc(t->dim * sizeof *a);
+    if (!a)
+        bail_out("out of memory");
+    struct aia_step step = {.round = sent, .answers = t->answers[w]++};
+    if (t->alg->worker(t->as[w + 1], algtest_query(t, sent), a, &step, &err) <
+        0)
+        bail_out("worker %d: %s", w, err.text);
+    struct aia_answer_info info = {
+        .rank = w + 1,
+        .worker = w,
+        .round = t->round,
+        .sent_round = sent,
+        .staleness = t->round - sent,
+        .rows = t->rows[w],
+        .total_rows = t->total_rows,
+    };
+    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+        bail_out("absorb (worker %d): %s", w, err.text);
+    free(a);
+}
+
+void algtest_end_round(struct algtest *t)
+{
+    struct aia_error err;
+    t->round++;
+    if (t->alg->query(t->as[0], t->hist + (t->round % ALGTEST_HISTORY) * t->dim,
+                      &err) < 0)
+        bail_out("query: %s", err.text);
+}
+
+void algtest_rounds(struct algtest *t, int rounds, int lagging, int lag)
+{
+    for (int k = 0; k < rounds; k++) {
+        for (int w = 0; w < t->nworkers; w++) {
+            uint64_t back = w == lagging ? (uint64_t)lag : 0;
+            algtest_answer(t, w, back < t->round ? t->round - back : 1);
+        }
+        algtest_end_round(t);
+    }
+}
+
+double algtest_gap(const struct algtest *t)
+{
+    struct aia_error err;
+    double f, fs, *xs = malloc(t->dim * sizeof *xs);
+    if (!xs)
+        bail_out("out of memory");
+    if (t->prob->optimum(t->ps[0], xs, &fs, &err) < 0 ||
+        t->prob->loss(t->ps[0], algtest_query(t, t->round), &f, &err) < 0)
+        bail_out("gap: %s", err.text);
+    free(xs);
+    return (f - fs) / fs;
+}
+
+double algtest_distance(const struct algtest *t)
+{
+    struct aia_error err;
+    double fs, *xs = malloc(t->dim * sizeof *xs);
+    if (!xs)
+        bail_out("out of memory");
+    if (t->prob->optimum(t->ps[0], xs, &fs, &err) < 0)
+        bail_out("optimum: %s", err.text);
+    double d = algtest_maxdiff(algtest_query(t, t->round), xs, t->dim);
+    free(xs);
+    return d;
+}
+
+double algtest_maxdiff(const double *a, const double *b, size_t n)
+{
+    double d = 0;
+    for (size_t j = 0; j < n; j++)
+        d = fmax(d, fabs(a[j] - b[j]));
+    return d;
+}

@@ -1,0 +1,61 @@
+/* algtest.h - a coordinator and its workers, driven by hand in one
+ * process, for the unit tests of algorithm plugins. */
+#ifndef AIARUN_ALGTEST_H
+#define AIARUN_ALGTEST_H
+
+#include <aiarun/aiarun.h>
+
+#include "plugtest.h"
+
+#define ALGTEST_MAX_WORKERS 8
+/* Rounds of queries kept, so that an answer may be this stale at most. */
+#define ALGTEST_HISTORY 64
+
+struct algtest {
+    const struct aia_algorithm_plugin *alg;
+    const struct aia_problem_plugin *prob;
+    int nworkers;
+    size_t dim;
+    /* Index 0 is the coordinator, w + 1 is worker w. */
+    void *ps[ALGTEST_MAX_WORKERS + 1];
+    void *as[ALGTEST_MAX_WORKERS + 1];
+    size_t rows[ALGTEST_MAX_WORKERS], total_rows;
+    uint64_t answers[ALGTEST_MAX_WORKERS];
+    uint64_t round; /* the current round; the first is 1 */
+    double *hist;   /* the queries of the latest rounds */
+};
+
+/* Open the problem on every rank of a pool of nworkers (block partition
+ * with these weights, or equal parts for NULL), create the algorithm on
+ * each, and have the coordinator write the first query.  Bails out of the
+ * test run on any failure. */
+void algtest_open(struct algtest *t, const struct plugtest *alg,
+                  const struct plugtest *prob, int nworkers,
+                  const double *weights, uint64_t seed);
+
+void algtest_close(struct algtest *t);
+
+/* The query of round r, which must be one of the latest ALGTEST_HISTORY. */
+const double *algtest_query(const struct algtest *t, uint64_t r);
+
+/* Worker w (0-based) answers the query of round sent (at most the current
+ * one) and the coordinator absorbs the answer in the current round. */
+void algtest_answer(struct algtest *t, int w, uint64_t sent);
+
+/* End the round: the coordinator writes the next query. */
+void algtest_end_round(struct algtest *t);
+
+/* Rounds in which every worker answers, lagging ones the query of lag
+ * rounds before (lagging: a worker index, or -1 for none). */
+void algtest_rounds(struct algtest *t, int rounds, int lagging, int lag);
+
+/* (loss - optimum) / optimum at the current query. */
+double algtest_gap(const struct algtest *t);
+
+/* max_j |x_j - x*_j| at the current query. */
+double algtest_distance(const struct algtest *t);
+
+/* max_j |a_j - b_j| */
+double algtest_maxdiff(const double *a, const double *b, size_t n);
+
+#endif

@@ -1,0 +1,158 @@
+/* gd.c - the synchronous gradient descent plugin, driven by hand over
+ * lrmse: the update rule on known answers, exact gradient descent with
+ * uneven parts, stale and missing answers. */
+#include <config.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algtest.h"
+#include "tap.h"
+
+#define W 4
+#define N 8
+
+static struct plugtest A, Pb;
+
+/* The coordinator absorbs answer g as worker w's, holding rows rows. */
+static int give(struct algtest *t, int w, size_t rows, const double *g,
+                struct aia_error *err)
+{
+    struct aia_answer_info info = {.rank = w + 1,
+                                   .worker = w,
+                                   .round = t->round,
+                                   .sent_round = t->round,
+                                   .rows = rows,
+                                   .total_rows = 4};
+    return t->alg->absorb(t->as[0], g, &info, err);
+}
+
+static void update_rule(void)
+{
+    struct algtest t;
+    struct aia_error err;
+    double ga[N], gb[N], gc[N], want[N], x[N];
+    algtest_open(&t, &A, &Pb, W, NULL, 11);
+    const double *q = algtest_query(&t, 1);
+    double zero[N] = {0};
+    ok(memcmp(q, zero, sizeof zero) == 0, "the first query is the origin");
+
+    double local[N];
+    struct aia_step step = {.round = 1};
+    t.alg->worker(t.as[2], q, x, &step, &err);
+    t.prob->gradient(t.ps[2], q, NULL, 0, local, &err);
+    ok(memcmp(x, local, sizeof x) == 0,
+       "a worker answers the full gradient of its rows");
+
+    /* Small integers and powers of two: every value below is exact. */
+    for (int j = 0; j < N; j++) {
+        ga[j] = j + 1;
+        gb[j] = 2 - j;
+        gc[j] = 3 * j - 4;
+    }
+    give(&t, 0, 1, ga, &err);
+    give(&t, 2, 3, gb, &err);
+    algtest_end_round(&t);
+    q = algtest_query(&t, 2);
+    int same = 1;
+    for (int j = 0; j < N; j++) {
+        want[j] = -0.5 * (1 * ga[j] + 3 * gb[j]) / 4;
+        same = same && q[j] == want[j];
+    }
+    ok(same, "a round steps by -step * (sum rows_i g_i) / (sum rows_i) over "
+             "the workers heard from");
+
+    give(&t, 0, 1, gc, &err);
+    algtest_end_round(&t);
+    q = algtest_query(&t, 3);
+    same = 1;
+    for (int j = 0; j < N; j++) {
+        want[j] -= 0.5 * (1 * gc[j] + 3 * gb[j]) / 4;
+        same = same && q[j] == want[j];
+    }
+    ok(same, "a new answer replaces its worker's gradient; a silent worker's "
+             "latest one is used again");
+
+    ok(give(&t, W, 1, ga, &err) < 0, "an answer from outside the pool is "
+                                     "refused");
+    like(err.text, "worker 4 of a pool of 4", "and named");
+    ok(give(&t, 1, 0, ga, &err) < 0 && strstr(err.text, "no rows"),
+       "an answer that stands for no rows is refused");
+    algtest_close(&t);
+}
+
+/* Rounds of gd against gradient descent on the full gradient computed
+ * independently by the coordinator's view of the problem. */
+static void exact_descent(const double *weights, const char *what)
+{
+    struct algtest t;
+    struct aia_error err;
+    double ref[N] = {0}, g[N];
+    algtest_open(&t, &A, &Pb, W, weights, 11);
+    double worst = 0;
+    for (int k = 0; k < 40; k++) {
+        algtest_rounds(&t, 1, -1, 0);
+        t.prob->gradient(t.ps[0], ref, NULL, 0, g, &err);
+        for (int j = 0; j < N; j++)
+            ref[j] -= 0.5 * g[j];
+        worst =
+            fmax(worst, algtest_maxdiff(algtest_query(&t, t.round), ref, N) /
+                            (1 + fabs(ref[0])));
+    }
+    ok(worst < 1e-13,
+       "%s: every iterate is that of gradient descent on the whole problem "
+       "(max difference %.2g)",
+       what, worst);
+    algtest_rounds(&t, 60, -1, 0);
+    double gap = algtest_gap(&t), dist = algtest_distance(&t);
+    ok(fabs(gap) < 1e-12 && dist < 1e-9,
+       "%s: it converges to the optimum (gap %.2g, distance %.2g)", what, gap,
+       dist);
+    algtest_close(&t);
+}
+
+static void stale_and_partial(void)
+{
+    struct algtest t;
+    algtest_open(&t, &A, &Pb, W, NULL, 11);
+    algtest_rounds(&t, 150, 2, 2);
+    double gap = algtest_gap(&t), dist = algtest_distance(&t);
+    ok(fabs(gap) < 1e-12 && dist < 1e-9,
+       "with one worker two rounds stale it converges (gap %.2g, distance "
+       "%.2g)",
+       gap, dist);
+    algtest_close(&t);
+
+    /* Half the pool answers each round, the halves in turn. */
+    double weights[W] = {1, 3, 2, 2};
+    algtest_open(&t, &A, &Pb, W, weights, 11);
+    for (int k = 0; k < 300; k++) {
+        for (int w = k % 2; w < W; w += 2)
+            algtest_answer(&t, w, t.round);
+        algtest_end_round(&t);
+    }
+    gap = algtest_gap(&t);
+    dist = algtest_distance(&t);
+    ok(fabs(gap) < 1e-12 && dist < 1e-9,
+       "with half the workers each round and uneven parts it still "
+       "converges to the optimum (gap %.2g, distance %.2g)",
+       gap, dist);
+    algtest_close(&t);
+}
+
+int main(void)
+{
+    plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
+                  "{rows: 800, cols: 8, noise: 0.1}");
+    plan(0);
+    plugtest_load(&A, "gd", AIA_KIND_ALGORITHM, "{step: 0.5}");
+    update_rule();
+    exact_descent(NULL, "equal parts");
+    double uneven[W] = {1, 2, 3, 4};
+    exact_descent(uneven, "parts of 80, 160, 240 and 320 rows");
+    stale_and_partial();
+    plugtest_free(&A);
+    plugtest_free(&Pb);
+    return done_testing();
+}

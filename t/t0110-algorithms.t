@@ -1,0 +1,63 @@
+#!/bin/sh
+# End to end under mpirun: the gd and average example jobs converge with 5
+# ranks, also with uneven parts, delta memory and stale answers, and a
+# bad average weights list ends the job with one clear message.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+# run NP ARGS... : stdout in $out, stderr in $err, status in $rc
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
+# converged WHAT BOUND : the last run exited 0 with a gap of at most BOUND
+converged() {
+    is "$rc" 0 "$1: exits 0"
+    gap=$(field gap "$out")
+    ok $(float_le "${gap:-1}" "$2" && echo 0 || echo 1) \
+        "$1: the final loss is within $2 of the optimum (gap ${gap:-none})"
+}
+
+for alg in gd average; do
+    example="$top_srcdir/etc/$alg-lrmse.yaml"
+    rm -f "$alg-lrmse.csv"
+    run 5 "$example"
+    converged "$alg example" 1e-3
+    is "$(field iterations "$out")" 100 "$alg example: stops after 100 iterations"
+    is "$err" "" "$alg example: nothing on stderr"
+    ok $(awk -F, 'NR > 2 && $4 > prev + 1e-12 { bad = 1 } NR > 1 { prev = $4 }
+        END { exit bad }' "$alg-lrmse.csv" && echo 0 || echo 1) \
+        "$alg example: the loss never rises with every worker fresh"
+
+    # Weighting by rows makes the uneven parts add up to the whole problem.
+    run 5 -o 'problem.weights=[1, 2, 3, 4]' -o output.history= "$example"
+    converged "$alg with parts of 10%, 20%, 30% and 40% of the rows" 1e-3
+done
+
+run 5 -o algorithm.memory=delta -o 'problem.weights=[1, 2, 3, 4]' \
+    -o output.history= "$top_srcdir/etc/average-lrmse.yaml"
+converged "average with delta memory" 1e-3
+
+# Two of four answers end a round: the others arrive stale.  How stale
+# depends on the machine's load, hence a smaller step, more rounds and the
+# 1% bound of the stale sgd run.
+for alg in gd average; do
+    run 5 -o pool.wait.nwait=2 -o algorithm.step=0.2 -o stop.iterations=400 \
+        -o output.history= "$top_srcdir/etc/$alg-lrmse.yaml"
+    converged "$alg with nwait 2 of 4" 1e-2
+done
+
+run 5 -o algorithm.local_steps=5 -o algorithm.step=0.2 -o output.history= \
+    "$top_srcdir/etc/average-lrmse.yaml"
+converged "average with 5 local steps" 1e-3
+
+run 5 -o 'algorithm.weights=[1, 2, 3]' -o output.history= \
+    "$top_srcdir/etc/average-lrmse.yaml"
+is "$rc" 2 "average weights for 3 of 4 workers: exits 2"
+like "$err" "algorithm: weights: 3 weights for a pool of 4 workers" \
+    "and says why"
+done_testing
