@@ -298,7 +298,7 @@ static int build_finish(struct data_pass *p, struct data_table *t)
         b->x = x;
         b->sparse = 0;
     } else if (b->sparse && !b->col) {
-        /* every row empty: the arrays still exist, as the ABI promises */
+        /* no entry at all: still arrays, so that col != NULL means CSR */
         b->col = malloc(sizeof *b->col);
         b->val = malloc(sizeof *b->val);
         if (!b->col || !b->val)
@@ -422,7 +422,7 @@ static int bin_pass(struct data_pass *p)
                           "%s: a binary file needs cols, its float64 values "
                           "per row with the target (at least 2)",
                           o->path);
-    if (cols > SIZE_MAX / 8 / READ_CHUNK)
+    if (cols > SIZE_MAX / 8)
         return aia_seterr(p->err, "%s: %zu columns is too many", o->path, cols);
     FILE *f = fopen(o->path, "rb");
     if (!f)

@@ -266,6 +266,13 @@ static int every_third(size_t r, void *arg)
     return r % 3 == 1;
 }
 
+static int none(size_t r, void *arg)
+{
+    (void)r;
+    (void)arg;
+    return 0;
+}
+
 /* keep() on a file whose row r holds r in every column. */
 static void selection(int format)
 {
@@ -295,6 +302,16 @@ static void selection(int format)
            t.d.row_ids[2] == 7 && same(t.d.y, (double[]){1, 4, 7}, 3),
        "%s: every third row, with its ids", name);
     data_free(&t);
+    for (o.sparse = 0; o.sparse < 2; o.sparse++) {
+        rc = data_read(&o, none, NULL, &t, &err);
+        ok(rc == 0 && t.d.rows == 0 && t.d.total_rows == 10 && t.d.y &&
+               t.d.row_ids &&
+               (o.sparse ? t.d.row_start && t.d.row_start[0] == 0 && t.d.col
+                         : t.d.x != NULL),
+           "%s: no row kept is an empty %s table, arrays allocated", name,
+           o.sparse ? "sparse" : "dense");
+        data_free(&t);
+    }
 }
 
 static void libsvm(void)
