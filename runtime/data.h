@@ -1,0 +1,122 @@
+/* data.h - rows of a data file (CSV, libsvm, raw float64) for problems.
+ *
+ * The runtime reads a job's data file here and hands each rank its rows as
+ * a struct aia_dataset.  No MPI: a rank reads the rows it keeps, and the
+ * whole file is checked once with data_scan.
+ *
+ * Formats:
+ *
+ * CSV     one row per line, cells separated by one delimiter: ',', ';',
+ *         tab, or runs of blanks (spaces and tabs; leading and trailing
+ *         blanks ignored).  Blanks around a cell are ignored.  A cell may
+ *         be written in double quotes ("x,1", with "" for a quote inside);
+ *         a quoted cell ends on its line.  Every data cell is a finite
+ *         number, strtod's syntax.  An optional header line names the
+ *         columns.  One column is the target; the others are the features,
+ *         in file order.  A UTF-8 byte order mark at the start is skipped.
+ * libsvm  (svmlight) "label index:value index:value ...", separated by
+ *         blanks.  Indices count from 1 (feature 1 is column 0 of the
+ *         dataset) and increase along a line; index 0 is refused rather
+ *         than guessed to mean a 0-based file.  Absent features are 0.
+ *         Text from '#' to the end of a line is a comment; a line holding
+ *         only a comment is not a row.
+ * binary  little-endian IEEE float64, row-major, cols values per row with
+ *         the target among them; no header.  Its shape comes from the
+ *         options and the file size.
+ *
+ * In text formats lines may end in LF or CRLF, the last one may lack its
+ * line end, and blank lines (only blanks) are allowed at the end of the
+ * file only.  Lines may be of any length.
+ *
+ * Every refusal names the file and, when there is one, the line and the
+ * column (counted from 1, in bytes): "lr.csv:12:17: column 3 ('x2'): 'abc'
+ * is not a number".  Column numbers in messages count from 1 like lines;
+ * the target index (an option) and row ids count from 0 like arrays.
+ */
+#ifndef AIARUN_DATA_H
+#define AIARUN_DATA_H
+
+#include <stddef.h>
+
+#include <aiarun/aiarun.h>
+
+enum data_format { DATA_CSV = 0, DATA_LIBSVM = 1, DATA_BINARY = 2 };
+
+/* Values of data_opts.header. */
+#define DATA_HEADER_AUTO (-1)
+#define DATA_HEADER_NO 0
+#define DATA_HEADER_YES 1
+
+struct data_opts {
+    int format;       /* enum data_format */
+    const char *path; /* the file, already resolved by the caller */
+    /* CSV.  header: DATA_HEADER_AUTO takes the first line for a header
+     * when one of its cells is neither a number nor empty (a header of
+     * numbers needs DATA_HEADER_YES). */
+    int header;
+    /* CSV and binary: the target column, as a header name or as an index
+     * written in decimal: "0" is the first column, "-1" the last.  A name
+     * in the header wins over an index that reads the same.  NULL: the
+     * last column.  libsvm: must be NULL (the label is the target). */
+    const char *target;
+    /* CSV: ',', ';', '\t', ' ' (runs of blanks) or any other byte but '"'
+     * and line ends.  0: the first of ',', ';', '\t' that the first line
+     * holds outside quotes, else runs of blanks. */
+    char delimiter;
+    /* Binary: rows and columns (target included).  cols is required;
+     * rows == 0: from the file size, else checked against it. */
+    size_t rows, cols;
+    /* 1: the rows in CSR form (row_start, col, val; x is NULL), 0: dense.
+     * CSR from CSV or binary leaves zeros out; libsvm keeps its entries as
+     * written. */
+    int sparse;
+    /* libsvm: the number of features, which bounds the indices; 0: the
+     * largest index among the rows read.  A caller that reads part of a
+     * file passes data_scan's count so that every part has the same. */
+    size_t features;
+};
+
+/* Rows read by data_read.  d is the view handed to problems; it points
+ * into the arrays below, which the table owns. */
+struct data_table {
+    struct aia_dataset d;
+    char *source;      /* copy of the path, d.source */
+    size_t *row_ids;   /* d.rows entries */
+    double *y;         /* d.rows entries */
+    double *x;         /* dense: d.rows * d.cols, else NULL */
+    size_t *row_start; /* sparse: d.rows + 1 entries, else NULL */
+    uint32_t *col;     /* sparse: nnz entries */
+    double *val;       /* sparse: nnz entries */
+    size_t nnz;        /* sparse: stored entries */
+};
+
+/* Set o to the defaults: CSV, header detected, last column the target,
+ * delimiter detected, dense. */
+void data_opts_init(struct data_opts *o);
+
+/* The format a path's extension suggests: .csv .tsv .txt -> DATA_CSV,
+ * .svm .libsvm .svmlight -> DATA_LIBSVM, .bin .f64 -> DATA_BINARY;
+ * -1 for any other. */
+int data_format_guess(const char *path);
+
+/* Read the whole file once and check every row as data_read would.  Sets
+ * *rows to the number of data rows (header excluded) and *cols to the
+ * number of features (target excluded; libsvm: features, or the largest
+ * index in the file).  Returns 0, or -1 with err set. */
+int data_scan(const struct data_opts *o, size_t *rows, size_t *cols,
+              struct aia_error *err);
+
+/* Read into t the data rows r (0-based, header excluded) for which
+ * keep(r, arg) is nonzero; keep == NULL keeps every row.  keep is called
+ * once per data row, in file order.  Only kept rows are parsed and
+ * checked (data_scan checks them all), and memory is proportional to the
+ * rows kept plus the longest line.  t->d.total_rows is the file's row
+ * count.  Returns 0 with t filled (free it with data_free), or -1 with
+ * err set and t emptied. */
+int data_read(const struct data_opts *o, int (*keep)(size_t r, void *arg),
+              void *arg, struct data_table *t, struct aia_error *err);
+
+/* Free what t owns and empty it; t itself is the caller's. */
+void data_free(struct data_table *t);
+
+#endif

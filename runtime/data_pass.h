@@ -1,0 +1,95 @@
+/* data_pass.h - one pass over a data file: what data.c (tables, binary
+ * files) and data_text.c (CSV and libsvm lines) share.  Not installed. */
+#ifndef AIARUN_DATA_PASS_H
+#define AIARUN_DATA_PASS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data.h"
+
+/* The rows kept so far, in the arrays that become the table's.  Capacity
+ * doubles, so keeping n rows costs O(n) copies in all. */
+struct data_build {
+    int sparse;
+    size_t width; /* dense: values per row */
+    size_t rows, cap;
+    size_t *ids;
+    double *y;
+    double *x;     /* dense: cap * width */
+    size_t *start; /* sparse: cap + 1 */
+    uint32_t *col; /* sparse: nzcap */
+    double *val;
+    size_t nnz, nzcap;
+};
+
+/* A CSV cell: its text, NUL-terminated inside the line, and the column
+ * (from 1) where it starts, for messages. */
+struct data_cell {
+    char *s;
+    size_t at;
+};
+
+struct data_pass {
+    const struct data_opts *o;
+    int (*keep)(size_t r, void *arg);
+    void *arg;
+    int check_all;        /* data_scan: parse every row */
+    struct data_build *b; /* NULL: store nothing */
+    struct aia_error *err;
+    size_t rows;   /* data rows seen */
+    size_t cols;   /* features */
+    size_t maxcol; /* libsvm: the largest index seen */
+    size_t target; /* CSV, binary: the target's column */
+    /* CSV */
+    int started;
+    size_t first_line; /* the line of the header or the first row */
+    char delim;
+    size_t ncells; /* cells per row */
+    char **names;  /* the header's ncells names, or NULL */
+    struct data_cell *cells;
+    size_t cellcap;
+};
+
+/* Kinds of number a cell may hold; see data_number. */
+enum data_num {
+    DATA_NUM_OK,
+    DATA_NUM_BAD,
+    DATA_NUM_NAN,
+    DATA_NUM_INF,
+    DATA_NUM_BIG
+};
+
+/* Whether data row r is parsed (1) or only counted (0); *store is set to
+ * 1 when it is also kept.  Calls keep once. */
+int data_take(struct data_pass *p, size_t r, int *store);
+
+/* Size the table's rows for width features, once the width is known. */
+int data_build_init(struct data_pass *p, size_t width);
+
+/* Start the row with id in p->b; *slot: its dense values (zeroed), NULL
+ * when sparse.  Set p->b->y[p->b->rows] before data_build_end. */
+int data_build_begin(struct data_pass *p, size_t id, double **slot);
+
+/* Append the entry (col, v) to the current sparse row. */
+int data_build_entry(struct data_pass *p, size_t col, double v);
+
+/* Close the current row. */
+void data_build_end(struct data_pass *p);
+
+/* Parse the len bytes at s as a whole number into *v. */
+enum data_num data_number(const char *s, size_t len, double *v);
+
+/* Why a number of that kind is refused, quoting s (len bytes). */
+const char *data_num_why(enum data_num kind, const char *s, size_t len,
+                         char *buf, size_t size);
+
+/* Set p->target from o->target among n columns (p->names, when set, are
+ * their names).  0 or -1. */
+int data_target(struct data_pass *p, size_t n);
+
+/* The text passes: read the lines of o->path.  0 or -1. */
+int data_csv_pass(struct data_pass *p);
+int data_svm_pass(struct data_pass *p);
+
+#endif
