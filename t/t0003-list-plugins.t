@@ -9,11 +9,12 @@ like "$out" "^algorithm +sgd +1\.0 +/.*/sgd\.so" "sgd: kind, name, version, path
 like "$out" "asynchronous SGD" "sgd's summary"
 like "$out" "step +number +0\.1 +step size" "sgd's step: type, default, help"
 like "$out" "batch +int +0 " "sgd's batch"
-like "$out" "^problem +lrmse +1\.0" "lrmse"
-for p in rows cols noise; do
+like "$out" "^problem +lrmse +1\.1" "lrmse"
+like "$out" "^problem +logreg +1\.0" "logreg"
+for p in rows cols noise ridge condition l2 flip margin; do
     printf '%s' "$out" | grep -Eq "^ +$p " || missing="${missing:-} $p"
 done
-is "${missing:-}" "" "lrmse's rows, cols and noise"
+is "${missing:-}" "" "lrmse's rows, cols, noise, ridge, condition; logreg's l2, flip, margin"
 like "$out" "^wait condition +standard +1\.0 +built-in" "the built-in wait"
 
 scratch
