@@ -55,17 +55,16 @@
 enum { P_ROWS, P_COLS, P_L2, P_FLIP, P_MARGIN };
 
 static const struct aia_param params[] = {
-    {"rows", AIA_INT, "1000", "rows m of the generated data, over all "
-                              "workers", NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1,
-     1e9},
-    {"l2", AIA_DOUBLE, "0", "L2 penalty: the loss gains l2/2 ||x||^2", NULL,
-     0, 1e12},
-    {"flip", AIA_DOUBLE, "0", "probability that a generated label is "
-                              "flipped (label noise)", NULL, 0, 1},
-    {"margin", AIA_DOUBLE, "0.1", "least distance of a generated row to "
-                                  "the hidden separating plane", NULL, 0,
-     1e6},
+    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
+     NULL, 1, 1e12},
+    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9},
+    {"l2", AIA_DOUBLE, "0", "L2 penalty: the loss gains l2/2 ||x||^2", NULL, 0,
+     1e12},
+    {"flip", AIA_DOUBLE, "0",
+     "probability that a generated label is flipped (label noise)", NULL, 0, 1},
+    {"margin", AIA_DOUBLE, "0.1",
+     "least distance of a generated row to the hidden separating plane", NULL,
+     0, 1e6},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -74,11 +73,12 @@ struct logreg {
     double l2, flip, margin;
     uint64_t seed;
     double *wtrue, wnorm;
-    const struct aia_dataset *data; /* rows given, or NULL: generated */
-    int all;   /* the coordinator's view */
-    size_t k;  /* rows held */
-    double *A; /* generated rows held, k x n row-major (NULL: none yet) */
-    double *s; /* sign of each held row's label, -1 or +1 (NULL: none yet) */
+    /* rows given, or NULL: generated */
+    const struct aia_dataset *data;
+    int all;     /* the coordinator's view */
+    size_t k;    /* rows held */
+    double *A;   /* generated rows held, k x n (NULL: data, or not yet) */
+    double *s;   /* each held row's label as a sign, -1 or +1 */
     double *row; /* n scratch */
     /* coordinator */
     int opt; /* 0 not tried, 1 known, -1 impossible */
@@ -112,7 +112,7 @@ static void gen_row(const struct logreg *p, size_t r, double *a, double *s)
         z += push;
     }
     *s = z > 0 ? 1 : -1;
-    /* Drawn whatever flip is, so that flip changes labels only. */
+    /* Drawn after the features, so that flip changes labels only. */
     if (aia_rng_uniform(&g) < p->flip)
         *s = -*s;
 }
@@ -160,8 +160,8 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
     if (d->cols == 0)
         return aia_seterr(err, "%s: no feature columns", src);
     if (p->all && d->rows != d->total_rows)
-        return aia_seterr(err, "%s: the coordinator was given %zu of the "
-                               "%zu rows",
+        return aia_seterr(err,
+                          "%s: the coordinator was given %zu of the %zu rows",
                           src, d->rows, d->total_rows);
     p->data = d;
     p->n = d->cols;
@@ -184,8 +184,7 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
             zero |= y == 0;
             minus |= y == -1;
         } else {
-            return aia_seterr(err, "%s: row %zu: label %g is not 0/1 or "
-                                   "-1/+1",
+            return aia_seterr(err, "%s: row %zu: label %g is not 0/1 or -1/+1",
                               src, id, y);
         }
         for (size_t k = d->x ? 0 : d->row_start[i];
@@ -196,8 +195,9 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
     }
     /* Labels -1, 0 and 1 together are three classes, not two. */
     if (zero && minus)
-        return aia_seterr(err, "%s: labels 0 and -1 both appear: logreg "
-                               "takes 0/1 or -1/+1",
+        return aia_seterr(err,
+                          "%s: labels 0 and -1 both appear: logreg "
+                          "takes 0/1 or -1/+1",
                           src);
     return 0;
 }
@@ -283,8 +283,8 @@ static int logreg_open(const struct aia_context *ctx,
         note_ignored(ctx);
     } else if (open_generated(p, ctx, part) < 0) {
         logreg_close(p);
-        return aia_seterr(err, "out of memory for this rank's rows of %zu "
-                               "columns",
+        return aia_seterr(err,
+                          "out of memory for this rank's rows of %zu columns",
                           (size_t)ctx->args[P_COLS].i);
     }
     if (!(p->row = malloc(p->n * sizeof *p->row))) {
@@ -310,8 +310,7 @@ static size_t logreg_rows(void *state)
  * do not, get_row draws each again on every pass. */
 static void cache(struct logreg *p)
 {
-    if (p->all && !p->data && !p->A && p->k > 0 &&
-        p->n <= CACHE_MAX / p->k)
+    if (p->all && !p->data && !p->A && p->k > 0 && p->n <= CACHE_MAX / p->k)
         draw_rows(p, NULL);
 }
 
@@ -548,8 +547,8 @@ static void newton_dir(const double *L, const double *g, double *d, size_t n)
  * below 1e-14 and no longer halving at each step: rounding then decides.
  * Close to the optimum f(x + d) and f(x) agree to rounding, so the full
  * step is taken there without testing the decrease. */
-static int newton(struct logreg *p, double *x, double *H, double *g,
-                  double *d, double *xt, struct aia_error *err)
+static int newton(struct logreg *p, double *x, double *H, double *g, double *d,
+                  double *xt, struct aia_error *err)
 {
     size_t n = p->n, wrong;
     double prev = INFINITY;
@@ -557,17 +556,18 @@ static int newton(struct logreg *p, double *x, double *H, double *g,
     for (int it = 0; it < NEWTON_MAX; it++) {
         double f = newton_pass(p, x, g, H, &wrong);
         if (!isfinite(f))
-            return aia_seterr(err, "the loss is %g at Newton step %d", f,
-                              it);
+            return aia_seterr(err, "the loss is %g at Newton step %d", f, it);
         if (p->l2 == 0 && wrong == 0)
-            return aia_seterr(err, "the rows are linearly separable (Newton "
-                                   "step %d classifies all %zu correctly): "
-                                   "with l2 = 0 the loss has no finite "
-                                   "minimiser; set l2 > 0",
+            return aia_seterr(err,
+                              "the rows are linearly separable (Newton "
+                              "step %d classifies all %zu correctly): "
+                              "with l2 = 0 the loss has no finite "
+                              "minimiser; set l2 > 0",
                               it, p->k);
         if (cholesky(H, n) < 0)
-            return aia_seterr(err, "the Hessian is singular at Newton step "
-                                   "%d (%zu rows, %zu columns, l2 %g)",
+            return aia_seterr(err,
+                              "the Hessian is singular at Newton step "
+                              "%d (%zu rows, %zu columns, l2 %g)",
                               it, p->k, n, p->l2);
         newton_dir(H, g, d, n);
         double dec = -dot(g, d, n);
@@ -576,8 +576,9 @@ static int newton(struct logreg *p, double *x, double *H, double *g,
         prev = dec;
         for (double t = 1;; t *= 0.5) {
             if (t < 1e-12)
-                return aia_seterr(err, "the line search failed at Newton "
-                                       "step %d (decrement %.3g)",
+                return aia_seterr(err,
+                                  "the line search failed at Newton "
+                                  "step %d (decrement %.3g)",
                                   it, dec);
             for (size_t j = 0; j < n; j++)
                 xt[j] = x[j] + t * d[j];
@@ -619,8 +620,7 @@ static int logreg_optimum(void *state, double *x, double *f,
 {
     struct logreg *p = state;
     if (!p->all)
-        return aia_seterr(err, "the optimum is known to the coordinator "
-                               "only");
+        return aia_seterr(err, "the optimum is known to the coordinator only");
     if (p->opt == 0)
         p->opt = solve(p, &p->why) == 0 ? 1 : -1;
     if (p->opt < 0) {
@@ -633,11 +633,11 @@ static int logreg_optimum(void *state, double *x, double *f,
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {
-    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "logreg",
-                    "1.0",
-                    "binary logistic regression, optionally L2, on "
-                    "generated or given rows (loss: mean log-loss)",
-                    params),
+    .h =
+        AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "logreg", "1.0",
+                   "binary logistic regression, optionally L2, on "
+                   "generated or given rows (loss: mean log-loss)",
+                   params),
     .flags = AIA_PROBLEM_DATA,
     .open = logreg_open,
     .close = logreg_close,

@@ -43,16 +43,15 @@
 enum { P_ROWS, P_COLS, P_NOISE, P_RIDGE, P_CONDITION };
 
 static const struct aia_param params[] = {
-    {"rows", AIA_INT, "1000", "rows m of the generated data, over all "
-                              "workers", NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1,
-     1e9},
-    {"noise", AIA_DOUBLE, "0.1", "standard deviation of the noise added to "
-                                 "b", NULL, 0, 1e6},
-    {"ridge", AIA_DOUBLE, "0", "L2 penalty lambda: the loss gains "
-                               "lambda/2 ||x||^2", NULL, 0, 1e12},
-    {"condition", AIA_DOUBLE, "1", "condition number of the generated "
-                                   "columns' Gram matrix (1: as drawn)",
+    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
+     NULL, 1, 1e12},
+    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9},
+    {"noise", AIA_DOUBLE, "0.1", "standard deviation of the noise added to b",
+     NULL, 0, 1e6},
+    {"ridge", AIA_DOUBLE, "0",
+     "L2 penalty lambda: the loss gains lambda/2 ||x||^2", NULL, 0, 1e12},
+    {"condition", AIA_DOUBLE, "1",
+     "condition number of the generated columns' Gram matrix (1: as drawn)",
      NULL, 1, 1e15},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
@@ -146,8 +145,8 @@ static int check_data(const struct aia_dataset *d, int all,
     if (d->cols == 0)
         return aia_seterr(err, "%s: no feature columns", src);
     if (all && d->rows != d->total_rows)
-        return aia_seterr(err, "%s: the coordinator was given %zu of the "
-                               "%zu rows",
+        return aia_seterr(err,
+                          "%s: the coordinator was given %zu of the %zu rows",
                           src, d->rows, d->total_rows);
     if (d->rows == 0)
         return 0;
@@ -214,8 +213,7 @@ static int open_generated(struct lrmse *p, const struct aia_context *ctx,
         if (!(p->scale = malloc(p->n * sizeof *p->scale)))
             return -1;
         for (size_t j = 0; j < p->n; j++)
-            p->scale[j] =
-                pow(kappa, -(double)j / (2.0 * (double)(p->n - 1)));
+            p->scale[j] = pow(kappa, -(double)j / (2.0 * (double)(p->n - 1)));
     }
     if (p->all) {
         p->k = p->m;
@@ -253,8 +251,8 @@ static int lrmse_open(const struct aia_context *ctx,
         }
     } else if (open_generated(p, ctx, part) < 0) {
         lrmse_close(p);
-        return aia_seterr(err, "out of memory for this rank's rows of %zu "
-                               "columns",
+        return aia_seterr(err,
+                          "out of memory for this rank's rows of %zu columns",
                           (size_t)ctx->args[P_COLS].i);
     }
     if (!(p->row = malloc(p->n * sizeof *p->row))) {
@@ -447,8 +445,9 @@ static int solve(struct lrmse *p, struct aia_error *err)
         L[j * n + j] += p->ridge;
     if (cholesky(L, n) < 0) {
         free(L);
-        return aia_seterr(err, "the normal equations are singular (%zu rows, "
-                               "%zu columns, ridge %g)",
+        return aia_seterr(err,
+                          "the normal equations are singular (%zu rows, "
+                          "%zu columns, ridge %g)",
                           p->k, n, p->ridge);
     }
     double *x = p->xopt;
@@ -474,8 +473,7 @@ static int lrmse_optimum(void *state, double *x, double *f,
 {
     struct lrmse *p = state;
     if (!p->all)
-        return aia_seterr(err, "the optimum is known to the coordinator "
-                               "only");
+        return aia_seterr(err, "the optimum is known to the coordinator only");
     if (p->opt == 0)
         p->opt = solve(p, &p->why) == 0 ? 1 : -1;
     if (p->opt < 0) {
@@ -547,8 +545,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {
-    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "lrmse",
-                    "1.1",
+    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "lrmse", "1.1",
                     "least-squares linear regression, optionally ridge, on "
                     "generated or given rows (loss: half the mean squared "
                     "error)",

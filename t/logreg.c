@@ -26,8 +26,7 @@ static void *try_open(const struct plugtest *t, int index, int count,
 {
     struct aia_partition part = {index, count, scheme, 0, weights};
     struct aia_context ctx = plugtest_ctx(
-        t->args, index == AIA_PART_ALL ? AIA_ROLE_COORDINATOR
-                                       : AIA_ROLE_WORKER,
+        t->args, index == AIA_PART_ALL ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
         index + 1, count, seed);
     ctx.data = data;
     void *s;
@@ -38,8 +37,7 @@ static void *open_with(const struct plugtest *t, int index, int count,
                        const struct aia_dataset *data, uint64_t seed)
 {
     struct aia_error err;
-    void *s = try_open(t, index, count, AIA_PART_BLOCK, NULL, seed, data,
-                       &err);
+    void *s = try_open(t, index, count, AIA_PART_BLOCK, NULL, seed, data, &err);
     if (!s)
         bail_out("open: %s", err.text);
     return s;
@@ -108,8 +106,8 @@ struct rows {
 
 /* Rows [first, first + k) of A with labels y, dense or sparse (zeros
  * left out). */
-static void make(struct rows *r, int sparse, const double *A,
-                 const double *y, size_t first, size_t k, size_t total)
+static void make(struct rows *r, int sparse, const double *A, const double *y,
+                 size_t first, size_t k, size_t total)
 {
     memset(r, 0, sizeof *r);
     size_t nz = 0;
@@ -123,8 +121,11 @@ static void make(struct rows *r, int sparse, const double *A,
             }
     }
     r->start[k] = nz;
-    r->d = (struct aia_dataset){.rows = k, .cols = N, .total_rows = total,
-                                .row_ids = r->ids, .y = y + first,
+    r->d = (struct aia_dataset){.rows = k,
+                                .cols = N,
+                                .total_rows = total,
+                                .row_ids = r->ids,
+                                .y = y + first,
                                 .source = sparse ? "rows.svm" : "rows.csv"};
     if (sparse) {
         r->d.row_start = r->start;
@@ -133,6 +134,20 @@ static void make(struct rows *r, int sparse, const double *A,
     } else {
         r->d.x = A + first * N;
     }
+}
+
+/* Store each sparse row's entries in descending column order. */
+static void reverse_rows(struct rows *r, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        for (size_t a = r->start[i], b = r->start[i + 1]; a + 1 < b; a++, b--) {
+            uint32_t c = r->col[a];
+            double v = r->val[a];
+            r->col[a] = r->col[b - 1];
+            r->val[a] = r->val[b - 1];
+            r->col[b - 1] = c;
+            r->val[b - 1] = v;
+        }
 }
 
 static void gradient_vs_differences(void)
@@ -216,7 +231,7 @@ static void stability(void)
  * and row 4 is wrong, so the accuracy is 3/5. */
 static void metric(void)
 {
-    static const double A[] = {2, 1, 0, 0, 0, 1, 2, 0, 0, 0, 1, 1, 0,
+    static const double A[] = {2, 1, 0, 0, 0, 1, 2, 0, 0,  0, 1, 1, 0,
                                0, 0, 3, 0, 0, 0, 0, 0, -2, 0, 0, 0};
     static const double y01[] = {1, 0, 1, 0, 1}, ypm[] = {1, -1, 1, -1, 1};
     struct plugtest t;
@@ -229,8 +244,8 @@ static void metric(void)
             make(&r, sp, A, pm ? ypm : y01, 0, 5, 5);
             void *s = open_with(&t, AIA_PART_ALL, 1, &r.d, 1);
             is_double(accuracy(s, x), 0.6, 0,
-                      "%s rows, labels %s: accuracy 3/5", sp ? "sparse" : "dense",
-                      pm ? "-1/+1" : "0/1");
+                      "%s rows, labels %s: accuracy 3/5",
+                      sp ? "sparse" : "dense", pm ? "-1/+1" : "0/1");
             x[0] = -1;
             x[1] = 1;
             is_double(accuracy(s, x), 0.2, 0,
@@ -291,11 +306,9 @@ static void labels(void)
     memcpy(ybad, y01, sizeof ybad);
     ybad[30] = -1;
     make(&r1, 0, A, ybad, 0, M, M);
-    ok(!try_open(&T, AIA_PART_ALL, W, AIA_PART_BLOCK, NULL, 5, &r1.d,
-                 &err) &&
+    ok(!try_open(&T, AIA_PART_ALL, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
            strstr(err.text, "0 and -1 both"),
-       "labels 0, -1 and 1 together are three classes: refused (%s)",
-       err.text);
+       "labels 0, -1 and 1 together are three classes: refused (%s)", err.text);
 }
 
 /* The hidden plane: w_true from its own stream (the generator's contract,
@@ -325,7 +338,7 @@ static void separable(void)
     void *all = open_with(&t, AIA_PART_ALL, W, NULL, 7);
     is_double(accuracy(all, w), 1, 0, "flip 0: accuracy 1 at w_true");
     P->close(all);
-    double dmin = INFINITY, dmax = 0, pushed = 0, flipped = 0;
+    double dmin = INFINITY, dmax = 0, pushed = 0, onmargin = 0, flipped = 0;
     for (int p = 0; p < W; p++) {
         void *s = open_with(&t, p, W, NULL, 7);
         void *f = open_with(&tf, p, W, NULL, 7);
@@ -339,6 +352,7 @@ static void separable(void)
             dmin = fmin(dmin, d);
             dmax = fmax(dmax, d);
             pushed += d < 0.5;
+            onmargin += d < 0.25 + 1e-9;
             if (maxdiff(sa, fa, N) != 0) {
                 for (int j = 0; j < N; j++)
                     fa[j] = -fa[j];
@@ -358,6 +372,7 @@ static void separable(void)
        "rows near the plane are pushed out by the margin (%g of 2000 in "
        "[0.25, 0.5), the farthest at %.3g)",
        pushed, dmax);
+    ok(onmargin <= 1, "they do not pile up on the margin (%g there)", onmargin);
     ok(flipped > 2000 * 0.17 && flipped < 2000 * 0.23,
        "flip 0.2 negates the labels of about a fifth of the same rows (%g)",
        flipped);
@@ -377,7 +392,7 @@ static void optimum(void)
     double xs[N], fs, g[N], gsum[N] = {0};
     struct aia_error err;
     if (!ok(P->optimum(all, xs, &fs, &err) == 0, "l2 0.05: the optimum is "
-                                                  "known"))
+                                                 "known"))
         diag("%s", err.text);
     grad(all, xs, g);
     ok(maxabs(g, N) < 1e-12, "the gradient vanishes there (%.2g)",
@@ -393,8 +408,8 @@ static void optimum(void)
         P->close(s);
     }
     P->optimum(all, xs, &fs, &err);
-    ok(maxabs(gsum, N) < 1e-12,
-       "and in the workers' rows, weighted (%.2g)", maxabs(gsum, N));
+    ok(maxabs(gsum, N) < 1e-12, "and in the workers' rows, weighted (%.2g)",
+       maxabs(gsum, N));
     is_double(loss(all, xs), fs, 0, "its loss is the loss there");
     ok(maxabs(xs, N) > 0.1, "it is not 0");
     int above = 1;
@@ -415,8 +430,7 @@ static void optimum(void)
            strstr(err.text, "no finite minimiser"),
        "l2 0, flip 0: no optimum, and it says why (%s)", err.text);
     double f;
-    ok(P->loss(all, xs, &f, &err) == 0 && f > 0,
-       "the loss is still known");
+    ok(P->loss(all, xs, &f, &err) == 0 && f > 0, "the loss is still known");
     P->close(all);
     plugtest_free(&t);
 
@@ -430,6 +444,44 @@ static void optimum(void)
     ok(maxabs(g, N) < 1e-12, "and the gradient vanishes there (%.2g)",
        maxabs(g, N));
     P->close(all);
+    plugtest_free(&t);
+}
+
+/* Rows on which full Newton steps from 0 never settle (they cycle far
+ * from the optimum): the line search is what brings Newton home. */
+static void hard_start(void)
+{
+    static const double a[8][2] = {{0.01, 166.9}, {0.01, 43.3},  {100, 125.6},
+                                   {100, 498.5},  {0.01, 303.7}, {1, 250.7},
+                                   {1, 170.7},    {100, 983.3}};
+    static const double y[8] = {1, 1, 0, 1, 1, 1, 1, 1};
+    double A[8 * N] = {0};
+    for (int i = 0; i < 8; i++) {
+        A[i * N] = a[i][0];
+        A[i * N + 1] = a[i][1];
+    }
+    struct plugtest t;
+    plugtest_load(&t, "logreg", AIA_KIND_PROBLEM, "{l2: 0.01}");
+    for (int sp = 0; sp < 2; sp++) {
+        static struct rows r;
+        make(&r, sp, A, y, 0, 8, 8);
+        if (sp)
+            reverse_rows(&r, 8);
+        const char *what = sp ? "sparse, columns out of order" : "dense";
+        void *all = open_with(&t, AIA_PART_ALL, 1, &r.d, 1);
+        double xs[N], fs, g[N], g0[N], zero[N] = {0};
+        struct aia_error err;
+        if (!ok(P->optimum(all, xs, &fs, &err) == 0,
+                "badly scaled rows (%s): the optimum is known", what))
+            diag("%s", err.text);
+        grad(all, zero, g0);
+        grad(all, xs, g);
+        ok(maxabs(g, N) < 1e-12 * maxabs(g0, N),
+           "badly scaled rows (%s): the gradient vanishes there (%.2g, "
+           "%.2g at 0)",
+           what, maxabs(g, N), maxabs(g0, N));
+        P->close(all);
+    }
     plugtest_free(&t);
 }
 
@@ -486,8 +538,7 @@ static void same(void *a, void *b, int all, const char *what)
     P->gradient(b, x, idx, 4, gb, &err);
     ok(maxdiff(ga, gb, N) < 1e-14, "%s: the same gradient over some rows",
        what);
-    is_double(accuracy(a, x), accuracy(b, x), 0, "%s: the same accuracy",
-              what);
+    is_double(accuracy(a, x), accuracy(b, x), 0, "%s: the same accuracy", what);
     if (!all)
         return;
     double xa[N], xb[N], fa, fb;
@@ -528,12 +579,15 @@ static void data(void)
         y[i] = i % 3 == 0;
     make(&r1, 0, S, y, 0, M, M);
     make(&r2, 1, S, y, 0, M, M);
-    ok(r2.start[M] < M * N * 6 / 10, "data: the sparse rows hold %zu of %d "
-                                     "entries",
-       r2.start[M], M * N);
+    ok(r2.start[M] < M * N * 6 / 10,
+       "data: the sparse rows hold %zu of %d entries", r2.start[M], M * N);
     den = open_with(&T, AIA_PART_ALL, W, &r1.d, 5);
     void *spa = open_with(&T, AIA_PART_ALL, W, &r2.d, 5);
     same(den, spa, 1, "data: coordinator, dense vs sparse");
+    P->close(spa);
+    reverse_rows(&r2, M);
+    spa = open_with(&T, AIA_PART_ALL, W, &r2.d, 5);
+    same(den, spa, 1, "data: coordinator, sparse columns out of order");
     P->close(den);
     P->close(spa);
 
@@ -576,8 +630,7 @@ static void data(void)
     snprintf(want, sizeof want, "rows.svm: row %zu: column 6 of 5", row + 1);
     ok(!try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r2.d, &err) &&
            strstr(err.text, want),
-       "data: a column out of range is refused, naming the row (%s)",
-       err.text);
+       "data: a column out of range is refused, naming the row (%s)", err.text);
 }
 
 static void determinism(void)
@@ -609,6 +662,7 @@ int main(void)
     labels();
     separable();
     optimum();
+    hard_start();
     partitions(AIA_PART_BLOCK, NULL, "block");
     partitions(AIA_PART_CYCLIC, NULL, "cyclic");
     partitions(AIA_PART_BLOCK, (double[]){1, 2, 3, 0.5}, "weighted block");

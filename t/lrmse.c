@@ -25,8 +25,7 @@ static void *try_open(const struct plugtest *t, int index, int count,
 {
     struct aia_partition part = {index, count, scheme, 0, weights};
     struct aia_context ctx = plugtest_ctx(
-        t->args, index == AIA_PART_ALL ? AIA_ROLE_COORDINATOR
-                                       : AIA_ROLE_WORKER,
+        t->args, index == AIA_PART_ALL ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
         index + 1, count, seed);
     ctx.data = data;
     void *s;
@@ -37,15 +36,14 @@ static void *open_with(const struct plugtest *t, int index, int count,
                        const struct aia_dataset *data, uint64_t seed)
 {
     struct aia_error err;
-    void *s = try_open(t, index, count, AIA_PART_BLOCK, NULL, seed, data,
-                       &err);
+    void *s = try_open(t, index, count, AIA_PART_BLOCK, NULL, seed, data, &err);
     if (!s)
         bail_out("open: %s", err.text);
     return s;
 }
 
-static void *open_part(int index, int count, int scheme,
-                       const double *weights, uint64_t seed)
+static void *open_part(int index, int count, int scheme, const double *weights,
+                       uint64_t seed)
 {
     struct aia_error err;
     void *s = try_open(&T, index, count, scheme, weights, seed, NULL, &err);
@@ -278,8 +276,8 @@ static double norm2(const double *x, size_t n)
 
 /* G (n x n) and c of a plain least-squares problem from its workers'
  * gradients g(x) = G x - c, weighted by their rows. */
-static void normal_equations(const struct plugtest *t, uint64_t seed,
-                             double *G, double *c)
+static void normal_equations(const struct plugtest *t, uint64_t seed, double *G,
+                             double *c)
 {
     double zero[N] = {0}, e[N], g[N], gj[N];
     memset(G, 0, N * N * sizeof *G);
@@ -319,8 +317,8 @@ static void ridge(void)
         gl[j] = g0[j] + lambda * x[j];
     ok(maxdiff(gr, gl, N) < 1e-14,
        "ridge: a worker's gradient is the plain one plus lambda x");
-    is_double(loss(rid, x), loss(plain, x) + 0.5 * lambda * norm2(x, N),
-              1e-14, "ridge: its loss is the plain one plus lambda/2 |x|^2");
+    is_double(loss(rid, x), loss(plain, x) + 0.5 * lambda * norm2(x, N), 1e-14,
+              "ridge: its loss is the plain one plus lambda/2 |x|^2");
     P->close(plain);
     P->close(rid);
 
@@ -337,8 +335,7 @@ static void ridge(void)
     void *all = open_with(&R, AIA_PART_ALL, W, NULL, 5);
     double xs[N], fs, g[N], zero[N] = {0};
     struct aia_error err;
-    if (!ok(P->optimum(all, xs, &fs, &err) == 0, "ridge: the optimum is "
-                                                  "known"))
+    if (!ok(P->optimum(all, xs, &fs, &err) == 0, "ridge: the optimum is known"))
         diag("%s", err.text);
     ok(maxdiff(xs, c, N) < 1e-12,
        "ridge: it solves (G + lambda I) x = c (max diff %.2g)",
@@ -359,8 +356,7 @@ static void ridge(void)
         P->close(s);
     }
     is_double(loss(all, xn), direct, 1e-12,
-              "ridge: the coordinator's loss near the optimum is the "
-              "workers'");
+              "ridge: the coordinator's loss near the optimum is the workers'");
     ok(loss(all, xn) > fs, "ridge: and above the optimal loss");
     P->close(all);
     plugtest_free(&R);
@@ -392,8 +388,7 @@ static void jacobi(double *A, int n, double *ev)
                 if (apq == 0)
                     continue;
                 double th = (A[q * n + q] - A[p * n + p]) / (2 * apq);
-                double t = (th >= 0 ? 1 : -1) /
-                           (fabs(th) + sqrt(th * th + 1));
+                double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
                 double cs = 1 / sqrt(t * t + 1), sn = t * cs;
                 for (int k = 0; k < n; k++) { /* columns p, q */
                     double akp = A[k * n + p], akq = A[k * n + q];
@@ -419,8 +414,8 @@ static void condition(void)
     static const double kappas[] = {1, 100, 1e4, 1e6};
     for (size_t t = 0; t < sizeof kappas / sizeof kappas[0]; t++) {
         char yaml[128];
-        snprintf(yaml, sizeof yaml,
-                 "{rows: 4000, cols: %d, condition: %g}", CN, kappas[t]);
+        snprintf(yaml, sizeof yaml, "{rows: 4000, cols: %d, condition: %g}", CN,
+                 kappas[t]);
         struct plugtest C;
         plugtest_load(&C, "lrmse", AIA_KIND_PROBLEM, yaml);
         void *all = open_with(&C, AIA_PART_ALL, 1, NULL, 3);
@@ -483,9 +478,13 @@ static void dense(struct rows *r, const double *A, const double *b,
     memset(r, 0, sizeof *r);
     for (size_t i = 0; i < k; i++)
         r->ids[i] = first + i;
-    r->d = (struct aia_dataset){.rows = k, .cols = N, .total_rows = M,
-                                .row_ids = r->ids, .y = b + first,
-                                .x = A + first * N, .source = "dense.csv"};
+    r->d = (struct aia_dataset){.rows = k,
+                                .cols = N,
+                                .total_rows = M,
+                                .row_ids = r->ids,
+                                .y = b + first,
+                                .x = A + first * N,
+                                .source = "dense.csv"};
 }
 
 static void sparse(struct rows *r, const double *A, const double *b,
@@ -503,10 +502,29 @@ static void sparse(struct rows *r, const double *A, const double *b,
             }
     }
     r->start[k] = nz;
-    r->d = (struct aia_dataset){.rows = k, .cols = N, .total_rows = M,
-                                .row_ids = r->ids, .y = b + first,
-                                .row_start = r->start, .col = r->col,
-                                .val = r->val, .source = "sparse.svm"};
+    r->d = (struct aia_dataset){.rows = k,
+                                .cols = N,
+                                .total_rows = M,
+                                .row_ids = r->ids,
+                                .y = b + first,
+                                .row_start = r->start,
+                                .col = r->col,
+                                .val = r->val,
+                                .source = "sparse.svm"};
+}
+
+/* Store each sparse row's entries in descending column order. */
+static void reverse_rows(struct rows *r, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        for (size_t a = r->start[i], b = r->start[i + 1]; a + 1 < b; a++, b--) {
+            uint32_t c = r->col[a];
+            double v = r->val[a];
+            r->col[a] = r->col[b - 1];
+            r->val[a] = r->val[b - 1];
+            r->col[b - 1] = c;
+            r->val[b - 1] = v;
+        }
 }
 
 /* Loss, gradient, a gradient over some rows and, on the coordinator, the
@@ -565,11 +583,15 @@ static void data(void)
         S[i] = (i * 7 + i / N) % 2 ? A[i] : 0;
     dense(&r1, S, b, 0, M);
     sparse(&r2, S, b, 0, M);
-    is_int((long long)r2.start[M], M * N / 2, "data: the sparse rows hold "
-                                              "half the entries");
+    is_int((long long)r2.start[M], M * N / 2,
+           "data: the sparse rows hold half the entries");
     den = open_with(&T, AIA_PART_ALL, W, &r1.d, 5);
     void *spa = open_with(&T, AIA_PART_ALL, W, &r2.d, 5);
     same(den, spa, 1, "data: coordinator, dense vs sparse");
+    P->close(spa);
+    reverse_rows(&r2, M);
+    spa = open_with(&T, AIA_PART_ALL, W, &r2.d, 5);
+    same(den, spa, 1, "data: coordinator, sparse columns out of order");
     P->close(den);
     P->close(spa);
     dense(&r1, S, b, 100, 37);
@@ -596,12 +618,12 @@ static void data(void)
             for (int j = 0; j < N; j++)
                 want[j] += e * S[i * N + j] / 37;
         }
-        is_int((long long)P->rows(s), 37, "data (%s): worker 2 holds the "
-                                          "37 rows given",
+        is_int((long long)P->rows(s), 37,
+               "data (%s): worker 2 holds the 37 rows given",
                sp ? "sparse" : "dense");
         grad(s, x, g);
-        ok(maxdiff(g, want, N) < 1e-13,
-           "data (%s): its gradient is theirs", sp ? "sparse" : "dense");
+        ok(maxdiff(g, want, N) < 1e-13, "data (%s): its gradient is theirs",
+           sp ? "sparse" : "dense");
         is_double(loss(s, x), f, 1e-13, "data (%s): its loss is theirs",
                   sp ? "sparse" : "dense");
         P->close(s);
@@ -613,11 +635,9 @@ static void data(void)
     r2.col[5] = N;
     ok(!try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r2.d, &err) &&
            strstr(err.text, "sparse.svm: row 2: column 7 of 6"),
-       "data: a column out of range is refused, naming the row (%s)",
-       err.text);
+       "data: a column out of range is refused, naming the row (%s)", err.text);
     dense(&r1, A, b, 0, 20);
-    ok(!try_open(&T, AIA_PART_ALL, W, AIA_PART_BLOCK, NULL, 5, &r1.d,
-                 &err) &&
+    ok(!try_open(&T, AIA_PART_ALL, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
            strstr(err.text, "20 of the 240 rows"),
        "data: a coordinator given only some rows says so (%s)", err.text);
 }
