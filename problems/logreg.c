@@ -48,6 +48,9 @@
 /* The coordinator keeps at most this many doubles of generated rows. */
 #define CACHE_MAX ((size_t)1 << 25)
 #define NEWTON_MAX 100
+/* Above this many multiply-adds per Newton step (rows x n^2, seconds of
+ * work) the optimum is not computed: the whole job would wait for it. */
+#define NEWTON_WORK 1e10
 
 #define STREAM_WTRUE 0x4c4f475257000000ull
 #define STREAM_ROWS 0x4c4f475200000000ull
@@ -599,6 +602,12 @@ static int solve(struct logreg *p, struct aia_error *err)
                           HESS_MAX);
     if (p->k == 0)
         return aia_seterr(err, "no rows: no optimum");
+    if ((double)p->k * (double)n * (double)n > NEWTON_WORK)
+        return aia_seterr(err,
+                          "%zu rows of %zu columns: a Newton step would take "
+                          "%.2g operations, above %.2g",
+                          p->k, n, (double)p->k * (double)n * (double)n,
+                          NEWTON_WORK);
     cache(p);
     double *H = malloc(n * n * sizeof *H);
     double *v = malloc(3 * n * sizeof *v);

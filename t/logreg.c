@@ -435,6 +435,15 @@ static void optimum(void)
     plugtest_free(&t);
 
     plugtest_load(&t, "logreg", AIA_KIND_PROBLEM,
+                  "{rows: 1000, cols: 4000, l2: 1}");
+    all = open_with(&t, AIA_PART_ALL, W, NULL, 5);
+    ok(P->optimum(all, xs, &fs, &err) < 0 && strstr(err.text, "operations"),
+       "1000 rows of 4000 columns: no optimum, the job would wait (%s)",
+       err.text);
+    P->close(all);
+    plugtest_free(&t);
+
+    plugtest_load(&t, "logreg", AIA_KIND_PROBLEM,
                   "{rows: 400, cols: 5, flip: 0.1}");
     all = open_with(&t, AIA_PART_ALL, W, NULL, 5);
     if (!ok(P->optimum(all, xs, &fs, &err) == 0,
