@@ -190,13 +190,15 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
             return aia_seterr(err, "%s: row %zu: label %g is not 0/1 or -1/+1",
                               src, id, y);
         }
-        for (size_t k = d->x ? 0 : d->row_start[i];
-             !d->x && k < d->row_start[i + 1]; k++)
+        if (d->x)
+            continue;
+        for (size_t k = d->row_start[i]; k < d->row_start[i + 1]; k++)
             if (d->col[k] >= d->cols)
                 return aia_seterr(err, "%s: row %zu: column %lu of %zu", src,
                                   id, (unsigned long)d->col[k] + 1, d->cols);
     }
-    /* Labels -1, 0 and 1 together are three classes, not two. */
+    /* Labels -1, 0 and 1 together are three classes, not two (the
+     * coordinator, which holds every row, sees any such mix). */
     if (zero && minus)
         return aia_seterr(err,
                           "%s: labels 0 and -1 both appear: logreg "
