@@ -1,16 +1,30 @@
-/* lrmse.c - linear regression with the mean squared error.
+/* lrmse.c - linear regression with the mean squared error, optionally
+ * ridge-regularised.
  *
- *     f(x) = 1/(2m) * sum_i (a_i . x - b_i)^2,   grad f(x) = A'(Ax - b)/m
+ *     f(x) = 1/(2m) * sum_i (a_i . x - b_i)^2 + lambda/2 * ||x||^2
+ *     grad f(x) = A'(Ax - b)/m + lambda x
  *
- * Data are generated from the seed: a_ij ~ N(0, 1), b = A x_true + noise e
- * with e ~ N(0, 1).  Row r is drawn from its own random stream, so a worker
- * builds exactly its own rows, and every rank agrees on every row.
+ * with lambda the `ridge` parameter (0 by default: plain least squares).
+ *
+ * Generated data come from the seed: a_ij ~ N(0, 1) * s_j, b = A x_true +
+ * noise e with e ~ N(0, 1).  The column scales s_j = kappa^(-j/(2(n-1)))
+ * (kappa the `condition` parameter, 1 by default) spread the eigenvalues
+ * of A'A/m from about 1 down to about 1/kappa, so that its condition
+ * number is about kappa: a badly conditioned problem on demand.  Row r is
+ * drawn from its own random stream, so a worker builds exactly its own
+ * rows, and every rank agrees on every row.
+ *
+ * Rows from a data file (ctx->data: b is the target, a the features, dense
+ * or sparse) replace the generated ones; a worker is handed its own rows
+ * and uses them as they are.  Sparse rows are never expanded: the dot
+ * products, gradients and Gram updates touch their stored entries only.
  *
  * The coordinator's view (AIA_PART_ALL) never stores A: on first need it
  * streams the rows once into G = A'A/m, c = A'b/m, and then the loss costs
- * O(n^2).  The optimum solves G x = c by Cholesky; once it is known the
- * loss is computed as f* + (x - x*)' G (x - x*) / 2, which keeps the
- * suboptimality accurate down to rounding of f* itself.
+ * O(n^2).  The optimum solves (G + lambda I) x = c by Cholesky; once it is
+ * known the loss is computed as f* + (x - x*)' (G + lambda I) (x - x*) / 2
+ * (exact for a quadratic), which keeps the suboptimality accurate down to
+ * rounding of f* itself.
  */
 #include <config.h>
 
@@ -26,26 +40,32 @@
 
 #define STREAM_XTRUE 0x4c524d5345000000ull
 
-enum { P_ROWS, P_COLS, P_NOISE };
+enum { P_ROWS, P_COLS, P_NOISE, P_RIDGE, P_CONDITION };
 
 static const struct aia_param params[] = {
-    {"rows", AIA_INT, "1000", "rows m of the generated data, over all "
-                              "workers", NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1,
-     1e9},
-    {"noise", AIA_DOUBLE, "0.1", "standard deviation of the noise added to "
-                                 "b", NULL, 0, 1e6},
+    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
+     NULL, 1, 1e12},
+    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9},
+    {"noise", AIA_DOUBLE, "0.1", "standard deviation of the noise added to b",
+     NULL, 0, 1e6},
+    {"ridge", AIA_DOUBLE, "0",
+     "L2 penalty lambda: the loss gains lambda/2 ||x||^2", NULL, 0, 1e12},
+    {"condition", AIA_DOUBLE, "1",
+     "condition number of the generated columns' Gram matrix (1: as drawn)",
+     NULL, 1, 1e15},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 struct lrmse {
     size_t m, n;
-    double noise;
+    double noise, ridge;
     uint64_t seed;
     double *xtrue;
+    double *scale; /* column scales; NULL when the condition is 1 */
+    const struct aia_dataset *data; /* rows given, or NULL: generated */
     int all;       /* the coordinator's view */
     size_t k;      /* rows held */
-    double *A, *b; /* k x n row-major, k (workers) */
+    double *A, *b; /* generated rows of a worker: k x n row-major, k */
     double *row;   /* n scratch */
     /* coordinator */
     double *G, *c; /* n x n, n: A'A/m, A'b/m */
@@ -55,6 +75,15 @@ struct lrmse {
     struct aia_error why; /* why the optimum is not known */
 };
 
+/* One row, dense (a: n entries) or sparse (nnz entries col/val). */
+struct row {
+    const double *a;
+    const uint32_t *col;
+    const double *val;
+    size_t nnz;
+    double b;
+};
+
 static void gen_row(const struct lrmse *p, size_t r, double *a, double *b)
 {
     struct aia_rng g;
@@ -62,6 +91,8 @@ static void gen_row(const struct lrmse *p, size_t r, double *a, double *b)
     double dot = 0;
     for (size_t j = 0; j < p->n; j++) {
         a[j] = aia_rng_normal(&g);
+        if (p->scale)
+            a[j] *= p->scale[j];
         dot += a[j] * p->xtrue[j];
     }
     *b = dot + p->noise * aia_rng_normal(&g);
@@ -73,6 +104,7 @@ static void lrmse_close(void *state)
     if (!p)
         return;
     free(p->xtrue);
+    free(p->scale);
     free(p->A);
     free(p->b);
     free(p->row);
@@ -104,29 +136,87 @@ static size_t owned(const struct aia_partition *part, size_t m, size_t *rows)
     return k;
 }
 
-static int lrmse_open(const struct aia_context *ctx,
-                      const struct aia_partition *part, void **state,
+/* The rows given are complete and their sparse columns in range, so that
+ * no later access can go astray.  Rows are named from 1 in messages. */
+static int check_data(const struct aia_dataset *d, int all,
                       struct aia_error *err)
 {
-    struct lrmse *p = calloc(1, sizeof *p);
-    if (!p)
-        return aia_seterr(err, "out of memory");
+    const char *src = d->source ? d->source : "the data";
+    if (d->cols == 0)
+        return aia_seterr(err, "%s: no feature columns", src);
+    if (all && d->rows != d->total_rows)
+        return aia_seterr(err,
+                          "%s: the coordinator was given %zu of the %zu rows",
+                          src, d->rows, d->total_rows);
+    if (d->rows == 0)
+        return 0;
+    if (!d->y || (!d->x && (!d->row_start || !d->col || !d->val)))
+        return aia_seterr(err, "%s: rows without targets or features", src);
+    if (d->x)
+        return 0;
+    for (size_t i = 0; i < d->rows; i++)
+        for (size_t k = d->row_start[i]; k < d->row_start[i + 1]; k++)
+            if (d->col[k] >= d->cols)
+                return aia_seterr(err, "%s: row %zu: column %lu of %zu", src,
+                                  (d->row_ids ? d->row_ids[i] : i) + 1,
+                                  (unsigned long)d->col[k] + 1, d->cols);
+    return 0;
+}
+
+/* Say once, on the coordinator, that the generator's parameters given in
+ * the job have no effect: the rows come from the data file. */
+static void note_ignored(const struct aia_context *ctx)
+{
+    static const int gen[] = {P_ROWS, P_COLS, P_NOISE, P_CONDITION};
+    if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
+        return;
+    for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++)
+        if (ctx->args[gen[i]].given)
+            ctx->host->log(ctx->host, AIA_LOG_WARN,
+                           "lrmse: %s is ignored: the rows come from %s",
+                           ctx->args[gen[i]].name,
+                           ctx->data->source ? ctx->data->source
+                                             : "the data file");
+}
+
+static int open_data(struct lrmse *p, const struct aia_context *ctx,
+                     struct aia_error *err)
+{
+    const struct aia_dataset *d = ctx->data;
+    if (check_data(d, p->all, err) < 0)
+        return -1;
+    note_ignored(ctx);
+    p->data = d;
+    p->n = d->cols;
+    p->m = d->total_rows;
+    p->k = d->rows;
+    return 0;
+}
+
+static int open_generated(struct lrmse *p, const struct aia_context *ctx,
+                          const struct aia_partition *part)
+{
     p->m = (size_t)ctx->args[P_ROWS].i;
     p->n = (size_t)ctx->args[P_COLS].i;
     p->noise = ctx->args[P_NOISE].d;
-    p->seed = ctx->seed;
-    p->all = part->index == AIA_PART_ALL;
+    double kappa = ctx->args[P_CONDITION].d;
     p->xtrue = malloc(p->n * sizeof *p->xtrue);
-    p->row = malloc(p->n * sizeof *p->row);
-    if (!p->xtrue || !p->row)
-        goto nomem;
+    if (!p->xtrue)
+        return -1;
     struct aia_rng g;
     aia_rng_seed(&g, p->seed, STREAM_XTRUE);
     for (size_t j = 0; j < p->n; j++)
         p->xtrue[j] = aia_rng_normal(&g);
+    /* Only scale when asked, so that condition 1 draws the very rows it
+     * always drew. */
+    if (kappa > 1 && p->n > 1) {
+        if (!(p->scale = malloc(p->n * sizeof *p->scale)))
+            return -1;
+        for (size_t j = 0; j < p->n; j++)
+            p->scale[j] = pow(kappa, -(double)j / (2.0 * (double)(p->n - 1)));
+    }
     if (p->all) {
         p->k = p->m;
-        *state = p;
         return 0;
     }
     p->k = owned(part, p->m, NULL);
@@ -135,19 +225,43 @@ static int lrmse_open(const struct aia_context *ctx,
     p->b = malloc((p->k ? p->k : 1) * sizeof *p->b);
     if (!rows || !p->A || !p->b) {
         free(rows);
-        goto nomem;
+        return -1;
     }
     owned(part, p->m, rows);
     for (size_t i = 0; i < p->k; i++)
         gen_row(p, rows[i], p->A + i * p->n, &p->b[i]);
     free(rows);
+    return 0;
+}
+
+static int lrmse_open(const struct aia_context *ctx,
+                      const struct aia_partition *part, void **state,
+                      struct aia_error *err)
+{
+    struct lrmse *p = calloc(1, sizeof *p);
+    if (!p)
+        return aia_seterr(err, "out of memory");
+    p->ridge = ctx->args[P_RIDGE].d;
+    p->seed = ctx->seed;
+    p->all = part->index == AIA_PART_ALL;
+    if (ctx->data) {
+        if (open_data(p, ctx, err) < 0) {
+            lrmse_close(p);
+            return -1;
+        }
+    } else if (open_generated(p, ctx, part) < 0) {
+        lrmse_close(p);
+        return aia_seterr(err,
+                          "out of memory for this rank's rows of %zu columns",
+                          (size_t)ctx->args[P_COLS].i);
+    }
+    if (!(p->row = malloc(p->n * sizeof *p->row))) {
+        size_t n = p->n;
+        lrmse_close(p);
+        return aia_seterr(err, "out of memory for a row of %zu columns", n);
+    }
     *state = p;
     return 0;
-nomem:
-    lrmse_close(p);
-    return aia_seterr(err, "out of memory for this rank's rows of %zu "
-                           "columns",
-                      (size_t)ctx->args[P_COLS].i);
 }
 
 static size_t lrmse_dim(void *state)
@@ -160,15 +274,31 @@ static size_t lrmse_rows(void *state)
     return ((struct lrmse *)state)->k;
 }
 
-/* Row i of what this rank holds, into a and *b. */
-static const double *row(struct lrmse *p, size_t i, double *b)
+/* Row i of what this rank holds.  A generated row on the coordinator is
+ * drawn again into the scratch row, valid until the next call. */
+static void get_row(struct lrmse *p, size_t i, struct row *r)
 {
-    if (!p->all) {
-        *b = p->b[i];
-        return p->A + i * p->n;
+    const struct aia_dataset *d = p->data;
+    r->col = NULL;
+    r->val = NULL;
+    r->nnz = 0;
+    if (d) {
+        r->b = d->y[i];
+        if (d->x) {
+            r->a = d->x + i * p->n;
+        } else {
+            r->a = NULL;
+            r->col = d->col + d->row_start[i];
+            r->val = d->val + d->row_start[i];
+            r->nnz = d->row_start[i + 1] - d->row_start[i];
+        }
+    } else if (!p->all) {
+        r->b = p->b[i];
+        r->a = p->A + i * p->n;
+    } else {
+        gen_row(p, i, p->row, &r->b);
+        r->a = p->row;
     }
-    gen_row(p, i, p->row, b);
-    return p->row;
 }
 
 static double dot(const double *a, const double *x, size_t n)
@@ -179,6 +309,48 @@ static double dot(const double *a, const double *x, size_t n)
     return s;
 }
 
+static double row_dot(const struct row *r, const double *x, size_t n)
+{
+    if (r->a)
+        return dot(r->a, x, n);
+    double s = 0;
+    for (size_t k = 0; k < r->nnz; k++)
+        s += r->val[k] * x[r->col[k]];
+    return s;
+}
+
+/* g += alpha * a */
+static void row_axpy(const struct row *r, double alpha, double *g, size_t n)
+{
+    if (r->a) {
+        for (size_t j = 0; j < n; j++)
+            g[j] += alpha * r->a[j];
+        return;
+    }
+    for (size_t k = 0; k < r->nnz; k++)
+        g[r->col[k]] += alpha * r->val[k];
+}
+
+/* The upper triangle of G += a a'.  A sparse row visits the ordered pairs
+ * of its entries whose columns are in order, which is right even when a
+ * column were stored twice. */
+static void row_outer(const struct row *r, double *G, size_t n)
+{
+    if (r->a) {
+        for (size_t j = 0; j < n; j++) {
+            double aj = r->a[j];
+            double *Gj = G + j * n;
+            for (size_t l = j; l < n; l++)
+                Gj[l] += aj * r->a[l];
+        }
+        return;
+    }
+    for (size_t k = 0; k < r->nnz; k++)
+        for (size_t q = 0; q < r->nnz; q++)
+            if (r->col[k] <= r->col[q])
+                G[r->col[k] * n + r->col[q]] += r->val[k] * r->val[q];
+}
+
 /* G = A'A/m, c = A'b/m, bb = b'b/m, once. */
 static int gram(struct lrmse *p, struct aia_error *err)
 {
@@ -187,6 +359,8 @@ static int gram(struct lrmse *p, struct aia_error *err)
     if (p->n > GRAM_MAX)
         return aia_seterr(err, "dimension %zu is above %d: no Gram matrix",
                           p->n, GRAM_MAX);
+    if (p->k == 0)
+        return aia_seterr(err, "no rows: no Gram matrix");
     size_t n = p->n;
     double *G = calloc(n * n, sizeof *G), *c = calloc(n, sizeof *c);
     if (!G || !c) {
@@ -196,20 +370,14 @@ static int gram(struct lrmse *p, struct aia_error *err)
                           n, n);
     }
     double bb = 0;
-    for (size_t r = 0; r < p->m; r++) {
-        double b;
-        gen_row(p, r, p->row, &b);
-        const double *a = p->row;
-        for (size_t j = 0; j < n; j++) {
-            double aj = a[j];
-            double *Gj = G + j * n;
-            for (size_t l = j; l < n; l++)
-                Gj[l] += aj * a[l];
-            c[j] += aj * b;
-        }
-        bb += b * b;
+    for (size_t i = 0; i < p->k; i++) {
+        struct row r;
+        get_row(p, i, &r);
+        row_outer(&r, G, n);
+        row_axpy(&r, r.b, c, n);
+        bb += r.b * r.b;
     }
-    double inv = 1.0 / (double)p->m;
+    double inv = 1.0 / (double)p->k;
     for (size_t j = 0; j < n; j++) {
         for (size_t l = j; l < n; l++)
             G[l * n + j] = G[j * n + l] *= inv;
@@ -221,17 +389,21 @@ static int gram(struct lrmse *p, struct aia_error *err)
     return 0;
 }
 
-/* Mean of half the squared residuals over the rows held. */
-static double residual_loss(struct lrmse *p, const double *x)
+/* Mean of half the squared residuals over the rows held, plus the
+ * penalty. */
+static double direct_loss(struct lrmse *p, const double *x)
 {
     double s = 0;
     for (size_t i = 0; i < p->k; i++) {
-        double b;
-        const double *a = row(p, i, &b);
-        double r = dot(a, x, p->n) - b;
-        s += r * r;
+        struct row r;
+        get_row(p, i, &r);
+        double e = row_dot(&r, x, p->n) - r.b;
+        s += e * e;
     }
-    return p->k ? 0.5 * s / (double)p->k : 0;
+    double f = p->k ? 0.5 * s / (double)p->k : 0;
+    if (p->ridge > 0)
+        f += 0.5 * p->ridge * dot(x, x, p->n);
+    return f;
 }
 
 /* In place: G = L L' (lower triangle), 0 or -1 when not positive
@@ -269,11 +441,14 @@ static int solve(struct lrmse *p, struct aia_error *err)
         return aia_seterr(err, "out of memory for the normal equations");
     }
     memcpy(L, p->G, n * n * sizeof *L);
+    for (size_t j = 0; j < n; j++)
+        L[j * n + j] += p->ridge;
     if (cholesky(L, n) < 0) {
         free(L);
-        return aia_seterr(err, "the normal equations are singular (%zu rows, "
-                               "%zu columns)",
-                          p->m, n);
+        return aia_seterr(err,
+                          "the normal equations are singular (%zu rows, "
+                          "%zu columns, ridge %g)",
+                          p->k, n, p->ridge);
     }
     double *x = p->xopt;
     for (size_t i = 0; i < n; i++) { /* L y = c */
@@ -289,7 +464,7 @@ static int solve(struct lrmse *p, struct aia_error *err)
         x[i] = t / L[i * n + i];
     }
     free(L);
-    p->fopt = residual_loss(p, x);
+    p->fopt = direct_loss(p, x);
     return 0;
 }
 
@@ -298,8 +473,7 @@ static int lrmse_optimum(void *state, double *x, double *f,
 {
     struct lrmse *p = state;
     if (!p->all)
-        return aia_seterr(err, "the optimum is known to the coordinator "
-                               "only");
+        return aia_seterr(err, "the optimum is known to the coordinator only");
     if (p->opt == 0)
         p->opt = solve(p, &p->why) == 0 ? 1 : -1;
     if (p->opt < 0) {
@@ -311,28 +485,33 @@ static int lrmse_optimum(void *state, double *x, double *f,
     return 0;
 }
 
+/* (G + lambda I) v, row j */
+static double hess_row(const struct lrmse *p, size_t j, const double *v)
+{
+    return dot(p->G + j * p->n, v, p->n) + p->ridge * v[j];
+}
+
 static int lrmse_loss(void *state, const double *x, double *f,
                       struct aia_error *err)
 {
     struct lrmse *p = state;
     size_t n = p->n;
     if (!p->all || gram(p, err) < 0) {
-        *f = residual_loss(p, x);
+        *f = direct_loss(p, x);
         return 0;
     }
-    const double *G = p->G;
     if (p->opt == 1) {
         for (size_t j = 0; j < n; j++)
             p->d[j] = x[j] - p->xopt[j];
         double q = 0;
         for (size_t j = 0; j < n; j++)
-            q += p->d[j] * dot(G + j * n, p->d, n);
+            q += p->d[j] * hess_row(p, j, p->d);
         *f = p->fopt + 0.5 * q;
         return 0;
     }
     double q = 0;
     for (size_t j = 0; j < n; j++)
-        q += x[j] * (0.5 * dot(G + j * n, x, n) - p->c[j]);
+        q += x[j] * (0.5 * hess_row(p, j, x) - p->c[j]);
     *f = q + 0.5 * p->bb;
     return 0;
 }
@@ -347,7 +526,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
         return aia_seterr(err, "a gradient over no rows");
     if (p->all && !idx && gram(p, err) == 0) {
         for (size_t j = 0; j < n; j++)
-            g[j] = dot(p->G + j * n, x, n) - p->c[j];
+            g[j] = hess_row(p, j, x) - p->c[j];
         return 0;
     }
     for (size_t t = 0; t < count; t++) {
@@ -355,24 +534,23 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
         if (i >= p->k)
             return aia_seterr(err, "row %zu is not among the %zu held", i,
                               p->k);
-        double b;
-        const double *a = row(p, i, &b);
-        double r = dot(a, x, n) - b;
-        for (size_t j = 0; j < n; j++)
-            g[j] += r * a[j];
+        struct row r;
+        get_row(p, i, &r);
+        row_axpy(&r, row_dot(&r, x, n) - r.b, g, n);
     }
     double inv = 1.0 / (double)count;
     for (size_t j = 0; j < n; j++)
-        g[j] *= inv;
+        g[j] = g[j] * inv + p->ridge * x[j];
     return 0;
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {
-    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "lrmse",
-                    "1.0",
-                    "least-squares linear regression on generated data "
-                    "(loss: half the mean squared error)",
+    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "lrmse", "1.1",
+                    "least-squares linear regression, optionally ridge, on "
+                    "generated or given rows (loss: half the mean squared "
+                    "error)",
                     params),
+    .flags = AIA_PROBLEM_DATA,
     .open = lrmse_open,
     .close = lrmse_close,
     .dim = lrmse_dim,

@@ -402,19 +402,29 @@ const char *params_range(char *buf, size_t len, const struct aia_param *p)
     return buf;
 }
 
+/* The type column of a parameter: its choices, or its type's name. */
+static const char *type_text(const struct aia_param *p)
+{
+    return p->type == AIA_ENUM ? p->choices : params_type_name(p->type);
+}
+
 void params_print(FILE *out, const struct aia_param *table,
                   const char *indent)
 {
+    int wname = 14, wtype = 12, wdef = 10;
     for (const struct aia_param *p = table; p && p->name; p++) {
-        char type[160];
-        if (p->type == AIA_ENUM)
-            snprintf(type, sizeof type, "%s", p->choices);
-        else
-            snprintf(type, sizeof type, "%s", params_type_name(p->type));
+        int n = (int)strlen(p->name), t = (int)strlen(type_text(p));
+        int d = p->def ? (int)strlen(p->def) : 10;
+        wname = n > wname ? n : wname;
+        wtype = t > wtype ? t : wtype;
+        wdef = d > wdef ? d : wdef;
+    }
+    for (const struct aia_param *p = table; p && p->name; p++) {
         char range[64];
         params_range(range, sizeof range, p);
-        fprintf(out, "%s%-14s %-12s %-10s %s%s%s%s\n", indent, p->name, type,
-                p->def ? p->def : "(required)", p->help ? p->help : "",
-                *range ? " (" : "", range, *range ? ")" : "");
+        fprintf(out, "%s%-*s %-*s %-*s %s%s%s%s\n", indent, wname, p->name,
+                wtype, type_text(p), wdef, p->def ? p->def : "(required)",
+                p->help ? p->help : "", *range ? " (" : "", range,
+                *range ? ")" : "");
     }
 }

@@ -21,11 +21,13 @@ for p in local_steps weights; do
     printf '%s' "$out" | grep -Eq "^ +$p " || avg_missing="${avg_missing:-} $p"
 done
 is "${avg_missing:-}" "" "average's local_steps and weights"
-like "$out" "^problem +lrmse +1\.0" "lrmse"
-for p in rows cols noise; do
+like "$out" "^problem +lrmse +1\.1" "lrmse"
+like "$out" "^problem +logreg +1\.0" "logreg"
+for p in rows cols noise ridge condition l2 flip margin; do
     printf '%s' "$out" | grep -Eq "^ +$p " || missing="${missing:-} $p"
 done
-is "${missing:-}" "" "lrmse's rows, cols and noise"
+is "${missing:-}" "" "lrmse's rows, cols, noise, ridge, condition; logreg's l2, flip, margin"
+like "$out" "^wait condition +standard +1\.0 +built-in" "the built-in wait"
 like "$out" "^wait condition +standard +[0-9.]+ +built-in" "the built-in wait"
 
 scratch

@@ -13,7 +13,7 @@ supp="--suppressions=$top_srcdir/t/valgrind.supp"
     supp="$supp --suppressions=/usr/share/openmpi/openmpi-valgrind.supp"
 vg="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $supp"
 
-for t in manifest params loader lrmse sgd gd average data; do
+for t in manifest params loader lrmse logreg sgd gd average data; do
     $vg "$top_builddir/t/$t.t" >/dev/null 2>vg.txt; rc=$?
     ok $rc "unit test $t is clean under valgrind"
     [ $rc = 0 ] || diag "$(head -30 vg.txt)"
