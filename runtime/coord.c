@@ -20,6 +20,7 @@
 
 #include "history.h"
 #include "host.h"
+#include "params.h"
 #include "poll.h"
 #include "run.h"
 #include "stats.h"
@@ -34,10 +35,20 @@ struct qbuf {
     int refs; /* sends in flight from it */
 };
 
-enum stop_reason { STOP_NONE, STOP_ITERATIONS, STOP_TIME, STOP_ERROR };
+enum stop_reason {
+    STOP_NONE,
+    STOP_ITERATIONS,
+    STOP_TIME,
+    STOP_EPOCHS,
+    STOP_PRECISION,
+    STOP_LOSS,
+    STOP_GAP,
+    STOP_ERROR
+};
 
-static const char *const reason_names[] = {"none", "iterations", "time",
-                                           "error"};
+static const char *const reason_names[] = {
+    "none", "iterations", "time", "epochs", "precision", "loss", "gap",
+    "error"};
 
 struct coord {
     struct setup *s;
@@ -49,7 +60,7 @@ struct coord {
     MPI_Request *sreq; /* the query send of each worker */
     int *sq;           /* the qbuf sreq[w] reads */
     struct qbuf *q;
-    int nq, cur;
+    int nq, cur, prev; /* the current and the previous round's query */
     uint64_t round;
     int64_t iteration, epoch;
     uint64_t *repochs, *sent;
@@ -64,8 +75,11 @@ struct coord {
     double *x; /* the model, for the loss */
     double fopt;
     int opt_known;
+    struct aia_error opt_why; /* why the optimum is unknown */
     struct history *hist;
     int64_t saved; /* last iteration written to the history */
+    int64_t loss_at; /* iteration of the loss below, -1: none */
+    double loss;
     enum stop_reason why;
     int status;
     struct aia_error err;
@@ -225,9 +239,14 @@ static int model(struct coord *c)
     return 0;
 }
 
+/* The loss of the current model, computed once per iteration. */
 static int evaluate(struct coord *c, double *loss)
 {
     struct aia_error err;
+    if (c->loss_at == c->iteration) {
+        *loss = c->loss;
+        return 0;
+    }
     if (model(c) < 0) {
         fail(c, "algorithm '%s': iterate: %s", c->s->alg->h.name,
              c->err.text);
@@ -243,7 +262,38 @@ static int evaluate(struct coord *c, double *loss)
              *loss, (long long)c->iteration);
         return -1;
     }
+    c->loss_at = c->iteration;
+    c->loss = *loss;
     return 0;
+}
+
+/* Norm of the change of the query since the previous iteration; NaN at
+ * the first.  The previous buffer is intact: only finish_round reuses
+ * buffers, and it moves prev along. */
+static double change(const struct coord *c)
+{
+    if (c->prev < 0)
+        return NAN;
+    const double *a = WIRE_PAYLOAD(c->q[c->cur].buf);
+    const double *b = WIRE_PAYLOAD(c->q[c->prev].buf);
+    double s = 0;
+    for (size_t j = 0; j < c->s->shape.query_len; j++)
+        s += (a[j] - b[j]) * (a[j] - b[j]);
+    return sqrt(s);
+}
+
+/* The problem's metric of the current model (c->x, set by evaluate). */
+static double metric(struct coord *c)
+{
+    const struct setup *s = c->s;
+    double v = NAN;
+    struct aia_error err;
+    if (s->prob->metric && s->prob->metric(s->prob_s, c->x, &v, &err) < 0) {
+        fail(c, "problem '%s': %s: %s", s->prob->h.name,
+             s->prob->metric_name, err.text);
+        return NAN;
+    }
+    return v;
 }
 
 /* A history row for the current iteration when one is due (force: the
@@ -254,13 +304,16 @@ static void record(struct coord *c, int force)
         return;
     if (!force && c->iteration % c->job->every != 0)
         return;
-    double loss;
-    if (evaluate(c, &loss) < 0)
+    struct history_row r = {.iteration = c->iteration,
+                            .epoch = c->epoch,
+                            .time = util_now() - c->t0};
+    if (evaluate(c, &r.loss) < 0)
         return;
+    r.subopt = c->opt_known ? r.loss - c->fopt : NAN;
+    r.change = change(c);
+    r.metric = metric(c);
     struct aia_error err;
-    double subopt = c->opt_known ? loss - c->fopt : NAN;
-    if (history_row(c->hist, c->iteration, c->epoch, util_now() - c->t0,
-                    loss, subopt, &err) < 0)
+    if (history_write(c->hist, &r, &err) < 0)
         fail(c, "%s", err.text);
     c->saved = c->iteration;
 }
@@ -285,6 +338,7 @@ static int finish_round(struct coord *c, double now)
                            .kind = WIRE_QUERY,
                            .round = c->round + 1,
                            .len = c->s->shape.query_len};
+    c->prev = c->cur;
     c->cur = q;
     c->round++;
     c->iteration++;
@@ -296,13 +350,37 @@ static int finish_round(struct coord *c, double now)
 
 /* End the round and send its successor to every idle worker (in async
  * mode only the worker that just answered is idle). */
+/* Whether a stop condition holds at the end of an iteration. */
+static enum stop_reason stop_reached(struct coord *c)
+{
+    const struct job *job = c->job;
+    if (job->max_iterations && c->iteration >= job->max_iterations)
+        return STOP_ITERATIONS;
+    if (job->max_epochs && c->epoch >= job->max_epochs)
+        return STOP_EPOCHS;
+    if (job->precision > 0 && change(c) <= job->precision)
+        return STOP_PRECISION;
+    if ((job->target_loss > 0 || job->target_gap > 0) &&
+        c->iteration % job->check_every == 0) {
+        double loss;
+        if (evaluate(c, &loss) < 0)
+            return STOP_ERROR;
+        if (job->target_loss > 0 && loss <= job->target_loss)
+            return STOP_LOSS;
+        if (job->target_gap > 0 &&
+            (loss - c->fopt) <= job->target_gap * fabs(c->fopt))
+            return STOP_GAP;
+    }
+    return STOP_NONE;
+}
+
 static void end_round(struct coord *c, double now)
 {
     if (finish_round(c, now) < 0)
         return;
     record(c, 0);
-    if (c->job->max_iterations && c->iteration >= c->job->max_iterations)
-        c->why = STOP_ITERATIONS;
+    if (!c->why)
+        c->why = stop_reached(c);
     if (c->why)
         return;
     for (int w = 0; w < c->n; w++)
@@ -605,6 +683,11 @@ static void summary(struct coord *c)
         printf(" optimum=%.10g gap=%.3e", c->fopt,
                c->fopt != 0 ? (loss - c->fopt) / fabs(c->fopt)
                             : loss - c->fopt);
+    if (c->s->prob->metric && !isnan(loss)) {
+        double m = metric(c);
+        if (!isnan(m))
+            printf(" %s=%.10g", c->s->prob->metric_name, m);
+    }
     printf("\n");
     fflush(stdout);
     struct aia_error err;
@@ -619,29 +702,40 @@ static void summary(struct coord *c)
 static void optimum(struct coord *c)
 {
     const struct setup *s = c->s;
+    snprintf(c->opt_why.text, sizeof c->opt_why.text,
+             "it has no optimum function");
     if (!s->prob->optimum)
         return;
     double *xs = calloc(s->dim ? s->dim : 1, sizeof *xs);
-    struct aia_error err;
-    if (xs && s->prob->optimum(s->prob_s, xs, &c->fopt, &err) == 0)
+    if (xs && s->prob->optimum(s->prob_s, xs, &c->fopt, &c->opt_why) == 0)
         c->opt_known = 1;
     else if (xs)
-        host_log(AIA_LOG_INFO, "no optimum to compare with: %s", err.text);
+        host_log(AIA_LOG_INFO, "no optimum to compare with: %s",
+                 c->opt_why.text);
     free(xs);
 }
 
 int coord_run(struct setup *s)
 {
     struct coord c = {.s = s, .job = s->job, .n = s->nworkers, .cur = -1,
-                      .saved = -1};
+                      .prev = -1, .saved = -1, .loss_at = -1};
     struct aia_error err;
     if (coord_alloc(&c) < 0) {
         host_error("out of memory for %d workers; aborting the job", c.n);
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
     }
     optimum(&c);
+    if (s->job->target_gap > 0 && !c.opt_known) {
+        char where[256];
+        params_where(where, sizeof where, s->job->m->path, s->job->gap_node);
+        fail(&c, "%s: stop.gap: problem '%s' cannot give its optimum (%s)",
+             where, s->prob->h.name, c.opt_why.text);
+        c.status = RUN_BAD_JOB;
+        goto stop;
+    }
     if (s->job->history &&
-        !(c.hist = history_open(s->job->history, &err))) {
+        !(c.hist = history_open(s->job->history, s->prob->metric_name,
+                                &err))) {
         fail(&c, "%s", err.text);
         goto stop;
     }

@@ -12,9 +12,11 @@
 struct history {
     FILE *f;
     char *path;
+    int metric;
 };
 
-struct history *history_open(const char *path, struct aia_error *err)
+struct history *history_open(const char *path, const char *metric_name,
+                             struct aia_error *err)
 {
     struct history *h = calloc(1, sizeof *h);
     if (!h || !(h->path = strdup(path))) {
@@ -29,23 +31,31 @@ struct history *history_open(const char *path, struct aia_error *err)
         free(h);
         return NULL;
     }
-    fputs("iteration,epoch,time,loss,suboptimality\n", h->f);
+    h->metric = metric_name != NULL;
+    fprintf(h->f, "iteration,epoch,time,loss,suboptimality,change%s%s\n",
+            metric_name ? "," : "", metric_name ? metric_name : "");
     return h;
 }
 
-int history_row(struct history *h, int64_t iteration, int64_t epoch,
-                double time, double loss, double subopt,
-                struct aia_error *err)
+/* A value, or nothing when NaN: the field stays empty. */
+static void field(FILE *f, double v)
 {
-    int rc;
-    if (isnan(subopt))
-        rc = fprintf(h->f, "%lld,%lld,%.6f,%.17g,\n", (long long)iteration,
-                     (long long)epoch, time, loss);
-    else
-        rc = fprintf(h->f, "%lld,%lld,%.6f,%.17g,%.17g\n",
-                     (long long)iteration, (long long)epoch, time, loss,
-                     subopt);
-    if (rc < 0)
+    fputc(',', f);
+    if (!isnan(v))
+        fprintf(f, "%.17g", v);
+}
+
+int history_write(struct history *h, const struct history_row *r,
+                  struct aia_error *err)
+{
+    fprintf(h->f, "%lld,%lld,%.6f", (long long)r->iteration,
+            (long long)r->epoch, r->time);
+    field(h->f, r->loss);
+    field(h->f, r->subopt);
+    field(h->f, r->change);
+    if (h->metric)
+        field(h->f, r->metric);
+    if (fputc('\n', h->f) == EOF)
         return aia_seterr(err, "%s: write failed: %s", h->path,
                           strerror(errno));
     return 0;

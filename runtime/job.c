@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h"
 #include "params.h"
 #include "util.h"
 
@@ -40,6 +41,44 @@ static const struct aia_param problem_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static const struct aia_param data_params[] = {
+    {"path", AIA_STRING, NULL,
+     "the data file, relative to the job file's folder", NULL, 0, 0},
+    {"format", AIA_ENUM, "auto",
+     "csv, libsvm (svmlight) or binary (little-endian float64, row-major); "
+     "auto: from the extension (.csv .tsv .txt, .svm .libsvm .svmlight, "
+     ".bin .f64)",
+     "auto|csv|libsvm|binary", 0, 0},
+    {"header", AIA_ENUM, "auto",
+     "csv: whether the first line names the columns (auto: when one of its "
+     "cells is not a number)",
+     "auto|yes|no", 0, 0},
+    {"target", AIA_STRING, "\"\"",
+     "csv and binary: the target column, a header name or an index (0 "
+     "first, -1 last; empty: the last)",
+     NULL, 0, 0},
+    {"delimiter", AIA_ENUM, "auto",
+     "csv: the cell separator (space: runs of blanks)",
+     "auto|comma|semicolon|tab|space", 0, 0},
+    {"cols", AIA_INT, "0",
+     "binary: values per row, the target's included (required)", NULL, 0,
+     1e9},
+    {"rows", AIA_INT, "0", "binary: rows (0: from the file's size)", NULL, 0,
+     9.2e18},
+    {"storage", AIA_ENUM, "auto",
+     "how rows are held: dense, or sparse (CSR; zeros left out); auto: "
+     "sparse for libsvm, dense otherwise",
+     "auto|dense|sparse", 0, 0},
+    {"features", AIA_INT, "0",
+     "libsvm: the number of features (0: the largest index in the file)",
+     NULL, 0, 4e9},
+    {"delivery", AIA_ENUM, "read",
+     "read: each worker reads its own rows (a shared file system); scatter: "
+     "rank 0 reads the file once and sends each worker its rows",
+     "read|scatter", 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 static const struct aia_param pool_params[] = {
     {"workers", AIA_INTS, "[]",
      "ranks that form the pool (empty: every rank but 0)", NULL, 1, 1e9},
@@ -68,6 +107,24 @@ static const struct aia_param stop_params[] = {
     {"time", AIA_DOUBLE, "0",
      "stop after this many seconds of wall time (0: no limit)", NULL, 0,
      1e9},
+    {"epochs", AIA_INT, "0",
+     "stop after this many epochs: passes in which every live worker "
+     "answered at least once (0: no limit)",
+     NULL, 0, 9.2e18},
+    {"precision", AIA_DOUBLE, "0",
+     "stop when the query changes by at most this much (Euclidean norm) "
+     "from one iteration to the next (0: never)",
+     NULL, 0, 1e300},
+    {"loss", AIA_DOUBLE, "0",
+     "stop when the loss is at most this (0: never)", NULL, 0, 1e300},
+    {"gap", AIA_DOUBLE, "0",
+     "stop when (loss - optimum) / optimum is at most this; needs a "
+     "problem that knows its optimum (0: never)",
+     NULL, 0, 1e300},
+    {"check_every", AIA_INT, "1",
+     "iterations between evaluations of the loss for the loss and gap "
+     "stops",
+     NULL, 1, 9.2e18},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -138,7 +195,7 @@ static const struct aia_param output_params[] = {
 
 static const char *const plugin_key[] = {"plugin", NULL};
 static const char *const problem_keys[] = {"plugin", "partition", "weights",
-                                           NULL};
+                                           "data", NULL};
 
 enum {
     V_TOP,
@@ -152,7 +209,8 @@ enum {
     V_FIXED,
     V_RANDOM,
     V_MARKOV,
-    V_HANG
+    V_HANG,
+    V_DATA
 };
 
 /* Bind the runtime's keys of a section.  In a plugin section every other
@@ -218,6 +276,51 @@ static struct aia_value *plugin_section(struct job *job, const char *name,
     if (v)
         *out = (struct job_plugin){name, node, key, v[0].s, reserved};
     return v;
+}
+
+/* problem.data: where the rows come from, when not generated. */
+static int data_section(struct job *job, struct aia_error *err)
+{
+    struct job_data *d = &job->data;
+    const struct mnode *key;
+    const struct mnode *node = mnode_get(job->problem.node, "data", &key);
+    if (!node)
+        return 0;
+    struct aia_value *v = job->v[V_DATA] =
+        bind(job, "problem.data", node, key, data_params, 0, NULL, err);
+    if (!v)
+        return -1;
+    char where[256];
+    params_where(where, sizeof where, job->m->path, key);
+    d->key = key;
+    d->path = v[0].s[0] == '/' ? strdup(v[0].s) : util_join(job->dir, v[0].s);
+    if (!d->path)
+        return aia_seterr(err, "out of memory");
+    d->format = v[1].i == 0 ? data_format_guess(d->path) : (int)v[1].i - 1;
+    if (d->format < 0)
+        return aia_seterr(err, "%s: problem.data: cannot tell the format of "
+                               "'%s' from its name: give format",
+                          where, v[0].s);
+    static const int headers[] = {DATA_HEADER_AUTO, DATA_HEADER_YES,
+                                  DATA_HEADER_NO};
+    d->header = headers[v[2].i];
+    d->target = *v[3].s ? v[3].s : NULL;
+    static const char delimiters[] = {0, ',', ';', '\t', ' '};
+    d->delimiter = delimiters[v[4].i];
+    d->cols = (size_t)v[5].i;
+    d->rows = (size_t)v[6].i;
+    d->sparse = v[7].i == 0 ? d->format == DATA_LIBSVM : v[7].i == 2;
+    d->features = (size_t)v[8].i;
+    d->delivery = (int)v[9].i;
+    if (d->format == DATA_BINARY && d->cols == 0)
+        return aia_seterr(err, "%s: problem.data: a binary file needs cols "
+                               "(values per row, the target's included)",
+                          where);
+    if (d->format == DATA_LIBSVM && d->target)
+        return aia_seterr(err, "%s: problem.data: target: in a libsvm file "
+                               "the label is the target",
+                          where);
+    return 0;
 }
 
 /* A sub-section of stragglers, bound into job->v[slot]; NULL (and no
@@ -337,6 +440,8 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->weights = v[2].n ? v[2].doubles : NULL;
     job->nweights = v[2].n;
     job->weights_node = mnode_get(job->problem.node, "weights", NULL);
+    if (data_section(job, err) < 0)
+        goto fail;
 
     node = mnode_get(root, "pool", &key);
     if (!(v = job->v[V_POOL] = bind(job, "pool", node, key, pool_params, 0,
@@ -362,11 +467,19 @@ struct job *job_load(const char *path, const char *text, size_t len,
         goto fail;
     job->max_iterations = v[0].i;
     job->max_time = v[1].d;
-    if (job->max_iterations == 0 && job->max_time == 0) {
+    job->max_epochs = v[2].i;
+    job->precision = v[3].d;
+    job->target_loss = v[4].d;
+    job->target_gap = v[5].d;
+    job->check_every = v[6].i;
+    job->gap_node = mnode_get(node, "gap", NULL);
+    if (job->max_iterations == 0 && job->max_time == 0 &&
+        job->max_epochs == 0) {
         char where[256];
         params_where(where, sizeof where, path, key);
-        aia_seterr(err, "%s: stop: give 'iterations' or 'time' (or both): a "
-                        "job must end",
+        aia_seterr(err, "%s: stop: give 'iterations', 'epochs' or 'time': "
+                        "a job must end even if its accuracy target is "
+                        "never met",
                    where);
         goto fail;
     }
@@ -403,6 +516,7 @@ void job_free(struct job *job)
         params_free(job->v[i]);
     manifest_free(job->m);
     free(job->dir);
+    free(job->data.path);
     free(job);
 }
 
@@ -471,11 +585,17 @@ void job_reference(FILE *out)
                     "(`aiarun --list-plugins`).");
     reference_table(out, "problem", problem_params,
                     "Every other key is a parameter of the problem plugin.");
+    reference_table(out, "problem.data", data_params,
+                    "Rows from a file instead of generated ones, for "
+                    "problems that take them (lrmse, logreg). Each worker "
+                    "holds only its rows; the coordinator holds all of "
+                    "them, for the loss.");
     reference_table(out, "pool", pool_params, NULL);
     reference_table(out, "pool.wait", wait_params,
                     "Every other key is a parameter of the wait condition.");
     reference_table(out, "stop", stop_params,
-                    "The run stops at the first limit reached.");
+                    "The run stops at the first limit or target reached; "
+                    "one of iterations, epochs and time is required.");
     reference_table(out, "output", output_params, NULL);
     reference_table(out, "stragglers", stragglers_params,
                     "Injected delays, seeded by `seed`, for experiments and "

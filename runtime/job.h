@@ -12,6 +12,22 @@
 #include "loader.h"
 #include "manifest.h"
 
+/* The data file of problem.data, for data_scan and data_read. */
+enum job_delivery { JOB_READ = 0, JOB_SCATTER = 1 };
+
+struct job_data {
+    char *path;        /* resolved against the job's folder; NULL: none */
+    int format;        /* enum data_format */
+    int header;        /* DATA_HEADER_* */
+    const char *target; /* NULL: the last column */
+    char delimiter;    /* 0: detect */
+    size_t rows, cols; /* binary shape */
+    int sparse;
+    size_t features;
+    int delivery;      /* enum job_delivery */
+    const struct mnode *key; /* problem.data's key, for messages */
+};
+
 /* A section that names a plugin: algorithm, problem, pool.wait. */
 struct job_plugin {
     const char *name;         /* dotted section name, for messages */
@@ -52,6 +68,7 @@ struct job {
     const double *weights;  /* NULL: equal shares */
     size_t nweights;
     const struct mnode *weights_node;
+    struct job_data data;
     /* pool */
     const int64_t *workers; /* ranks; NULL: every rank but 0 */
     size_t nworkers;
@@ -62,6 +79,12 @@ struct job {
     /* stop */
     int64_t max_iterations; /* 0: no limit */
     double max_time;        /* seconds; 0: no limit */
+    int64_t max_epochs;     /* 0: no limit */
+    double precision;       /* norm of the query's change; 0: none */
+    double target_loss;     /* 0: none */
+    double target_gap;      /* relative suboptimality; 0: none */
+    int64_t check_every;    /* iterations between loss checks */
+    const struct mnode *gap_node;
     struct job_stragglers stragglers;
     /* output */
     const char *history;    /* NULL: none */

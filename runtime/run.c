@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deliver.h"
 #include "host.h"
 #include "params.h"
 #include "run.h"
@@ -117,6 +118,7 @@ static struct aia_context context(const struct setup *s,
         .problem = s->prob,
         .problem_state = s->prob_s,
         .pool_ranks = s->ranks,
+        .data = s->job->data.path ? &s->data.d : NULL,
     };
 }
 
@@ -149,6 +151,33 @@ static int load_plugins(struct setup *s, int coordinator,
         0)
         return -1;
     s->wait = (const void *)s->wait_p->h;
+    return 0;
+}
+
+/* The rows of problem.data, for a problem that takes them. */
+static int load_data(struct setup *s, int active, struct aia_error *err)
+{
+    const struct job_data *d = &s->job->data;
+    if (!d->path)
+        return 0;
+    if (active && !(s->prob->flags & AIA_PROBLEM_DATA)) {
+        char where[256];
+        params_where(where, sizeof where, s->job->m->path, d->key);
+        return aia_seterr(err, "%s: problem.data: problem '%s' generates "
+                               "its data and takes no data file",
+                          where, s->prob->h.name);
+    }
+    if (deliver_data(s, &s->data, err) < 0) {
+        char where[256], text[AIA_ERROR_LEN];
+        params_where(where, sizeof where, s->job->m->path, d->key);
+        snprintf(text, sizeof text, "%s", err->text);
+        return aia_seterr(err, "%s: problem.data: %s", where, text);
+    }
+    if (active)
+        host_log(AIA_LOG_INFO,
+                 "holds %zu of the %zu rows of %s (checksum %016llx)",
+                 s->data.d.rows, s->data.d.total_rows, d->path,
+                 (unsigned long long)deliver_checksum(&s->data));
     return 0;
 }
 
@@ -247,6 +276,7 @@ static void teardown(struct setup *s)
     loader_close(s->prob_p);
     free(s->ranks);
     free(s->rows);
+    data_free(&s->data);
     job_free(s->job);
 }
 
@@ -274,7 +304,8 @@ int run_job(const struct run_opts *opts)
         goto out;
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
     if (agree(&s, active && load_plugins(&s, coordinator, &err) < 0, &err) <
-        0)
+            0 ||
+        agree(&s, load_data(&s, active, &err) < 0, &err) < 0)
         goto out;
     if (agree(&s, active && open_problem(&s, &err) < 0, &err) < 0 ||
         agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||

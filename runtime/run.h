@@ -13,6 +13,7 @@
 
 #include <aiarun/aiarun.h>
 
+#include "data.h"
 #include "job.h"
 #include "loader.h"
 
@@ -42,6 +43,7 @@ struct setup {
     size_t dim;
     size_t *rows;      /* coordinator: rows of each worker */
     size_t total_rows; /* coordinator: sum of rows */
+    struct data_table data; /* rows of problem.data held by this rank */
 };
 
 /* Called between MPI_Init and MPI_Finalize by main.  Returns the exit

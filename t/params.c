@@ -234,7 +234,7 @@ static void jobs(void)
     like(job_refuse("problem: {plugin: lrmse}\nstop: {iterations: 1}\n"),
          "missing section 'algorithm'", "a job needs an algorithm");
     like(job_refuse("algorithm: {plugin: sgd}\nproblem: {plugin: lrmse}\n"),
-         "stop: give 'iterations' or 'time'", "a job must end");
+         "stop: give 'iterations', 'epochs' or 'time'", "a job must end");
     like(job_refuse("algorithm: {step: 1}\nproblem: {plugin: lrmse}\n"
                     "stop: {time: 1}\n"),
          "dir/job.yaml:1:1: algorithm: missing required key 'plugin'",

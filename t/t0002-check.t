@@ -111,7 +111,7 @@ out=$(check -o algorithm.stpe=1 "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
 like "$out" "command line \(-o\): algorithm.stpe: unknown key" \
     "an unknown -o key is refused"
 out=$(check -o stop.iterations=0 -o stop.time=0 "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
-like "$out" "stop: give 'iterations' or 'time'" "-o values are checked like the file's"
+like "$out" "stop: give 'iterations', 'epochs' or 'time'" "-o values are checked like the file's"
 
 printf 'algorithm: [unclosed\n' > "$trash/syntax.yaml"
 out=$(check "$trash/syntax.yaml"); rc=$?

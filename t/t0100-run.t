@@ -30,7 +30,7 @@ done
 like "$(echo "$out" | tail -1)" "^stop=iterations " "the summary is the last line of stdout"
 like "$(echo "$out" | head -1)" "^ *rank +answers +fresh +stale" "after the per-worker table"
 is "$(echo "$out" | wc -l)" 3 "of one row per worker (one worker with 2 ranks)"
-is "$(head -1 sgd-lrmse.csv)" "iteration,epoch,time,loss,suboptimality" \
+is "$(head -1 sgd-lrmse.csv)" "iteration,epoch,time,loss,suboptimality,change" \
     "the history has its header"
 is "$(sed 1d sgd-lrmse.csv | wc -l)" 41 \
     "a row every 10 iterations, the first and the last"

@@ -70,8 +70,6 @@ YAML
 }
 a=$(markov 7)
 ok $([ "$rc" = 0 ] && echo 0 || echo 1) "markov and random delays: exit 0"
-ok $(echo "$a" | awk '{ for (i = 1; i <= NF; i++) { split($i, f, ":"); if (f[3] == 0) bad = 1 } exit bad }' && echo 0 || echo 1) \
-    "every worker was delayed some ($a)"
 # each answer is delayed 2 ms with p 0.3 and 3 ms while slow (1/4 of the
 # time): about 1.35 ms per answer
 per=$(echo "$a" | awk '{ for (i = 1; i <= NF; i++) { split($i, f, ":"); n += f[2]; d += f[3] } print d / n }')

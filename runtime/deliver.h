@@ -1,0 +1,28 @@
+/* deliver.h - a job's data file to every rank.
+ *
+ * Rank 0 checks the whole file once (data_scan) and tells every rank its
+ * size.  Then, with delivery: read, every worker reads its own rows from
+ * the file (a shared file system); with delivery: scatter, rank 0 reads
+ * the file once and sends each worker its rows.  Either way a worker holds
+ * only its rows, chosen by the job's partition, and the coordinator holds
+ * every row (the loss is computed there).
+ */
+#ifndef AIARUN_DELIVER_H
+#define AIARUN_DELIVER_H
+
+#include <stdint.h>
+
+#include "data.h"
+#include "run.h"
+
+/* Collective over MPI_COMM_WORLD: fill t with this rank's rows (nothing
+ * for a rank outside the pool).  0, or -1 with err on the ranks that
+ * failed (every rank returns; call agree() after). */
+int deliver_data(const struct setup *s, struct data_table *t,
+                 struct aia_error *err);
+
+/* A checksum of the rows t holds (ids, targets, values), the same for the
+ * same rows however they arrived. */
+uint64_t deliver_checksum(const struct data_table *t);
+
+#endif
