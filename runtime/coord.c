@@ -724,6 +724,14 @@ int coord_run(struct setup *s)
         host_error("out of memory for %d workers; aborting the job", c.n);
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
     }
+    /* Listen to every worker from the start: whatever fails from here on,
+     * the shutdown hears each goodbye. */
+    for (int w = 0; w < c.n; w++)
+        if (post_recv(&c, w) != MPI_SUCCESS) {
+            host_error("cannot post a receive for rank %d; aborting the job",
+                       s->ranks[w]);
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
     optimum(&c);
     if (s->job->target_gap > 0 && !c.opt_known) {
         char where[256];
@@ -749,11 +757,6 @@ int coord_run(struct setup *s)
               "rtt\n",
               c.answers);
     }
-    for (int w = 0; w < c.n; w++)
-        if (post_recv(&c, w) != MPI_SUCCESS) {
-            fail(&c, "cannot post a receive for rank %d", s->ranks[w]);
-            goto stop;
-        }
     int q = acquire(&c);
     if (q < 0) {
         fail(&c, "out of memory for a query buffer");

@@ -1,0 +1,135 @@
+#!/bin/sh
+# Data files under mpirun: every format, read or scattered, in blocks or
+# dealt cyclically, reaches the closed-form least-squares solution; read
+# and scatter give each rank the same rows; bad files end every rank with
+# one message naming the place, and no hang.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+data="$top_srcdir/etc/data"
+
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
+# job FILE EXTRA-DATA-KEYS : a gd job on a data file
+job() {
+    cat > job.yaml <<YAML
+algorithm: {plugin: gd, step: 0.5}
+problem:
+  plugin: lrmse
+  data: {path: $1 $2}
+stop: {iterations: 300}
+YAML
+}
+
+# checksums: "rank rows checksum" per rank, sorted, from a -v run
+sums() {
+    sed -n 's/^aiarun\[\([0-9]*\)\]: holds \([0-9]*\) of .*(checksum \([0-9a-f]*\))$/\1 \2 \3/p' err.txt |
+        sort -n | tr '\n' ' '
+}
+
+for f in "lr.csv" "lr.svm" "lr.bin, cols: 9"; do
+    name=${f%%,*}
+    for delivery in read scatter; do
+        for part in block cyclic; do
+            job "$data/$f" ", delivery: $delivery"
+            run 5 -v -o problem.partition=$part job.yaml
+            gap=$(field gap "$out")
+            ok $([ "$rc" = 0 ] && float_le "${gap:-1}" 1e-9 && echo 0 || echo 1) \
+                "$name, $delivery, $part: gd reaches the optimum (gap ${gap:-none})"
+            [ "$rc" = 0 ] || diag "$err"
+            eval "sum_${delivery}_$part=\"\$(sums)\""
+        done
+    done
+    ok $([ -n "$sum_read_block" ] && echo 0 || echo 1) "$name: every rank logs its rows"
+    is "$sum_scatter_block" "$sum_read_block" "$name: scatter delivers exactly the rows read (block)"
+    is "$sum_scatter_cyclic" "$sum_read_cyclic" "$name: scatter delivers exactly the rows read (cyclic)"
+    like "$sum_read_block" "^0 2000 [0-9a-f]+ 1 500 [0-9a-f]+ 2 500 " \
+        "$name: the coordinator holds every row, a worker only its own"
+    eval "block_$(echo "$name" | tr -d .)=\"\$sum_read_block\""
+done
+is "$block_lrbin" "$block_lrcsv" "the binary and CSV files give every rank the same rows"
+ok $([ "$block_lrsvm" != "$block_lrcsv" ] && echo 0 || echo 1) \
+    "libsvm rows are kept sparse by default (another layout)"
+job "$data/lr.svm" ", storage: dense"
+run 5 -v job.yaml
+is "$(sums)" "$block_lrcsv" "libsvm read dense gives the CSV's rows"
+
+# uneven partitions: the rows follow the weights, gd still solves exactly
+job "$data/lr.csv" ", delivery: scatter"
+run 5 -v -o 'problem.weights=[4, 2, 1, 1]' job.yaml
+like "$(sums)" "^0 2000 [0-9a-f]+ 1 1000 [0-9a-f]+ 2 500 [0-9a-f]+ 3 250 [0-9a-f]+ 4 250 " \
+    "weights 4:2:1:1 give 1000, 500, 250 and 250 rows"
+gap=$(field gap "$out")
+ok $(float_le "${gap:-1}" 1e-9 && echo 0 || echo 1) "and gd reaches the optimum (gap $gap)"
+
+for alg in "sgd, step: 0.05" "average, step: 0.5"; do
+    cat > alg.yaml <<YAML
+algorithm: {plugin: $alg}
+problem:
+  plugin: lrmse
+  partition: cyclic
+  data: {path: $data/lr.csv}
+stop: {iterations: 400}
+YAML
+    run 5 alg.yaml
+    gap=$(field gap "$out")
+    ok $([ "$rc" = 0 ] && float_le "${gap:-1}" 1e-3 && echo 0 || echo 1) \
+        "${alg%%,*} on lr.csv reaches the optimum (gap ${gap:-none})"
+done
+
+cat > logreg.yaml <<YAML
+algorithm: {plugin: sgd, step: 1.0}
+problem:
+  plugin: logreg
+  l2: 0.001
+  data: {path: $data/logreg.csv, target: label, delivery: scatter}
+stop: {iterations: 1500}
+YAML
+run 5 logreg.yaml
+acc=$(field accuracy "$out")
+gap=$(field gap "$out")
+ok $([ "$rc" = 0 ] && float_le 0.99 "${acc:-0}" && float_le "${gap:-1}" 1e-3 && echo 0 || echo 1) \
+    "logreg on logreg.csv: accuracy ${acc:-none}, gap ${gap:-none}"
+
+# --- bad files: one message with the place, the same status everywhere
+bad() { # bad NAME CONTENT-PRINTF EXTRA-KEYS EXPECTED-REGEX
+    printf "$2" > "$1"
+    for delivery in read scatter; do
+        job "$1" ", delivery: $delivery $3"
+        run 5 job.yaml
+        ok $([ "$rc" = 2 ] && echo 0 || echo 1) "$1 ($delivery): exit 2"
+        like "$err" "$4" "$1 ($delivery): names the place"
+        is "$(printf '%s\n' "$err" | grep -c '^aiarun\[')" 1 "$1 ($delivery): once"
+    done
+}
+bad ragged.csv 'a,b,y\n1,2,3\n4,5\n' "" "ragged.csv:3: 2 cells, but the header has 3"
+bad word.csv 'a,b,y\n1,2,3\n4,oops,6\n' "" "word.csv:3:3: column 2 \\('b'\\): 'oops' is not a number"
+bad nan.csv 'a,b,y\n1,nan,3\n' "" "nan.csv:2:3: column 2 \\('b'\\): NaN is not allowed"
+bad short.bin '\000\000\000\000\000\000\000\000\000\000\000\000' ", cols: 2" "short.bin: 12 bytes is not a whole number of rows of 2 float64 values"
+bad index.svm '1 3:1 2:1\n' "" "index.svm:1:7: index 2 after 3"
+job "$trash/absent.csv" ""
+run 5 job.yaml
+ok $([ "$rc" = 2 ] && echo 0 || echo 1) "a missing data file: exit 2"
+like "$err" "job.yaml:4:3: problem.data: .*absent.csv" "and it is named"
+cat > gen.yaml <<YAML
+algorithm: {plugin: gd}
+problem:
+  plugin: nosuchformat
+stop: {iterations: 1}
+YAML
+cat > fmt.yaml <<YAML
+algorithm: {plugin: gd}
+problem:
+  plugin: lrmse
+  data: {path: rows.dat}
+stop: {iterations: 1}
+YAML
+out=$("$AIARUN" --check fmt.yaml 2>&1)
+like "$out" "fmt.yaml:4:3: problem.data: cannot tell the format of 'rows.dat'" \
+    "an unknown extension asks for the format"
+done_testing
