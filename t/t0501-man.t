@@ -1,0 +1,56 @@
+#!/bin/sh
+# The man pages: every option that aiarun --help and aiarun-plot --help
+# print is in its page, the version is the programs', and groff renders
+# both pages without a warning (when groff is installed).
+. "$top_srcdir/t/lib.sh"
+: "${AIARUN_PLOT:?run the tests through make check}"
+scratch
+
+# text PAGE: the page's source with troff's escapes for '-' and fonts
+# undone, as plain text to search
+text() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\(aq/'"'"'/g' "$1"; }
+
+# options HELP: the long and short options a --help text lists
+options() {
+    printf '%s\n' "$1" | grep -E '^ +-' |
+        grep -oE '(^|[ ,])--?[A-Za-z][-A-Za-z]*' | sed 's/^[ ,]*//' | sort -u
+}
+
+for prog in aiarun aiarun-plot; do
+    page="$top_srcdir/man/$prog.1"
+    if [ "$prog" = aiarun ]; then bin=$AIARUN; else bin=$AIARUN_PLOT; fi
+    ok $([ -s "$page" ] && echo 0 || echo 1) "man/$prog.1 exists"
+    text "$page" >"$trash/page.txt"
+    help=$("$bin" --help)
+    opts=$(options "$help")
+    n=$(printf '%s\n' "$opts" | grep -c -- '^--')
+    ok $([ "$n" -ge 5 ] && echo 0 || echo 1) "$prog --help lists $n long options"
+    missing=
+    for o in $opts; do
+        grep -qE -- "(^|[^-A-Za-z])$o([^-A-Za-z]|\$)" "$trash/page.txt" ||
+            missing="$missing $o"
+    done
+    is "$missing" "" "every option of $prog --help is in man/$prog.1"
+    version=$("$bin" --version | awk '{ print $2; exit }')
+    like "$(grep '^\.TH' "$page")" "\"aiarun $version\"" \
+        "man/$prog.1 is for version $version"
+    like "$(cat "$page")" "^\.SH EXIT STATUS" "man/$prog.1 gives the exit status"
+done
+for v in AIARUN_PLUGIN_PATH AIARUN_PLUGINDIR; do
+    grep -q "$v" "$top_srcdir/man/aiarun.1"
+    ok $? "man/aiarun.1 explains $v"
+done
+
+if command -v groff >/dev/null 2>&1; then
+    for prog in aiarun aiarun-plot; do
+        page="$top_srcdir/man/$prog.1"
+        warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+        is "$warnings" "" "groff renders man/$prog.1 without a warning"
+        out=$(groff -man -Tascii -P-cbou "$page" 2>/dev/null)
+        like "$out" "^SYNOPSIS" "with its synopsis"
+    done
+else
+    test_count=$((test_count + 1))
+    echo "ok $test_count # SKIP groff is not installed"
+fi
+done_testing
