@@ -103,7 +103,7 @@ like "$err" "folder.csv: not a regular file" "a folder is refused"
 
 plot -o x.png --y accuracy all.csv
 is "$rc" 2 "a column no history has exits 2"
-like "$err" "^aiarun-plot: all.csv: no column 'accuracy' \(its columns: iteration, epoch, time, loss, suboptimality\)$" \
+like "$err" "^aiarun-plot: all.csv: no column 'accuracy' \(its columns: iteration, epoch, time, loss, suboptimality, change\)$" \
     "naming the file and its columns"
 
 plot -o x.png --workers all.csv
