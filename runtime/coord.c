@@ -18,72 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history.h"
+#include "coord.h"
 #include "host.h"
 #include "params.h"
 #include "poll.h"
-#include "run.h"
-#include "stats.h"
 #include "util.h"
 #include "wire.h"
 
 #define ERROR_TEXT 1024
 #define ALIGN 64
-
-struct qbuf {
-    char *buf;
-    int refs; /* sends in flight from it */
-};
-
-enum stop_reason {
-    STOP_NONE,
-    STOP_ITERATIONS,
-    STOP_TIME,
-    STOP_EPOCHS,
-    STOP_PRECISION,
-    STOP_LOSS,
-    STOP_GAP,
-    STOP_ERROR
-};
-
-static const char *const reason_names[] = {
-    "none", "iterations", "time", "epochs", "precision", "loss", "gap",
-    "error"};
-
-struct coord {
-    struct setup *s;
-    const struct job *job;
-    int n;
-    size_t qbytes, rbytes;
-    MPI_Request *rreq; /* the answer receive of each worker */
-    char **rbuf;
-    MPI_Request *sreq; /* the query send of each worker */
-    int *sq;           /* the qbuf sreq[w] reads */
-    struct qbuf *q;
-    int nq, cur, prev; /* the current and the previous round's query */
-    uint64_t round;
-    int64_t iteration, epoch;
-    uint64_t *repochs, *sent;
-    unsigned char *busy, *alive, *fresh_now, *in_epoch, *bye;
-    double *sent_at, *latency;
-    int fresh, arrived, live, epoch_count;
-    double t0, round_t0, t_end;
-    struct wstats *st;
-    FILE *answers; /* the per-answer log, or NULL */
-    int *idx;
-    MPI_Status *mst;
-    double *x; /* the model, for the loss */
-    double fopt;
-    int opt_known;
-    struct aia_error opt_why; /* why the optimum is unknown */
-    struct history *hist;
-    int64_t saved; /* last iteration written to the history */
-    int64_t loss_at; /* iteration of the loss below, -1: none */
-    double loss;
-    enum stop_reason why;
-    int status;
-    struct aia_error err;
-};
 
 static void *alloc_aligned(size_t bytes)
 {
@@ -94,10 +37,7 @@ static void *alloc_aligned(size_t bytes)
     return p;
 }
 
-/* Stop the run with an error; the first one wins. */
-static void fail(struct coord *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void fail(struct coord *c, const char *fmt, ...)
+void coord_fail(struct coord *c, const char *fmt, ...)
 {
     if (c->why == STOP_ERROR)
         return;
@@ -229,108 +169,19 @@ static int send_query(struct coord *c, int w, double now)
     return 0;
 }
 
-/* The model after the latest update, into c->x. */
-static int model(struct coord *c)
-{
-    const struct setup *s = c->s;
-    if (s->alg->iterate)
-        return s->alg->iterate(s->alg_s, c->x, &c->err);
-    memcpy(c->x, WIRE_PAYLOAD(c->q[c->cur].buf), s->dim * sizeof *c->x);
-    return 0;
-}
-
-/* The loss of the current model, computed once per iteration. */
-static int evaluate(struct coord *c, double *loss)
-{
-    struct aia_error err;
-    if (c->loss_at == c->iteration) {
-        *loss = c->loss;
-        return 0;
-    }
-    if (model(c) < 0) {
-        fail(c, "algorithm '%s': iterate: %s", c->s->alg->h.name,
-             c->err.text);
-        return -1;
-    }
-    if (c->s->prob->loss(c->s->prob_s, c->x, loss, &err) < 0) {
-        fail(c, "problem '%s': loss: %s", c->s->prob->h.name, err.text);
-        return -1;
-    }
-    if (!isfinite(*loss)) {
-        fail(c, "the loss is %g at iteration %lld: the method diverged "
-                "(try a smaller step)",
-             *loss, (long long)c->iteration);
-        return -1;
-    }
-    c->loss_at = c->iteration;
-    c->loss = *loss;
-    return 0;
-}
-
-/* Norm of the change of the query since the previous iteration; NaN at
- * the first.  The previous buffer is intact: only finish_round reuses
- * buffers, and it moves prev along. */
-static double change(const struct coord *c)
-{
-    if (c->prev < 0)
-        return NAN;
-    const double *a = WIRE_PAYLOAD(c->q[c->cur].buf);
-    const double *b = WIRE_PAYLOAD(c->q[c->prev].buf);
-    double s = 0;
-    for (size_t j = 0; j < c->s->shape.query_len; j++)
-        s += (a[j] - b[j]) * (a[j] - b[j]);
-    return sqrt(s);
-}
-
-/* The problem's metric of the current model (c->x, set by evaluate). */
-static double metric(struct coord *c)
-{
-    const struct setup *s = c->s;
-    double v = NAN;
-    struct aia_error err;
-    if (s->prob->metric && s->prob->metric(s->prob_s, c->x, &v, &err) < 0) {
-        fail(c, "problem '%s': %s: %s", s->prob->h.name,
-             s->prob->metric_name, err.text);
-        return NAN;
-    }
-    return v;
-}
-
-/* A history row for the current iteration when one is due (force: the
- * first and last). */
-static void record(struct coord *c, int force)
-{
-    if (!c->hist || c->saved == c->iteration)
-        return;
-    if (!force && c->iteration % c->job->every != 0)
-        return;
-    struct history_row r = {.iteration = c->iteration,
-                            .epoch = c->epoch,
-                            .time = util_now() - c->t0};
-    if (evaluate(c, &r.loss) < 0)
-        return;
-    r.subopt = c->opt_known ? r.loss - c->fopt : NAN;
-    r.change = change(c);
-    r.metric = metric(c);
-    struct aia_error err;
-    if (history_write(c->hist, &r, &err) < 0)
-        fail(c, "%s", err.text);
-    c->saved = c->iteration;
-}
-
 /* Close the round: the algorithm writes the next query into a free
  * buffer, which becomes current. */
 static int finish_round(struct coord *c, double now)
 {
     int q = acquire(c);
     if (q < 0) {
-        fail(c, "out of memory for a query buffer");
+        coord_fail(c, "out of memory for a query buffer");
         return -1;
     }
     if (c->s->alg->query(c->s->alg_s, WIRE_PAYLOAD(c->q[q].buf), &c->err) <
         0) {
         struct aia_error e = c->err;
-        fail(c, "algorithm '%s': query: %s", c->s->alg->h.name, e.text);
+        coord_fail(c, "algorithm '%s': query: %s", c->s->alg->h.name, e.text);
         return -1;
     }
     struct wire_hdr *h = (struct wire_hdr *)c->q[q].buf;
@@ -348,8 +199,6 @@ static int finish_round(struct coord *c, double now)
     return 0;
 }
 
-/* End the round and send its successor to every idle worker (in async
- * mode only the worker that just answered is idle). */
 /* Whether a stop condition holds at the end of an iteration. */
 static enum stop_reason stop_reached(struct coord *c)
 {
@@ -358,12 +207,12 @@ static enum stop_reason stop_reached(struct coord *c)
         return STOP_ITERATIONS;
     if (job->max_epochs && c->epoch >= job->max_epochs)
         return STOP_EPOCHS;
-    if (job->precision > 0 && change(c) <= job->precision)
+    if (job->precision > 0 && record_change(c) <= job->precision)
         return STOP_PRECISION;
     if ((job->target_loss > 0 || job->target_gap > 0) &&
         c->iteration % job->check_every == 0) {
         double loss;
-        if (evaluate(c, &loss) < 0)
+        if (record_loss(c, &loss) < 0)
             return STOP_ERROR;
         if (job->target_loss > 0 && loss <= job->target_loss)
             return STOP_LOSS;
@@ -374,18 +223,20 @@ static enum stop_reason stop_reached(struct coord *c)
     return STOP_NONE;
 }
 
+/* End the round and send its successor to every idle worker (in async
+ * mode only the worker that just answered is idle). */
 static void end_round(struct coord *c, double now)
 {
     if (finish_round(c, now) < 0)
         return;
-    record(c, 0);
+    record_iteration(c, 0);
     if (!c->why)
         c->why = stop_reached(c);
     if (c->why)
         return;
     for (int w = 0; w < c->n; w++)
         if (c->alive[w] && !c->busy[w] && send_query(c, w, now) < 0)
-            fail(c, "cannot send a query to rank %d", c->s->ranks[w]);
+            coord_fail(c, "cannot send a query to rank %d", c->s->ranks[w]);
 }
 
 static void count_epoch(struct coord *c, int w)
@@ -400,15 +251,6 @@ static void count_epoch(struct coord *c, int w)
     memset(c->in_epoch, 0, (size_t)c->n);
 }
 
-static void log_answer(struct coord *c, int w, const struct wire_hdr *h,
-                       uint64_t staleness, double rtt, double now)
-{
-    fprintf(c->answers, "%.6f,%d,%llu,%llu,%llu,%lld,%.9f,%.9f,%.9f\n",
-            now - c->t0, c->s->ranks[w], (unsigned long long)h->round,
-            (unsigned long long)c->round, (unsigned long long)staleness,
-            (long long)c->iteration, h->compute_s, h->delay_s, rtt);
-}
-
 static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
                       double now)
 {
@@ -420,8 +262,8 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
     c->latency[w] = c->latency[w] == 0 ? rtt : 0.75 * c->latency[w] +
                                                    0.25 * rtt;
     stats_answer(&c->st[w], staleness, rtt, h->compute_s, h->delay_s);
-    if (c->answers)
-        log_answer(c, w, h, staleness, rtt, now);
+    record_answer(c, w, h->round, staleness, h->compute_s, h->delay_s, rtt,
+                  now);
     struct aia_answer_info info = {
         .rank = s->ranks[w],
         .worker = w,
@@ -434,7 +276,7 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
     };
     if (s->alg->absorb(s->alg_s, WIRE_PAYLOAD(h), &info, &c->err) < 0) {
         struct aia_error e = c->err;
-        fail(c, "algorithm '%s': absorb (answer of rank %d): %s",
+        coord_fail(c, "algorithm '%s': absorb (answer of rank %d): %s",
              s->alg->h.name, s->ranks[w], e.text);
         return;
     }
@@ -446,7 +288,7 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         c->fresh++;
         c->fresh_now[w] = 1;
     } else if (send_query(c, w, now) < 0) {
-        fail(c, "cannot send a query to rank %d", s->ranks[w]);
+        coord_fail(c, "cannot send a query to rank %d", s->ranks[w]);
     }
 }
 
@@ -472,7 +314,7 @@ static const struct wire_hdr *check(struct coord *c, int w,
         why = "a message of unknown kind";
     if (!why)
         return h;
-    fail(c, "rank %d sent %s (%d bytes); stopping", c->s->ranks[w], why,
+    coord_fail(c, "rank %d sent %s (%d bytes); stopping", c->s->ranks[w], why,
          bytes);
     return NULL;
 }
@@ -481,7 +323,7 @@ static void on_error(struct coord *c, int w, const struct wire_hdr *h)
 {
     char *text = (char *)WIRE_PAYLOAD(h);
     text[ERROR_TEXT - 1] = '\0';
-    fail(c, "stopping: rank %d failed: %s", c->s->ranks[w], text);
+    coord_fail(c, "stopping: rank %d failed: %s", c->s->ranks[w], text);
 }
 
 /* One message from worker w: absorbed while the run goes on, counted as
@@ -494,7 +336,7 @@ static void take(struct coord *c, int w, const MPI_Status *mst, double now)
         c->bye[w] = 1;
         c->busy[w] = 0;
         if (!c->why)
-            fail(c, "rank %d said goodbye before it was stopped",
+            coord_fail(c, "rank %d said goodbye before it was stopped",
                  c->s->ranks[w]);
         else if (h->seq != c->st[w].answers + c->st[w].late)
             host_error("rank %d sent %llu answers, %llu arrived",
@@ -514,7 +356,7 @@ static void take(struct coord *c, int w, const MPI_Status *mst, double now)
     /* a message that failed its check is reported; keep listening for
      * the worker's goodbye */
     if (post_recv(c, w) != MPI_SUCCESS)
-        fail(c, "cannot post a receive for rank %d", c->s->ranks[w]);
+        coord_fail(c, "cannot post a receive for rank %d", c->s->ranks[w]);
 }
 
 static void pool_view(const struct coord *c, struct aia_pool_view *v,
@@ -552,12 +394,15 @@ static void loop(struct coord *c)
             if (d >= 0 && c->round_t0 + d < deadline)
                 deadline = c->round_t0 + d;
         }
+        if (c->progress_at < deadline)
+            deadline = c->progress_at;
         int k = poll_some(c->n, c->rreq, c->idx, c->mst, deadline);
         if (k < 0) {
-            fail(c, "MPI error while waiting for answers");
+            coord_fail(c, "MPI error while waiting for answers");
             break;
         }
         now = util_now();
+        record_progress(c, now);
         /* every completed receive is taken, even after a stop decision,
          * so that each one is posted again */
         for (int i = 0; i < k; i++)
@@ -568,7 +413,7 @@ static void loop(struct coord *c)
             /* Answers absorbed since the last query make one more,
              * partial, round: nothing absorbed is left out of the model. */
             if (c->arrived > 0 && finish_round(c, now) == 0)
-                record(c, 0);
+                record_iteration(c, 0);
             if (!c->why)
                 c->why = STOP_TIME;
             break;
@@ -656,69 +501,11 @@ static void flag_unresponsive(struct coord *c)
     }
 }
 
-static void summary(struct coord *c)
-{
-    uint64_t answers = 0, late = 0;
-    for (int w = 0; w < c->n; w++) {
-        answers += c->st[w].answers;
-        late += c->st[w].late;
-    }
-    double loss = NAN;
-    if (c->status == RUN_OK && evaluate(c, &loss) < 0)
-        loss = NAN;
-    if (host_verbosity() > AIA_LOG_ERROR)
-        stats_table(stdout, c->st, c->n);
-    for (int w = 0; w < c->n; w++)
-        if (c->st[w].unresponsive)
-            host_error("rank %d is unresponsive: busy with the query of "
-                       "round %llu for %.3g s at the stop",
-                       c->s->ranks[w], (unsigned long long)c->sent[w],
-                       c->t_end - c->sent_at[w]);
-    printf("stop=%s iterations=%lld epochs=%lld answers=%llu late=%llu "
-           "time=%.6f loss=%.10g",
-           reason_names[c->why], (long long)c->iteration,
-           (long long)c->epoch, (unsigned long long)answers,
-           (unsigned long long)late, c->t_end - c->t0, loss);
-    if (c->opt_known)
-        printf(" optimum=%.10g gap=%.3e", c->fopt,
-               c->fopt != 0 ? (loss - c->fopt) / fabs(c->fopt)
-                            : loss - c->fopt);
-    if (c->s->prob->metric && !isnan(loss)) {
-        double m = metric(c);
-        if (!isnan(m))
-            printf(" %s=%.10g", c->s->prob->metric_name, m);
-    }
-    printf("\n");
-    fflush(stdout);
-    struct aia_error err;
-    if (c->job->workers_csv &&
-        stats_write(c->job->workers_csv, c->st, c->n, &err) < 0) {
-        host_error("%s", err.text);
-        c->status = RUN_FAILED;
-    }
-}
-
-/* The exact optimum, when the problem can give it. */
-static void optimum(struct coord *c)
-{
-    const struct setup *s = c->s;
-    snprintf(c->opt_why.text, sizeof c->opt_why.text,
-             "it has no optimum function");
-    if (!s->prob->optimum)
-        return;
-    double *xs = calloc(s->dim ? s->dim : 1, sizeof *xs);
-    if (xs && s->prob->optimum(s->prob_s, xs, &c->fopt, &c->opt_why) == 0)
-        c->opt_known = 1;
-    else if (xs)
-        host_log(AIA_LOG_INFO, "no optimum to compare with: %s",
-                 c->opt_why.text);
-    free(xs);
-}
-
 int coord_run(struct setup *s)
 {
     struct coord c = {.s = s, .job = s->job, .n = s->nworkers, .cur = -1,
-                      .prev = -1, .saved = -1, .loss_at = -1};
+                      .prev = -1, .saved = -1, .loss_at = -1,
+                      .progress_at = INFINITY};
     struct aia_error err;
     if (coord_alloc(&c) < 0) {
         host_error("out of memory for %d workers; aborting the job", c.n);
@@ -732,38 +519,26 @@ int coord_run(struct setup *s)
                        s->ranks[w]);
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
         }
-    optimum(&c);
+    record_optimum(&c);
     if (s->job->target_gap > 0 && !c.opt_known) {
         char where[256];
         params_where(where, sizeof where, s->job->m->path, s->job->gap_node);
-        fail(&c, "%s: stop.gap: problem '%s' cannot give its optimum (%s)",
-             where, s->prob->h.name, c.opt_why.text);
+        coord_fail(&c, "%s: stop.gap: problem '%s' cannot give its optimum "
+                       "(%s)",
+                   where, s->prob->h.name, c.opt_why.text);
         c.status = RUN_BAD_JOB;
         goto stop;
     }
-    if (s->job->history &&
-        !(c.hist = history_open(s->job->history, s->prob->metric_name,
-                                &err))) {
-        fail(&c, "%s", err.text);
+    if (record_open(&c) < 0)
         goto stop;
-    }
-    if (s->job->answers) {
-        if (!(c.answers = fopen(s->job->answers, "w"))) {
-            fail(&c, "%s: cannot write the answer log: %s", s->job->answers,
-                 strerror(errno));
-            goto stop;
-        }
-        fputs("time,rank,sent_round,round,staleness,iteration,compute,delay,"
-              "rtt\n",
-              c.answers);
-    }
     int q = acquire(&c);
     if (q < 0) {
-        fail(&c, "out of memory for a query buffer");
+        coord_fail(&c, "out of memory for a query buffer");
         goto stop;
     }
     if (s->alg->init(s->alg_s, WIRE_PAYLOAD(c.q[q].buf), &err) < 0) {
-        fail(&c, "algorithm '%s': init: %s", s->alg->h.name, err.text);
+        coord_fail(&c, "algorithm '%s': init: %s", s->alg->h.name,
+                   err.text);
         goto stop;
     }
     *(struct wire_hdr *)c.q[q].buf =
@@ -774,24 +549,20 @@ int coord_run(struct setup *s)
     c.cur = q;
     c.round = 1;
     c.t0 = c.round_t0 = util_now();
-    record(&c, 1);
+    c.progress_at = c.t0 + 1.0; /* progress only for runs over a second */
+    record_iteration(&c, 1);
     for (int w = 0; w < c.n && !c.why; w++)
         if (send_query(&c, w, c.t0) < 0)
-            fail(&c, "cannot send a query to rank %d", s->ranks[w]);
+            coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);
     loop(&c);
     if (c.why != STOP_ERROR)
-        record(&c, 1);
+        record_iteration(&c, 1);
 stop:
     if (!c.t_end)
         c.t_end = util_now();
     flag_unresponsive(&c);
     shutdown_pool(&c);
-    if (c.answers && (ferror(c.answers) | (fclose(c.answers) != 0)))
-        fail(&c, "%s: write failed", s->job->answers);
-    if (history_close(c.hist, &err) < 0)
-        fail(&c, "%s", err.text);
-    if (c.cur >= 0)
-        summary(&c);
+    record_finish(&c);
     coord_free(&c);
     return c.status;
 }

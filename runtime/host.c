@@ -10,6 +10,7 @@
 
 static int host_rank_ = -1;
 static int verbosity_ = AIA_LOG_WARN;
+static int progress_ = HOST_PROGRESS_AUTO;
 
 static void vlog(int level, const char *fmt, va_list ap)
 {
@@ -83,4 +84,14 @@ int host_verbosity(void)
 int host_rank(void)
 {
     return host_rank_;
+}
+
+void host_set_progress(int mode)
+{
+    progress_ = mode;
+}
+
+int host_progress(void)
+{
+    return progress_;
 }

@@ -21,4 +21,11 @@ void host_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int host_verbosity(void);
 int host_rank(void);
 
+/* How progress is shown: HOST_PROGRESS_AUTO (a line rewritten in place
+ * when stderr is a terminal, else periodic lines), _LINES, _TTY, _OFF. */
+enum { HOST_PROGRESS_AUTO, HOST_PROGRESS_LINES, HOST_PROGRESS_TTY,
+       HOST_PROGRESS_OFF };
+void host_set_progress(int mode);
+int host_progress(void);
+
 #endif

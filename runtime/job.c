@@ -190,6 +190,21 @@ static const struct aia_param output_params[] = {
      "CSV file of the per-worker table: answers, staleness, latency "
      "percentiles (empty: none)",
      NULL, 0, 0},
+    {"format", AIA_ENUM, "csv",
+     "format of the history and the answer log: CSV with a header line, or "
+     "JSON Lines (one object a row)",
+     "csv|jsonl", 0, 0},
+    {"every_epochs", AIA_INT, "0",
+     "also write a history row at the end of every this many epochs (0: "
+     "by iterations only)",
+     NULL, 0, 9.2e18},
+    {"iterates", AIA_STRING, "\"\"",
+     "binary file of the model at every history row, the last one "
+     "included (layout in the README; empty: none)",
+     NULL, 0, 0},
+    {"final", AIA_STRING, "\"\"",
+     "text file of the final model, one value a line (empty: none)", NULL,
+     0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -492,6 +507,10 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->every = v[1].i;
     job->answers = *v[2].s ? v[2].s : NULL;
     job->workers_csv = *v[3].s ? v[3].s : NULL;
+    job->format = (int)v[4].i;
+    job->every_epochs = v[5].i;
+    job->iterates = *v[6].s ? v[6].s : NULL;
+    job->final = *v[7].s ? v[7].s : NULL;
     if (job->mode == JOB_ASYNC && wait) {
         char where[256];
         params_where(where, sizeof where, path, wkey);

@@ -91,6 +91,10 @@ struct job {
     int64_t every;
     const char *answers;    /* per-answer log, NULL: none */
     const char *workers_csv; /* per-worker table, NULL: none */
+    int format;             /* enum output_format, history and answers */
+    int64_t every_epochs;   /* 0: rows by iterations only */
+    const char *iterates;   /* binary file of saved iterates, NULL: none */
+    const char *final;      /* text file of the final iterate, NULL: none */
     /* bound values of the runtime's sections, owned */
     struct aia_value *v[16];
 };

@@ -37,7 +37,13 @@ static void usage(FILE *out)
             "      --list-plugins   list the plugins found, with their "
             "parameters\n"
             "      --job-reference  print the job file's keys (markdown)\n"
-            "  -q, --quiet          only errors on stderr\n"
+            "  -q, --quiet          only errors on stderr, only the summary "
+            "line on stdout\n"
+            "      --progress MODE  progress of runs over a second on "
+            "stderr: auto, lines,\n"
+            "                       tty (one line rewritten in place) or "
+            "off; under mpirun\n"
+            "                       stderr is a pipe, so auto means lines\n"
             "  -v, --verbose        more detail on stderr (repeatable)\n"
             "  -V, --version        print the version\n"
             "  -h, --help           print this help\n"
@@ -73,13 +79,14 @@ static int check(const char *path, const char *const *overrides,
 
 int main(int argc, char **argv)
 {
-    enum { OPT_CHECK = 256, OPT_LIST, OPT_REFERENCE };
+    enum { OPT_CHECK = 256, OPT_LIST, OPT_REFERENCE, OPT_PROGRESS };
     static const struct option longopts[] = {
         {"set", required_argument, NULL, 'o'},
         {"check", no_argument, NULL, OPT_CHECK},
         {"workers", required_argument, NULL, 'n'},
         {"list-plugins", no_argument, NULL, OPT_LIST},
         {"job-reference", no_argument, NULL, OPT_REFERENCE},
+        {"progress", required_argument, NULL, OPT_PROGRESS},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
@@ -112,6 +119,20 @@ int main(int argc, char **argv)
         case 'q':
             verbosity = AIA_LOG_ERROR;
             break;
+        case OPT_PROGRESS: {
+            static const char *const modes[] = {"auto", "lines", "tty",
+                                                "off"};
+            int m = 0;
+            while (m < 4 && strcmp(optarg, modes[m]) != 0)
+                m++;
+            if (m == 4) {
+                host_error("--progress %s: expected auto, lines, tty or off",
+                           optarg);
+                return RUN_BAD_JOB;
+            }
+            host_set_progress(m);
+            break;
+        }
         case 'v':
             verbosity++;
             break;

@@ -75,6 +75,10 @@ aia_mpirun() {
         "$AIARUN" "$@"
 }
 
+# noprogress TEXT : TEXT without aiarun's progress lines (runs over a
+# second print them on stderr), to check that nothing else is there.
+noprogress() { printf '%s\n' "$1" | grep -v '^aiarun\[0\]: progress: ' || true; }
+
 # float_le A B : A <= B, for floats.
 float_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 

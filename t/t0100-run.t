@@ -24,12 +24,28 @@ for np in 5 2; do
     gap=$(field gap "$out")
     ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
         "$np ranks: the final loss is within 1% of the optimum (gap $gap)"
-    is "$err" "" "$np ranks: nothing on stderr"
+    is "$(noprogress "$err")" "" "$np ranks: nothing on stderr but progress"
 done
 
 like "$(echo "$out" | tail -1)" "^stop=iterations " "the summary is the last line of stdout"
-like "$(echo "$out" | head -1)" "^ *rank +answers +fresh +stale" "after the per-worker table"
-is "$(echo "$out" | wc -l)" 3 "of one row per worker (one worker with 2 ranks)"
+like "$(echo "$out" | head -1)" "^aiarun [0-9.]+: .*sgd-lrmse.yaml, 2 ranks: coordinator 0, 1 workers, rounds mode$" \
+    "the report starts with what ran"
+like "$out" "
+  algorithm +sgd [0-9.]+ \(.*sgd.so\): step=0.1 batch=0 " "the algorithm with its parameters"
+like "$out" "
+  problem +lrmse [0-9.]+ \(.*lrmse.so\): rows=4000 cols=20 noise=0.1 " "the problem with its parameters"
+like "$out" "
+  data +4000 rows, 20 columns, block partition \(generated\)" "the data"
+like "$out" "
+  wait +standard [0-9.]+ \(built-in\): nwait=0 " "the wait condition"
+like "$out" "
+  stragglers +none" "the stragglers"
+like "$out" "
+  stopped +iterations after [0-9.]+ s: 400 iterations, 400 epochs, 400 answers" "why it stopped"
+like "$out" "
+  loss +0.0048[0-9]+ \(optimum 0.0048[0-9]+, suboptimality [0-9.e+-]+\)" "where it ended"
+is "$(echo "$out" | grep -c '^ *rank  *answers  *fresh')" 1 "the per-worker table"
+is "$(echo "$out" | sed -n '/^ *rank  *answers/,$p' | wc -l)" 3 "of one row per worker (one worker with 2 ranks)"
 is "$(head -1 sgd-lrmse.csv)" "iteration,epoch,time,loss,suboptimality,change" \
     "the history has its header"
 is "$(sed 1d sgd-lrmse.csv | wc -l)" 41 \

@@ -1,0 +1,156 @@
+/* output.c - CSV and JSON Lines rows, and the iterate file. */
+#include <config.h>
+
+#include "output.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct output {
+    FILE *f;
+    char *path;
+    int format;
+    const struct output_column *cols;
+    int ncols;
+};
+
+static int write_failed(const char *path, struct aia_error *err)
+{
+    return aia_seterr(err, "%s: write failed: %s", path, strerror(errno));
+}
+
+struct output *output_open(const char *path, int format,
+                           const struct output_column *cols, int ncols,
+                           struct aia_error *err)
+{
+    struct output *o = calloc(1, sizeof *o);
+    if (!o || !(o->path = strdup(path))) {
+        free(o);
+        aia_seterr(err, "%s: out of memory", path);
+        return NULL;
+    }
+    if (!(o->f = fopen(path, "w"))) {
+        aia_seterr(err, "%s: cannot write: %s", path, strerror(errno));
+        free(o->path);
+        free(o);
+        return NULL;
+    }
+    o->format = format;
+    o->cols = cols;
+    o->ncols = ncols;
+    for (int i = 0; format == OUTPUT_CSV && i < ncols; i++)
+        fprintf(o->f, "%s%s", i ? "," : "", cols[i].name);
+    if (format == OUTPUT_CSV)
+        fputc('\n', o->f);
+    return o;
+}
+
+static void value(FILE *f, enum output_kind kind, double v, int json)
+{
+    if (isnan(v) || isinf(v)) {
+        if (json)
+            fputs("null", f);
+        return;
+    }
+    switch (kind) {
+    case OUT_INT:
+        fprintf(f, "%lld", (long long)v);
+        break;
+    case OUT_TIME:
+        fprintf(f, "%.6f", v);
+        break;
+    case OUT_SHORT:
+        fprintf(f, "%.9f", v);
+        break;
+    case OUT_REAL:
+        fprintf(f, "%.17g", v);
+        break;
+    }
+}
+
+int output_row(struct output *o, const double *values, struct aia_error *err)
+{
+    int json = o->format == OUTPUT_JSONL;
+    if (json)
+        fputc('{', o->f);
+    for (int i = 0; i < o->ncols; i++) {
+        if (json)
+            fprintf(o->f, "%s\"%s\":", i ? "," : "", o->cols[i].name);
+        else if (i)
+            fputc(',', o->f);
+        value(o->f, o->cols[i].kind, values[i], json);
+    }
+    if (json)
+        fputc('}', o->f);
+    if (fputc('\n', o->f) == EOF)
+        return write_failed(o->path, err);
+    return 0;
+}
+
+int output_close(struct output *o, struct aia_error *err)
+{
+    if (!o)
+        return 0;
+    int rc = 0;
+    if (ferror(o->f) | (fclose(o->f) != 0))
+        rc = write_failed(o->path, err);
+    free(o->path);
+    free(o);
+    return rc;
+}
+
+struct iterates {
+    FILE *f;
+    char *path;
+    size_t dim;
+};
+
+struct iterates *iterates_open(const char *path, size_t dim,
+                               struct aia_error *err)
+{
+    struct iterates *it = calloc(1, sizeof *it);
+    if (!it || !(it->path = strdup(path))) {
+        free(it);
+        aia_seterr(err, "%s: out of memory", path);
+        return NULL;
+    }
+    if (!(it->f = fopen(path, "wb"))) {
+        aia_seterr(err, "%s: cannot write: %s", path, strerror(errno));
+        free(it->path);
+        free(it);
+        return NULL;
+    }
+    it->dim = dim;
+    uint32_t version[2] = {1, 0};
+    uint64_t d = dim;
+    fwrite("AIAITER1", 1, 8, it->f);
+    fwrite(version, sizeof version, 1, it->f);
+    fwrite(&d, sizeof d, 1, it->f);
+    return it;
+}
+
+int iterates_write(struct iterates *it, int64_t iteration, int64_t epoch,
+                   double time, const double *x, struct aia_error *err)
+{
+    fwrite(&iteration, sizeof iteration, 1, it->f);
+    fwrite(&epoch, sizeof epoch, 1, it->f);
+    fwrite(&time, sizeof time, 1, it->f);
+    if (fwrite(x, sizeof *x, it->dim, it->f) != it->dim)
+        return write_failed(it->path, err);
+    return 0;
+}
+
+int iterates_close(struct iterates *it, struct aia_error *err)
+{
+    if (!it)
+        return 0;
+    int rc = 0;
+    if (ferror(it->f) | (fclose(it->f) != 0))
+        rc = write_failed(it->path, err);
+    free(it->path);
+    free(it);
+    return rc;
+}
