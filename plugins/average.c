@@ -293,6 +293,60 @@ static int query(void *state, double *query, struct aia_error *err)
     return init(state, query, err);
 }
 
+/* Checkpoints.  memory: latest saves the query and every worker's model
+ * with its weight; memory: delta saves the query alone: after a restart
+ * the workers no longer remember what they last sent, so their first
+ * answers are whole models again, and the weighted sum starts anew from
+ * them (the query stays until one arrives). */
+static size_t state_size(void *state)
+{
+    struct average *s = state;
+    size_t n = (size_t)s->nworkers;
+    if (s->memory == MEM_DELTA)
+        return s->dim * sizeof(double);
+    return (s->dim + n * s->dim + n + 1) * sizeof(double) + n;
+}
+
+static int save(void *state, void *buf, struct aia_error *err)
+{
+    struct average *s = state;
+    size_t n = (size_t)s->nworkers;
+    double *p = buf;
+    (void)err;
+    memcpy(p, s->x, s->dim * sizeof *p);
+    if (s->memory == MEM_DELTA)
+        return 0;
+    memcpy(p + s->dim, s->models, n * s->dim * sizeof *p);
+    memcpy(p + s->dim + n * s->dim, s->w, n * sizeof *p);
+    p[s->dim + n * s->dim + n] = s->total;
+    memcpy(p + s->dim + n * s->dim + n + 1, s->heard, n);
+    return 0;
+}
+
+static int load(void *state, const void *buf, size_t len,
+                struct aia_error *err)
+{
+    struct average *s = state;
+    size_t n = (size_t)s->nworkers;
+    const double *p = buf;
+    if (len != state_size(state))
+        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
+                          state_size(state));
+    memcpy(s->x, p, s->dim * sizeof *p);
+    if (s->memory == MEM_DELTA) {
+        memset(s->sum, 0, s->dim * sizeof *s->sum);
+        memset(s->w, 0, n * sizeof *s->w);
+        memset(s->heard, 0, n);
+        s->total = 0;
+        return 0;
+    }
+    memcpy(s->models, p + s->dim, n * s->dim * sizeof *p);
+    memcpy(s->w, p + s->dim + n * s->dim, n * sizeof *p);
+    s->total = p[s->dim + n * s->dim + n];
+    memcpy(s->heard, p + s->dim + n * s->dim + n + 1, n);
+    return 0;
+}
+
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "average",
                     "1.0",
@@ -306,4 +360,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .worker = worker,
     .absorb = absorb,
     .query = query,
+    .state_size = state_size,
+    .save = save,
+    .load = load,
 };

@@ -151,6 +151,41 @@ static int query(void *state, double *query, struct aia_error *err)
     return init(state, query, err);
 }
 
+/* Checkpoints: the iterate, each worker's latest gradient and its rows. */
+static size_t state_size(void *state)
+{
+    struct gd *s = state;
+    size_t n = (size_t)s->nworkers;
+    return (s->dim + n * s->dim + n) * sizeof(double);
+}
+
+static int save(void *state, void *buf, struct aia_error *err)
+{
+    struct gd *s = state;
+    size_t n = (size_t)s->nworkers;
+    double *p = buf;
+    (void)err;
+    memcpy(p, s->x, s->dim * sizeof *p);
+    memcpy(p + s->dim, s->g, n * s->dim * sizeof *p);
+    memcpy(p + s->dim + n * s->dim, s->rows, n * sizeof *p);
+    return 0;
+}
+
+static int load(void *state, const void *buf, size_t len,
+                struct aia_error *err)
+{
+    struct gd *s = state;
+    size_t n = (size_t)s->nworkers;
+    const double *p = buf;
+    if (len != state_size(state))
+        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
+                          state_size(state));
+    memcpy(s->x, p, s->dim * sizeof *p);
+    memcpy(s->g, p + s->dim, n * s->dim * sizeof *p);
+    memcpy(s->rows, p + s->dim + n * s->dim, n * sizeof *p);
+    return 0;
+}
+
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h =
         AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "gd", "1.0",
@@ -163,4 +198,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .worker = worker,
     .absorb = absorb,
     .query = query,
+    .state_size = state_size,
+    .save = save,
+    .load = load,
 };

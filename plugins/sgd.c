@@ -188,6 +188,36 @@ static int query(void *state, double *query, struct aia_error *err)
     return init(state, query, err);
 }
 
+/* Checkpoints: the iterate, then the velocity when there is momentum. */
+static size_t state_size(void *state)
+{
+    struct sgd *s = state;
+    return (s->v ? 2 : 1) * s->dim * sizeof(double);
+}
+
+static int save(void *state, void *buf, struct aia_error *err)
+{
+    struct sgd *s = state;
+    (void)err;
+    memcpy(buf, s->x, s->dim * sizeof *s->x);
+    if (s->v)
+        memcpy((double *)buf + s->dim, s->v, s->dim * sizeof *s->v);
+    return 0;
+}
+
+static int load(void *state, const void *buf, size_t len,
+                struct aia_error *err)
+{
+    struct sgd *s = state;
+    if (len != state_size(state))
+        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
+                          state_size(state));
+    memcpy(s->x, buf, s->dim * sizeof *s->x);
+    if (s->v)
+        memcpy(s->v, (const double *)buf + s->dim, s->dim * sizeof *s->v);
+    return 0;
+}
+
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "sgd",
                     "1.0",
@@ -200,4 +230,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .worker = worker,
     .absorb = absorb,
     .query = query,
+    .state_size = state_size,
+    .save = save,
+    .load = load,
 };

@@ -230,6 +230,7 @@ static void end_round(struct coord *c, double now)
     if (finish_round(c, now) < 0)
         return;
     record_iteration(c, 0);
+    record_checkpoint(c, 0);
     if (!c->why)
         c->why = stop_reached(c);
     if (c->why)
@@ -239,16 +240,23 @@ static void end_round(struct coord *c, double now)
             coord_fail(c, "cannot send a query to rank %d", c->s->ranks[w]);
 }
 
+/* An epoch ends when every live worker has answered in it. */
+static void close_epoch(struct coord *c)
+{
+    if (c->live == 0 || c->epoch_count < c->live)
+        return;
+    c->epoch++;
+    c->epoch_count = 0;
+    memset(c->in_epoch, 0, (size_t)c->n);
+}
+
 static void count_epoch(struct coord *c, int w)
 {
     if (c->in_epoch[w])
         return;
     c->in_epoch[w] = 1;
-    if (++c->epoch_count < c->live)
-        return;
-    c->epoch++;
-    c->epoch_count = 0;
-    memset(c->in_epoch, 0, (size_t)c->n);
+    c->epoch_count++;
+    close_epoch(c);
 }
 
 static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
@@ -359,6 +367,63 @@ static void take(struct coord *c, int w, const MPI_Status *mst, double now)
         coord_fail(c, "cannot post a receive for rank %d", c->s->ranks[w]);
 }
 
+/* Let worker w go at the shutdown: its requests are freed, not waited on. */
+static void declare_silent(struct coord *c, int w)
+{
+    c->alive[w] = 0;
+    if (c->rreq[w] != MPI_REQUEST_NULL) {
+        MPI_Cancel(&c->rreq[w]);
+        MPI_Request_free(&c->rreq[w]);
+    }
+    if (c->sreq[w] != MPI_REQUEST_NULL)
+        MPI_Request_free(&c->sreq[w]);
+}
+
+/* Never wait on worker w again: its requests are let go (a send's buffer
+ * stays pinned, as MPI may still read it), it stops counting for the wait
+ * condition and epochs, and the shutdown does not wait for it. */
+static void declare_dead(struct coord *c, int w, double silent)
+{
+    c->alive[w] = 0;
+    c->busy[w] = 0;
+    c->live--;
+    c->dead++;
+    c->st[w].dead = 1;
+    c->bye[w] = 1;
+    declare_silent(c, w);
+    host_error("rank %d declared dead: silent for %.3g s (pool.dead_after); "
+               "going on with %d workers",
+               c->s->ranks[w], silent, c->live);
+    if (c->in_epoch[w]) {
+        c->in_epoch[w] = 0;
+        c->epoch_count--;
+    }
+    /* the others may all have answered already */
+    close_epoch(c);
+    if (c->live == 0)
+        coord_fail(c, "every worker of the pool is dead");
+    run_incomplete = 1;
+}
+
+/* Busy workers silent for longer than pool.dead_after are dead; returns
+ * when the next one would be. */
+static double reap(struct coord *c, double now)
+{
+    double next = INFINITY, after = c->job->dead_after;
+    if (after <= 0)
+        return next;
+    for (int w = 0; w < c->n; w++) {
+        if (!c->alive[w] || !c->busy[w])
+            continue;
+        double silent = now - c->sent_at[w];
+        if (silent > after)
+            declare_dead(c, w, silent);
+        else if (c->sent_at[w] + after < next)
+            next = c->sent_at[w] + after;
+    }
+    return next;
+}
+
 static void pool_view(const struct coord *c, struct aia_pool_view *v,
                       double now)
 {
@@ -396,12 +461,21 @@ static void loop(struct coord *c)
         }
         if (c->progress_at < deadline)
             deadline = c->progress_at;
+        double death = reap(c, now);
+        if (death < deadline)
+            deadline = death;
+        if (c->why)
+            break;
         int k = poll_some(c->n, c->rreq, c->idx, c->mst, deadline);
         if (k < 0) {
             coord_fail(c, "MPI error while waiting for answers");
             break;
         }
         now = util_now();
+        if (poll_signal) {
+            c->why = STOP_SIGNAL;
+            break;
+        }
         record_progress(c, now);
         /* every completed receive is taken, even after a stop decision,
          * so that each one is posted again */
@@ -427,6 +501,38 @@ static void loop(struct coord *c)
     c->t_end = util_now();
 }
 
+/* Tell every rank still there whether to call MPI_Finalize: it waits for
+ * every rank, so when one is dead or hung nobody calls it.  The STOP
+ * buffers are reused for the message: their sends have completed. */
+static void finish(struct coord *c, const int *of_rank, struct wire_hdr *buf)
+{
+    const struct setup *s = c->s;
+    int others = s->size - 1;
+    MPI_Request *fr = malloc((size_t)others * sizeof *fr);
+    if (!fr) {
+        host_error("out of memory while stopping; aborting the job");
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    for (int r = 1; r < s->size; r++) {
+        int w = of_rank[r] - 1;
+        fr[r - 1] = MPI_REQUEST_NULL;
+        if (w >= 0 && !c->alive[w])
+            continue;
+        buf[r - 1] = (struct wire_hdr){
+            .magic = WIRE_MAGIC,
+            .kind = WIRE_FINISH,
+            .status = (uint16_t)c->status,
+            .flags = run_incomplete ? WIRE_NO_FINALIZE : 0};
+        MPI_Isend(&buf[r - 1], sizeof *buf, MPI_BYTE, r, TAG_CTRL,
+                  MPI_COMM_WORLD, &fr[r - 1]);
+    }
+    /* every receiver is waiting for it: this completes at once */
+    MPI_Waitall(others, fr, MPI_STATUSES_IGNORE);
+    free(fr);
+    if (run_incomplete)
+        run_no_finalize = 1;
+}
+
 /* Stop every other rank and collect the pool's goodbyes. */
 static void shutdown_pool(struct coord *c)
 {
@@ -443,6 +549,9 @@ static void shutdown_pool(struct coord *c)
         of_rank[s->ranks[w]] = w + 1;
     for (int r = 1; r < s->size; r++) {
         int w = of_rank[r] - 1;
+        sr[r - 1] = MPI_REQUEST_NULL;
+        if (w >= 0 && !c->alive[w])
+            continue; /* nothing is ever sent to the dead */
         stop[r - 1] = (struct wire_hdr){.magic = WIRE_MAGIC,
                                         .kind = WIRE_STOP,
                                         .status = (uint16_t)c->status,
@@ -450,7 +559,13 @@ static void shutdown_pool(struct coord *c)
         MPI_Isend(&stop[r - 1], sizeof *stop, MPI_BYTE, r, TAG_CTRL,
                   MPI_COMM_WORLD, &sr[r - 1]);
     }
-    double deadline = util_now() + c->job->shutdown_timeout;
+    /* Workers that answer their STOP do so at once; only a worker busy
+     * with its usual work deserves the whole shutdown_timeout. */
+    int usual = 0;
+    for (int w = 0; w < c->n; w++)
+        usual |= !c->bye[w] && !c->st[w].unresponsive;
+    double deadline = util_now() + (usual ? c->job->shutdown_timeout
+                                          : fmin(1.0, c->job->shutdown_timeout));
     int byes = 0;
     for (int w = 0; w < c->n; w++)
         byes += c->bye[w];
@@ -471,17 +586,30 @@ static void shutdown_pool(struct coord *c)
                 used += (size_t)snprintf(list + used, sizeof list - used,
                                          "%s%d", used ? ", " : "",
                                          s->ranks[w]);
-        host_error("rank(s) %s did not stop within %g s "
-                   "(pool.shutdown_timeout); aborting the job",
-                   list, c->job->shutdown_timeout);
-        fflush(stdout);
-        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        host_error("rank(s) %s did not stop; the run ends without them", list);
+        run_incomplete = 1;
+        /* their requests are let go, never waited on */
+        for (int w = 0; w < c->n; w++)
+            if (!c->bye[w])
+                declare_silent(c, w);
     }
-    MPI_Waitall(others, sr, MPI_STATUSES_IGNORE);
+    /* the STOPs to ranks that stopped, and the queries they took */
+    for (int r = 1; r < s->size; r++) {
+        int w = of_rank[r] - 1;
+        if (sr[r - 1] == MPI_REQUEST_NULL)
+            continue;
+        if (w >= 0 && !c->alive[w])
+            MPI_Request_free(&sr[r - 1]);
+        else
+            MPI_Wait(&sr[r - 1], MPI_STATUS_IGNORE);
+    }
     for (int w = 0; w < c->n; w++)
         if (c->sreq[w] != MPI_REQUEST_NULL)
             MPI_Wait(&c->sreq[w], MPI_STATUS_IGNORE);
-    free(stop);
+    finish(c, of_rank, stop);
+    /* the STOP buffers of ranks let go stay allocated: MPI may read them */
+    if (!run_incomplete)
+        free(stop);
     free(sr);
     free(of_rank);
 }
@@ -501,12 +629,84 @@ static void flag_unresponsive(struct coord *c)
     }
 }
 
+/* Refuse what the job asks for that its algorithm cannot do. */
+static int check_abilities(struct coord *c)
+{
+    const struct setup *s = c->s;
+    char where[256];
+    if (s->job->target_gap > 0 && !c->opt_known) {
+        params_where(where, sizeof where, s->job->m->path, s->job->gap_node);
+        coord_fail(c, "%s: stop.gap: problem '%s' cannot give its optimum "
+                      "(%s)",
+                   where, s->prob->h.name, c->opt_why.text);
+        return -1;
+    }
+    if ((s->job->checkpoint || s->resume) && !s->alg->save) {
+        params_where(where, sizeof where, s->job->m->path,
+                     s->job->checkpoint_node);
+        coord_fail(c, "%s: output.checkpoint: algorithm '%s' cannot save "
+                      "its state",
+                   where, s->alg->h.name);
+        return -1;
+    }
+    if (s->resume && !s->job->checkpoint) {
+        coord_fail(c, "%s: --resume: the job names no output.checkpoint",
+                   s->job->m->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The first query: the algorithm's, or the checkpoint's (its state is
+ * loaded back and the counters and clock go on from it). */
+static int first_query(struct coord *c, int q)
+{
+    const struct setup *s = c->s;
+    struct aia_error err;
+    double *query = WIRE_PAYLOAD(c->q[q].buf);
+    c->round = 1;
+    if (!c->resumed) {
+        if (s->alg->init(s->alg_s, query, &err) == 0)
+            return 0;
+        coord_fail(c, "algorithm '%s': init: %s", s->alg->h.name, err.text);
+        return -1;
+    }
+    const struct checkpoint *k = &c->resume;
+    if (s->alg->load(s->alg_s, k->state, k->state_len, &err) < 0) {
+        coord_fail(c, "cannot resume: algorithm '%s': load: %s",
+                   s->alg->h.name, err.text);
+        return -1;
+    }
+    memcpy(query, k->query, k->query_len * sizeof *query);
+    c->iteration = c->saved = c->ckpt_iter = k->iteration;
+    c->epoch = c->saved_epoch = k->epoch;
+    c->round = k->round;
+    return 0;
+}
+
+/* Stopped by a signal: mpirun takes the job down (SIGKILL follows within
+ * a second), so save what can be saved and leave without the shutdown. */
+static void signal_exit(struct coord *c)
+{
+    record_iteration(c, 1);
+    record_checkpoint(c, 1);
+    host_error("stopped by signal %d (when a worker dies, mpirun ends the "
+               "job this way)%s%s%s",
+               (int)poll_signal, c->job->checkpoint ? "; checkpoint in " : "",
+               c->job->checkpoint ? c->job->checkpoint : "",
+               c->job->checkpoint ? ": continue with aiarun --resume" : "");
+    c->status = RUN_FAILED;
+    run_no_finalize = 1;
+}
+
 int coord_run(struct setup *s)
 {
     struct coord c = {.s = s, .job = s->job, .n = s->nworkers, .cur = -1,
                       .prev = -1, .saved = -1, .loss_at = -1,
                       .progress_at = INFINITY};
-    struct aia_error err;
+    /* A dead worker's requests must fail, not abort the job. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    poll_catch_signals();
     if (coord_alloc(&c) < 0) {
         host_error("out of memory for %d workers; aborting the job", c.n);
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
@@ -520,12 +720,8 @@ int coord_run(struct setup *s)
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
         }
     record_optimum(&c);
-    if (s->job->target_gap > 0 && !c.opt_known) {
-        char where[256];
-        params_where(where, sizeof where, s->job->m->path, s->job->gap_node);
-        coord_fail(&c, "%s: stop.gap: problem '%s' cannot give its optimum "
-                       "(%s)",
-                   where, s->prob->h.name, c.opt_why.text);
+    if (check_abilities(&c) < 0 ||
+        (s->resume && record_read_resume(&c) < 0)) {
         c.status = RUN_BAD_JOB;
         goto stop;
     }
@@ -536,27 +732,33 @@ int coord_run(struct setup *s)
         coord_fail(&c, "out of memory for a query buffer");
         goto stop;
     }
-    if (s->alg->init(s->alg_s, WIRE_PAYLOAD(c.q[q].buf), &err) < 0) {
-        coord_fail(&c, "algorithm '%s': init: %s", s->alg->h.name,
-                   err.text);
+    if (first_query(&c, q) < 0)
         goto stop;
-    }
     *(struct wire_hdr *)c.q[q].buf =
         (struct wire_hdr){.magic = WIRE_MAGIC,
                           .kind = WIRE_QUERY,
-                          .round = 1,
+                          .round = c.round,
                           .len = s->shape.query_len};
     c.cur = q;
-    c.round = 1;
-    c.t0 = c.round_t0 = util_now();
-    c.progress_at = c.t0 + 1.0; /* progress only for runs over a second */
+    c.t0 = c.round_t0 = util_now() - (c.resumed ? c.resume.elapsed : 0);
+    c.progress_at = util_now() + 1.0; /* progress for runs over a second */
+    c.ckpt_at = util_now() + s->job->checkpoint_seconds;
     record_iteration(&c, 1);
     for (int w = 0; w < c.n && !c.why; w++)
-        if (send_query(&c, w, c.t0) < 0)
+        if (send_query(&c, w, util_now()) < 0)
             coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);
     loop(&c);
-    if (c.why != STOP_ERROR)
+    if (c.why == STOP_SIGNAL) {
+        signal_exit(&c);
+        record_finish(&c);
+        coord_free(&c);
+        checkpoint_free(&c.resume);
+        return c.status;
+    }
+    if (c.why != STOP_ERROR) {
         record_iteration(&c, 1);
+        record_checkpoint(&c, 1);
+    }
 stop:
     if (!c.t_end)
         c.t_end = util_now();
@@ -564,5 +766,6 @@ stop:
     shutdown_pool(&c);
     record_finish(&c);
     coord_free(&c);
+    checkpoint_free(&c.resume);
     return c.status;
 }

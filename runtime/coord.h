@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "checkpoint.h"
 #include "output.h"
 #include "run.h"
 #include "stats.h"
@@ -19,6 +20,7 @@ enum stop_reason {
     STOP_PRECISION,
     STOP_LOSS,
     STOP_GAP,
+    STOP_SIGNAL,
     STOP_ERROR
 };
 
@@ -61,6 +63,11 @@ struct coord {
     double loss;
     double progress_at;  /* when the next progress line is due */
     int progress_tty;
+    int64_t ckpt_iter;   /* iteration of the last checkpoint */
+    double ckpt_at;      /* when the next timed checkpoint is due */
+    struct checkpoint resume; /* the checkpoint resumed from */
+    int resumed;
+    int dead;            /* workers declared dead */
     enum stop_reason why;
     int status;
     struct aia_error err;
@@ -95,6 +102,14 @@ void record_answer(struct coord *c, int w, uint64_t sent_round,
 
 /* A progress line on stderr when one is due (runs over a second). */
 void record_progress(struct coord *c, double now);
+
+/* Write the checkpoint when one is due (force: now). */
+void record_checkpoint(struct coord *c, int force);
+
+/* Read the checkpoint to resume from into c->resume (before record_open,
+ * which then appends to the outputs at the checkpoint's sizes).  0 or -1
+ * (the run is then failed). */
+int record_read_resume(struct coord *c);
 
 /* Close the files; then print the report, the per-worker table and the
  * summary line, and write the final iterate and the worker table. */

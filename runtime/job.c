@@ -85,6 +85,11 @@ static const struct aia_param pool_params[] = {
     {"shutdown_timeout", AIA_DOUBLE, "30",
      "seconds the coordinator waits for workers to stop before it aborts",
      NULL, 0.001, 1e7},
+    {"dead_after", AIA_DOUBLE, "0",
+     "seconds a busy worker may stay silent before it is declared dead "
+     "and the run goes on without it (0: never; see the README on dead "
+     "workers)",
+     NULL, 0, 1e9},
     {"mode", AIA_ENUM, "rounds",
      "rounds: a query to every idle worker, then wait (pool.wait); async: "
      "every answer is an iteration and only its sender gets the next query",
@@ -205,6 +210,18 @@ static const struct aia_param output_params[] = {
     {"final", AIA_STRING, "\"\"",
      "text file of the final model, one value a line (empty: none)", NULL,
      0, 0},
+    {"checkpoint", AIA_STRING, "\"\"",
+     "file of the coordinator's state, written atomically, for aiarun "
+     "--resume (empty: none)",
+     NULL, 0, 0},
+    {"checkpoint_every", AIA_INT, "0",
+     "write the checkpoint every this many iterations (0: not by "
+     "iterations)",
+     NULL, 0, 9.2e18},
+    {"checkpoint_seconds", AIA_DOUBLE, "0",
+     "write the checkpoint every this many seconds (0: not by time); it "
+     "is also written at the end and when the run is stopped by a signal",
+     NULL, 0, 1e9},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -466,7 +483,8 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->nworkers = v[0].n;
     job->workers_node = mnode_get(node, "workers", NULL);
     job->shutdown_timeout = v[1].d;
-    job->mode = (int)v[2].i;
+    job->dead_after = v[2].d;
+    job->mode = (int)v[3].i;
     job->mode_node = mnode_get(node, "mode", NULL);
     const struct mnode *wkey = NULL;
     const struct mnode *wait = mnode_get(node, "wait", &wkey);
@@ -511,6 +529,10 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->every_epochs = v[5].i;
     job->iterates = *v[6].s ? v[6].s : NULL;
     job->final = *v[7].s ? v[7].s : NULL;
+    job->checkpoint = *v[8].s ? v[8].s : NULL;
+    job->checkpoint_every = v[9].i;
+    job->checkpoint_seconds = v[10].d;
+    job->checkpoint_node = mnode_get(node, "checkpoint", NULL);
     if (job->mode == JOB_ASYNC && wait) {
         char where[256];
         params_where(where, sizeof where, path, wkey);

@@ -74,6 +74,7 @@ struct job {
     size_t nworkers;
     const struct mnode *workers_node;
     double shutdown_timeout;
+    double dead_after;  /* seconds of silence; 0: never */
     int mode; /* enum job_mode */
     const struct mnode *mode_node;
     /* stop */
@@ -95,6 +96,10 @@ struct job {
     int64_t every_epochs;   /* 0: rows by iterations only */
     const char *iterates;   /* binary file of saved iterates, NULL: none */
     const char *final;      /* text file of the final iterate, NULL: none */
+    const char *checkpoint; /* NULL: none */
+    int64_t checkpoint_every;  /* iterations; 0: not by iterations */
+    double checkpoint_seconds; /* 0: not by time */
+    const struct mnode *checkpoint_node;
     /* bound values of the runtime's sections, owned */
     struct aia_value *v[16];
 };

@@ -3,9 +3,11 @@
 
 #include <getopt.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host.h"
 #include "job.h"
@@ -15,6 +17,19 @@
 #include "util.h"
 
 #define MAX_OVERRIDES 256
+#define FINALIZE_SECONDS 10
+
+static volatile sig_atomic_t finalize_status;
+
+static void finalize_timeout(int signo)
+{
+    (void)signo;
+    static const char msg[] = "aiarun: MPI_Finalize waits for a rank that "
+                              "never stopped; leaving without it\n";
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0)
+        _exit(RUN_FAILED);
+    _exit(finalize_status);
+}
 
 static void usage(FILE *out)
 {
@@ -32,6 +47,8 @@ static void usage(FILE *out)
             "algorithm.step=0.05\n"
             "      --check          validate the job file and its plugins, "
             "then exit\n"
+            "      --resume         continue the job from its "
+            "output.checkpoint\n"
             "  -n, --workers N      with --check: the pool size, to check "
             "the wait condition\n"
             "      --list-plugins   list the plugins found, with their "
@@ -79,7 +96,8 @@ static int check(const char *path, const char *const *overrides,
 
 int main(int argc, char **argv)
 {
-    enum { OPT_CHECK = 256, OPT_LIST, OPT_REFERENCE, OPT_PROGRESS };
+    enum { OPT_CHECK = 256, OPT_LIST, OPT_REFERENCE, OPT_PROGRESS,
+           OPT_RESUME };
     static const struct option longopts[] = {
         {"set", required_argument, NULL, 'o'},
         {"check", no_argument, NULL, OPT_CHECK},
@@ -87,6 +105,7 @@ int main(int argc, char **argv)
         {"list-plugins", no_argument, NULL, OPT_LIST},
         {"job-reference", no_argument, NULL, OPT_REFERENCE},
         {"progress", required_argument, NULL, OPT_PROGRESS},
+        {"resume", no_argument, NULL, OPT_RESUME},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
@@ -94,7 +113,7 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *overrides[MAX_OVERRIDES + 1] = {NULL};
-    int noverrides = 0, mode = 0, nworkers = 0;
+    int noverrides = 0, mode = 0, nworkers = 0, resume = 0;
     int verbosity = AIA_LOG_WARN;
     int c;
     while ((c = getopt_long(argc, argv, "o:n:qvVh", longopts, NULL)) != -1) {
@@ -118,6 +137,9 @@ int main(int argc, char **argv)
         }
         case 'q':
             verbosity = AIA_LOG_ERROR;
+            break;
+        case OPT_RESUME:
+            resume = 1;
             break;
         case OPT_PROGRESS: {
             static const char *const modes[] = {"auto", "lines", "tty",
@@ -184,8 +206,18 @@ int main(int argc, char **argv)
         host_error("MPI_Init failed");
         return RUN_FAILED;
     }
-    struct run_opts opts = {path, overrides, verbosity};
+    struct run_opts opts = {path, overrides, verbosity, resume};
     int status = run_job(&opts);
+    fflush(stdout);
+    fflush(stderr);
+    if (run_no_finalize)
+        return status; /* the job is being taken down: leave now */
+    if (run_incomplete) {
+        /* a rank never stopped: MPI_Finalize may wait for it forever */
+        finalize_status = status;
+        signal(SIGALRM, finalize_timeout);
+        alarm(FINALIZE_SECONDS);
+    }
     MPI_Finalize();
     return status;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct output {
     FILE *f;
@@ -22,9 +23,31 @@ static int write_failed(const char *path, struct aia_error *err)
     return aia_seterr(err, "%s: write failed: %s", path, strerror(errno));
 }
 
+/* keep < 0: a new file; else the file cut to keep bytes, to append to
+ * (a file that is shorter, or gone, is appended to as it is). */
+static FILE *open_at(const char *path, const char *mode, long long keep,
+                     struct aia_error *err)
+{
+    if (keep >= 0 && truncate(path, (off_t)keep) != 0 && errno != ENOENT) {
+        aia_seterr(err, "%s: cannot cut it back to the checkpoint: %s", path,
+                   strerror(errno));
+        return NULL;
+    }
+    FILE *f = fopen(path, keep >= 0 ? "a" : mode);
+    if (!f)
+        aia_seterr(err, "%s: cannot write: %s", path, strerror(errno));
+    return f;
+}
+
+static long long size_of(FILE *f)
+{
+    fflush(f);
+    return (long long)ftello(f);
+}
+
 struct output *output_open(const char *path, int format,
                            const struct output_column *cols, int ncols,
-                           struct aia_error *err)
+                           long long keep, struct aia_error *err)
 {
     struct output *o = calloc(1, sizeof *o);
     if (!o || !(o->path = strdup(path))) {
@@ -32,8 +55,7 @@ struct output *output_open(const char *path, int format,
         aia_seterr(err, "%s: out of memory", path);
         return NULL;
     }
-    if (!(o->f = fopen(path, "w"))) {
-        aia_seterr(err, "%s: cannot write: %s", path, strerror(errno));
+    if (!(o->f = open_at(path, "w", keep, err))) {
         free(o->path);
         free(o);
         return NULL;
@@ -41,11 +63,17 @@ struct output *output_open(const char *path, int format,
     o->format = format;
     o->cols = cols;
     o->ncols = ncols;
-    for (int i = 0; format == OUTPUT_CSV && i < ncols; i++)
-        fprintf(o->f, "%s%s", i ? "," : "", cols[i].name);
-    if (format == OUTPUT_CSV)
+    if (format == OUTPUT_CSV && size_of(o->f) == 0) {
+        for (int i = 0; i < ncols; i++)
+            fprintf(o->f, "%s%s", i ? "," : "", cols[i].name);
         fputc('\n', o->f);
+    }
     return o;
+}
+
+long long output_size(struct output *o)
+{
+    return size_of(o->f);
 }
 
 static void value(FILE *f, enum output_kind kind, double v, int json)
@@ -109,7 +137,7 @@ struct iterates {
 };
 
 struct iterates *iterates_open(const char *path, size_t dim,
-                               struct aia_error *err)
+                               long long keep, struct aia_error *err)
 {
     struct iterates *it = calloc(1, sizeof *it);
     if (!it || !(it->path = strdup(path))) {
@@ -117,19 +145,25 @@ struct iterates *iterates_open(const char *path, size_t dim,
         aia_seterr(err, "%s: out of memory", path);
         return NULL;
     }
-    if (!(it->f = fopen(path, "wb"))) {
-        aia_seterr(err, "%s: cannot write: %s", path, strerror(errno));
+    if (!(it->f = open_at(path, "wb", keep, err))) {
         free(it->path);
         free(it);
         return NULL;
     }
     it->dim = dim;
-    uint32_t version[2] = {1, 0};
-    uint64_t d = dim;
-    fwrite("AIAITER1", 1, 8, it->f);
-    fwrite(version, sizeof version, 1, it->f);
-    fwrite(&d, sizeof d, 1, it->f);
+    if (size_of(it->f) == 0) {
+        uint32_t version[2] = {1, 0};
+        uint64_t d = dim;
+        fwrite("AIAITER1", 1, 8, it->f);
+        fwrite(version, sizeof version, 1, it->f);
+        fwrite(&d, sizeof d, 1, it->f);
+    }
     return it;
+}
+
+long long iterates_size(struct iterates *it)
+{
+    return size_of(it->f);
 }
 
 int iterates_write(struct iterates *it, int64_t iteration, int64_t epoch,

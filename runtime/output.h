@@ -37,11 +37,15 @@ struct output_column {
 struct output;
 
 /* Open path for writing rows of the ncols columns (the array must outlive
- * the file) in format; a CSV file starts with the header line.  NULL with
- * err naming the file. */
+ * the file) in format; a CSV file starts with the header line.  keep < 0:
+ * a new file; keep >= 0 (a resumed run): the file cut to its first keep
+ * bytes and appended to.  NULL with err naming the file. */
 struct output *output_open(const char *path, int format,
                            const struct output_column *cols, int ncols,
-                           struct aia_error *err);
+                           long long keep, struct aia_error *err);
+
+/* Bytes written so far, all flushed to the file. */
+long long output_size(struct output *o);
 
 /* One row of ncols values; NaN is written as an empty CSV field or a JSON
  * null.  0 or -1 with err. */
@@ -53,7 +57,8 @@ int output_close(struct output *o, struct aia_error *err);
 struct iterates;
 
 struct iterates *iterates_open(const char *path, size_t dim,
-                               struct aia_error *err);
+                               long long keep, struct aia_error *err);
+long long iterates_size(struct iterates *f);
 int iterates_write(struct iterates *f, int64_t iteration, int64_t epoch,
                    double time, const double *x, struct aia_error *err);
 int iterates_close(struct iterates *f, struct aia_error *err);

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/prctl.h>
 
 #include "util.h"
@@ -19,9 +20,34 @@
 #define POLL_MIN_SLEEP 2e-6
 #define POLL_MAX_SLEEP 1e-3
 
+volatile sig_atomic_t poll_signal;
+
 void poll_setup(void)
 {
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
+
+static void on_signal(int signo)
+{
+    poll_signal = signo;
+}
+
+void poll_ignore_signals(void)
+{
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+}
+
+void poll_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 }
 
 int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,
@@ -37,7 +63,7 @@ int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,
         if (count > 0)
             return count;
         double now = util_now();
-        if (now >= deadline)
+        if (now >= deadline || poll_signal)
             return 0;
         if (start == 0)
             start = now;

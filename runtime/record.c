@@ -15,8 +15,8 @@
 #include "wire.h"
 
 static const char *const reason_names[] = {
-    "none", "iterations", "time", "epochs", "precision", "loss", "gap",
-    "error"};
+    "none", "iterations", "time", "epochs",
+    "precision", "loss", "gap", "signal", "error"};
 
 /* The model after the latest update, into c->x. */
 static int model(struct coord *c)
@@ -122,16 +122,21 @@ int record_open(struct coord *c)
     memcpy(cols, history_cols, sizeof cols);
     cols[6].name = c->s->prob->metric_name;
     int ncols = cols[6].name ? 7 : 6;
+    /* a resumed run appends, from where its checkpoint was written */
+    const struct checkpoint *k = &c->resume;
+    long long keep_h = c->resumed ? (long long)k->history_bytes : -1;
+    long long keep_a = c->resumed ? (long long)k->answers_bytes : -1;
+    long long keep_i = c->resumed ? (long long)k->iterates_bytes : -1;
     if (job->history &&
         !(c->hist = output_open(job->history, job->format, cols, ncols,
-                                &err)))
+                                keep_h, &err)))
         goto fail;
     if (job->answers &&
         !(c->answers = output_open(job->answers, job->format, answer_cols,
-                                   9, &err)))
+                                   9, keep_a, &err)))
         goto fail;
-    if (job->iterates &&
-        !(c->iterates = iterates_open(job->iterates, c->s->dim, &err)))
+    if (job->iterates && !(c->iterates = iterates_open(
+                               job->iterates, c->s->dim, keep_i, &err)))
         goto fail;
     int mode = host_progress();
     c->progress_tty = mode == HOST_PROGRESS_TTY ||
@@ -167,6 +172,65 @@ void record_iteration(struct coord *c, int force)
         coord_fail(c, "%s", err.text);
     c->saved = c->iteration;
     c->saved_epoch = c->epoch;
+}
+
+void record_checkpoint(struct coord *c, int force)
+{
+    const struct job *job = c->job;
+    const struct setup *s = c->s;
+    if (!job->checkpoint || c->cur < 0)
+        return;
+    double now = util_now();
+    int due = force ||
+              (job->checkpoint_every &&
+               c->iteration - c->ckpt_iter >= job->checkpoint_every) ||
+              (job->checkpoint_seconds > 0 && now >= c->ckpt_at);
+    if (!due)
+        return;
+    struct aia_error err;
+    size_t len = s->alg->state_size(s->alg_s);
+    void *state = malloc(len ? len : 1);
+    if (!state) {
+        coord_fail(c, "out of memory for the checkpoint");
+        return;
+    }
+    if (s->alg->save(s->alg_s, state, &err) < 0) {
+        free(state);
+        coord_fail(c, "algorithm '%s': save: %s", s->alg->h.name, err.text);
+        return;
+    }
+    struct checkpoint k = {
+        .iteration = c->iteration,
+        .epoch = c->epoch,
+        .round = c->round,
+        .elapsed = now - c->t0,
+        .history_bytes = c->hist ? (uint64_t)output_size(c->hist) : 0,
+        .answers_bytes = c->answers ? (uint64_t)output_size(c->answers) : 0,
+        .iterates_bytes =
+            c->iterates ? (uint64_t)iterates_size(c->iterates) : 0,
+        .query_len = s->shape.query_len,
+        .query = WIRE_PAYLOAD(c->q[c->cur].buf),
+        .state_len = len,
+        .state = state,
+    };
+    if (checkpoint_write(job->checkpoint, s->identity, &k, &err) < 0)
+        coord_fail(c, "%s", err.text);
+    free(state);
+    c->ckpt_iter = c->iteration;
+    c->ckpt_at = now + job->checkpoint_seconds;
+}
+
+int record_read_resume(struct coord *c)
+{
+    const struct setup *s = c->s;
+    struct aia_error err;
+    if (checkpoint_read(c->job->checkpoint, s->identity, s->shape.query_len,
+                        &c->resume, &err) < 0) {
+        coord_fail(c, "cannot resume: %s", err.text);
+        return -1;
+    }
+    c->resumed = 1;
+    return 0;
 }
 
 void record_answer(struct coord *c, int w, uint64_t sent_round,
@@ -302,11 +366,19 @@ static void report(struct coord *c, double loss)
     if (job->mode == JOB_ROUNDS)
         print_plugin("wait", s->wait_p, s->wait_args);
     print_stragglers(&job->stragglers);
+    if (c->resumed)
+        printf("  %-10s from %s at iteration %lld (%.3f s)\n", "resumed",
+               job->checkpoint, (long long)c->resume.iteration,
+               c->resume.elapsed);
     printf("  %-10s %s after %.3f s: %lld iterations, %lld epochs, %llu "
            "answers\n",
            "stopped", reason_names[c->why], c->t_end - c->t0,
            (long long)c->iteration, (long long)c->epoch,
            (unsigned long long)total_answers(c));
+    if (c->dead)
+        printf("  %-10s %d worker%s declared dead; the run went on with "
+               "the others\n",
+               "dead", c->dead, c->dead > 1 ? "s" : "");
     if (!isnan(loss) && c->opt_known)
         printf("  %-10s %.10g (optimum %.10g, suboptimality %.3e)\n", "loss",
                loss, c->fopt, loss - c->fopt);
@@ -344,7 +416,8 @@ void record_finish(struct coord *c)
     if (c->cur < 0)
         return; /* failed before the first query */
     double loss = NAN;
-    if (c->status == RUN_OK && record_loss(c, &loss) < 0)
+    if ((c->status == RUN_OK || c->why == STOP_SIGNAL) &&
+        record_loss(c, &loss) < 0)
         loss = NAN;
     if (!isnan(loss) && c->job->final)
         write_final(c);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "deliver.h"
 #include "host.h"
 #include "params.h"
@@ -20,6 +21,9 @@
 #include "util.h"
 
 #define MAX_JOB_FILE (16u << 20)
+
+int run_no_finalize;
+int run_incomplete;
 
 /* 0 when every rank succeeded; otherwise -1 on every rank, after the
  * lowest failing rank printed its error (the others print theirs with -v). */
@@ -260,6 +264,51 @@ static int gather_rows(struct setup *s, struct aia_error *err)
     return failed ? aia_seterr(err, "out of memory") : 0;
 }
 
+static uint64_t hash_str(uint64_t h, const char *str)
+{
+    return checkpoint_hash(h, str ? str : "", str ? strlen(str) + 1 : 1);
+}
+
+static uint64_t hash_args(uint64_t h, const struct aia_value *v)
+{
+    for (; v && v->name; v++) {
+        h = hash_str(h, v->name);
+        h = checkpoint_hash(h, &v->i, sizeof v->i);
+        h = checkpoint_hash(h, &v->d, sizeof v->d);
+        h = hash_str(h, v->s);
+        if (v->ints)
+            h = checkpoint_hash(h, v->ints, v->n * sizeof *v->ints);
+        if (v->doubles)
+            h = checkpoint_hash(h, v->doubles, v->n * sizeof *v->doubles);
+    }
+    return h;
+}
+
+/* What a checkpoint must have been written by: the same algorithm and
+ * problem with the same parameters, data, partition, pool and seed.
+ * Limits, outputs, the wait condition and stragglers may change. */
+static uint64_t identity(const struct setup *s)
+{
+    const struct job *job = s->job;
+    uint64_t h = CHECKPOINT_HASH0;
+    h = hash_str(h, s->alg->h.name);
+    h = hash_str(h, s->alg->h.version);
+    h = hash_args(h, s->alg_args);
+    h = hash_str(h, s->prob->h.name);
+    h = hash_str(h, s->prob->h.version);
+    h = hash_args(h, s->prob_args);
+    h = hash_str(h, job->data.path);
+    int64_t fields[] = {(int64_t)job->seed, job->part_scheme, job->mode,
+                        s->nworkers, (int64_t)s->shape.query_len,
+                        (int64_t)s->shape.answer_len, (int64_t)s->dim};
+    h = checkpoint_hash(h, fields, sizeof fields);
+    h = checkpoint_hash(h, s->ranks, (size_t)s->nworkers * sizeof *s->ranks);
+    if (job->weights)
+        h = checkpoint_hash(h, job->weights,
+                            job->nweights * sizeof *job->weights);
+    return h;
+}
+
 static void teardown(struct setup *s)
 {
     if (s->wait_s)
@@ -313,6 +362,9 @@ int run_job(const struct run_opts *opts)
         agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||
         agree(&s, gather_rows(&s, &err) < 0, &err) < 0)
         goto out;
+    if (coordinator)
+        s.identity = identity(&s);
+    s.resume = opts->resume;
     status = coordinator ? coord_run(&s) : worker_run(&s);
 out:
     free(text);

@@ -24,6 +24,7 @@ struct run_opts {
     const char *path;
     const char *const *overrides;
     int verbosity;
+    int resume; /* --resume: continue from output.checkpoint */
 };
 
 struct setup {
@@ -44,7 +45,15 @@ struct setup {
     size_t *rows;      /* coordinator: rows of each worker */
     size_t total_rows; /* coordinator: sum of rows */
     struct data_table data; /* rows of problem.data held by this rank */
+    uint64_t identity;      /* what a checkpoint of this job must carry */
+    int resume;
 };
+
+/* Set by the coordinator when MPI_Finalize must not be called (a signal
+ * ends the job: mpirun is taking it down) or may not return (a rank never
+ * stopped): main then exits at once, or finalizes under a watchdog. */
+extern int run_no_finalize;
+extern int run_incomplete;
 
 /* Called between MPI_Init and MPI_Finalize by main.  Returns the exit
  * status, the same on every rank. */

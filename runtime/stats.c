@@ -122,7 +122,9 @@ void stats_table(FILE *out, const struct wstats *w, int n)
                 dur(c, sizeof c, hist_quantile(&s->compute, 0.5)),
                 dur(d, sizeof d, hist_quantile(&s->comm, 0.5)),
                 dur(e, sizeof e, s->delay), hist,
-                s->unresponsive ? "  UNRESPONSIVE" : "");
+                s->dead           ? "  DEAD"
+                : s->unresponsive ? "  UNRESPONSIVE"
+                                  : "");
     }
 }
 

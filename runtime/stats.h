@@ -36,6 +36,7 @@ struct wstats {
     struct hist comm;    /* rtt - compute */
     double delay;        /* injected delay, total seconds */
     int unresponsive;    /* still busy at the end, past its usual time */
+    int dead;            /* declared dead during the run */
 };
 
 void hist_add(struct hist *h, double seconds);

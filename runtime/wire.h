@@ -6,12 +6,17 @@
  *
  *   coordinator -> worker   TAG_QUERY  QUERY (round, query)
  *                           TAG_CTRL   STOP  (status; seq = queries sent)
+ *                                      FINISH (after the goodbyes: flags
+ *                                      say whether every rank is there to
+ *                                      call MPI_Finalize)
  *   worker -> coordinator   TAG_ANSWER ANSWER (round, answer, compute time)
  *                                      ERROR  (text)
  *                                      BYE    (seq = answers sent)
  *
  * A worker's ANSWERs and its BYE share one tag, so MPI's ordering delivers
  * every answer before the BYE: when the BYE arrives, nothing is in flight.
+ * MPI_Finalize waits for every rank; when one is dead or hung, FINISH
+ * tells the others to leave without it.
  */
 #ifndef AIARUN_WIRE_H
 #define AIARUN_WIRE_H
@@ -28,7 +33,11 @@ enum wire_kind {
     WIRE_STOP = 3,
     WIRE_ERROR = 4,
     WIRE_BYE = 5,
+    WIRE_FINISH = 6,
 };
+
+/* FINISH flags. */
+#define WIRE_NO_FINALIZE 0x1u
 
 struct wire_hdr {
     uint32_t magic;
@@ -40,7 +49,8 @@ struct wire_hdr {
                          queries sent to this worker */
     double compute_s; /* ANSWER: seconds spent computing it */
     double delay_s;   /* ANSWER: seconds of injected delay */
-    uint64_t reserved[2];
+    uint64_t flags;   /* FINISH: WIRE_NO_FINALIZE */
+    uint64_t reserved;
 };
 
 _Static_assert(sizeof(struct wire_hdr) == 64, "wire header is 64 bytes");

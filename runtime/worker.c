@@ -153,11 +153,38 @@ static void goodbye(struct worker *k, uint64_t sent)
     MPI_Send(&bye, sizeof bye, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD);
 }
 
+/* After the goodbye: the coordinator says whether every rank is there to
+ * call MPI_Finalize (it waits for all of them).  No word in time means no:
+ * the coordinator is gone. */
+static int await_finish(const struct setup *s, int status)
+{
+    struct wire_hdr fin;
+    MPI_Request req;
+    int idx;
+    MPI_Status st;
+    MPI_Irecv(&fin, sizeof fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD, &req);
+    double until = util_now() + s->job->shutdown_timeout + 10;
+    if (poll_some(1, &req, &idx, &st, until) != 1 ||
+        fin.magic != WIRE_MAGIC || fin.kind != WIRE_FINISH) {
+        if (req != MPI_REQUEST_NULL) {
+            MPI_Cancel(&req);
+            MPI_Request_free(&req);
+        }
+        host_error("no word from the coordinator after the stop; leaving");
+        run_no_finalize = 1;
+        return RUN_FAILED;
+    }
+    if (fin.flags & WIRE_NO_FINALIZE)
+        run_no_finalize = 1;
+    return status;
+}
+
 int worker_run(struct setup *s)
 {
     struct worker k = {.s = s, .req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL},
                        .areq = MPI_REQUEST_NULL};
     int in_pool = s->windex >= 0;
+    poll_ignore_signals();
     if (in_pool) {
         k.qbuf = aligned_alloc(64, (WIRE_BYTES(s->shape.query_len) + 63) /
                                        64 * 64);
@@ -205,7 +232,8 @@ int worker_run(struct setup *s)
     }
     if (in_pool)
         goodbye(&k, k.ctrl.seq);
+    int status = await_finish(s, k.ctrl.status);
     free(k.qbuf);
     free(k.abuf);
-    return k.ctrl.status;
+    return status;
 }

@@ -1,0 +1,106 @@
+#!/bin/sh
+# Checkpoints: a run interrupted (by its limit, or by a worker killed with
+# SIGKILL) and resumed ends exactly where an uninterrupted run ends, with
+# one history; a damaged checkpoint, or one from another job, is refused.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+# gd waiting for every worker is deterministic: same sums, same order
+cat > job.yaml <<'YAML'
+seed: 8
+algorithm: {plugin: gd, step: 0.3}
+problem: {plugin: lrmse, rows: 4000, cols: 20}
+stop: {iterations: 300}
+output: {history: h.csv, every: 10, checkpoint: ck.bin, checkpoint_every: 20}
+YAML
+# iteration, epoch and loss of each history row: the time differs
+rows() { cut -d, -f1,2,4 "$1"; }
+
+run 5 -o output.history=ref.csv -o output.checkpoint= job.yaml
+is "$rc" 0 "an uninterrupted run"
+ref=$(field loss "$out")
+
+# --- interrupted by its own limit, then resumed
+run 5 -o stop.iterations=130 job.yaml
+is "$rc" 0 "a run stopped at iteration 130"
+ok $([ -s ck.bin ] && [ ! -e ck.bin.tmp ] && echo 0 || echo 1) \
+    "leaves its checkpoint, and no temporary file"
+run 5 --resume job.yaml
+is "$rc" 0 "--resume runs on"
+like "$out" "
+  resumed +from ck.bin at iteration 130 " "the report says where it resumed from"
+is "$(field iterations "$out")" 300 "to the job's limit"
+is "$(field loss "$out")" "$ref" "and ends with exactly the uninterrupted run's loss"
+is "$(rows h.csv)" "$(rows ref.csv)" "one history, as the uninterrupted run's"
+ok $(awk -F, 'NR > 2 && $3 < t { bad = 1 } NR > 1 { t = $3 } END { exit bad }' h.csv && echo 0 || echo 1) \
+    "whose clock goes on from the checkpoint"
+
+# --- a worker killed by SIGKILL: the job ends, the state is saved
+rm -f h.csv ck.bin
+(
+    sleep 3
+    for p in $(pgrep -f "$trash/job.yaml"); do
+        if tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2; then
+            kill -9 "$p"
+        fi
+    done
+) &
+start=$(date +%s)
+run 5 -o stragglers.work_ms=10 "$trash/job.yaml"
+wait
+took=$(( $(date +%s) - start ))
+ok $([ "$rc" != 0 ] && echo 0 || echo 1) "a worker killed mid-run: the job ends with a failure ($rc)"
+ok $([ "$took" -lt 30 ] && echo 0 || echo 1) "within a bounded time ($took s)"
+like "$err" "aiarun\\[0\\]: stopped by signal 15 .*checkpoint in ck.bin: continue with aiarun --resume" \
+    "saying what happened and how to go on"
+like "$out" "stop=signal " "the summary line is not lost"
+at=$(od -A n -t d8 -j 24 -N 8 ck.bin | tr -d ' ')
+ok $([ "${at:-0}" -gt 0 ] && [ "${at:-0}" -lt 300 ] && echo 0 || echo 1) \
+    "the checkpoint holds the iteration it stopped at ($at)"
+run 5 --resume job.yaml
+is "$rc" 0 "the resumed run finishes"
+is "$(field loss "$out")" "$ref" "with the uninterrupted run's final loss"
+# the row written when the signal came stays: it is a row of the run,
+# an extra one unless the stop fell on a row of the schedule
+extra=$([ $((at % 10)) -ne 0 ] && echo "^$at," || echo '^$^')
+is "$(rows h.csv | grep -v "$extra")" "$(rows ref.csv)" \
+    "and one history: the uninterrupted run's, with the row at the stop"
+is "$(rows h.csv | grep -c "^$at,")" 1 "which is there once"
+
+# --- refusals
+cp ck.bin good.bin
+printf '\001' | dd of=ck.bin bs=1 seek=100 conv=notrunc 2>/dev/null
+run 5 --resume job.yaml
+is "$rc" 2 "a damaged checkpoint: exit 2"
+like "$err" "cannot resume: ck.bin: damaged \\(its checksum does not match\\)" "says so"
+head -c 200 good.bin > ck.bin
+run 5 --resume job.yaml
+like "$err" "ck.bin: damaged" "a truncated one is refused too"
+printf 'not a checkpoint at all' > ck.bin
+run 5 --resume job.yaml
+like "$err" "ck.bin: not an aiarun checkpoint" "so is another kind of file"
+cp good.bin ck.bin
+printf '\347\003\000\000' | dd of=ck.bin bs=1 seek=12 conv=notrunc 2>/dev/null
+run 5 --resume job.yaml
+like "$err" "ck.bin: written by another aiarun \\(checkpoint layout 1, plugin ABI 999" \
+    "a checkpoint of another ABI is refused"
+cp good.bin ck.bin
+run 5 --resume -o seed=9 job.yaml
+like "$err" "ck.bin: from another job" "so is one from another job (another seed)"
+run 5 --resume -o algorithm.step=0.2 job.yaml
+like "$err" "ck.bin: from another job" "or other parameters"
+run 3 --resume job.yaml
+like "$err" "ck.bin: from another job" "or another pool (3 ranks, not 5)"
+run 5 --resume -o stop.iterations=310 -o pool.wait.nwait=3 job.yaml
+is "$rc" 0 "limits and the wait condition may change"
+is "$(field iterations "$out")" 310 "and the run goes on to the new limit"
+run 5 --resume -o output.checkpoint= job.yaml
+like "$err" "--resume: the job names no output.checkpoint" "--resume needs a checkpoint to name"
+done_testing
