@@ -12,6 +12,8 @@
 #define MAX_DEPTH 32
 #define MAX_NODES 200000
 #define MAX_FILE (16u << 20)
+/* room for 60 bytes of a key or value in a message, escapes included */
+#define SHOWN 80
 
 struct builder {
     const char *path;
@@ -43,14 +45,70 @@ static struct mnode *mnode_new(enum mnode_kind kind, yaml_mark_t mark)
     return n;
 }
 
-/* Store child at item[at], growing the array. */
+/* Store child at item[at], growing the array.  Children are stored in
+ * order while building, so the array's room is the next power of two
+ * (at least 2): it doubles when at reaches a power of two, and a mapping
+ * or list of many items costs linear time, not quadratic. */
 static int push(struct mnode *parent, size_t at, struct mnode *child)
 {
-    struct mnode **it = realloc(parent->item, (at + 1) * sizeof *it);
-    if (!it)
-        return -1;
-    parent->item = it;
-    it[at] = child;
+    if (at == 0 || (at >= 2 && (at & (at - 1)) == 0)) {
+        size_t room = at ? 2 * at : 2;
+        struct mnode **it = realloc(parent->item, room * sizeof *it);
+        if (!it)
+            return -1;
+        parent->item = it;
+    }
+    parent->item[at] = child;
+    return 0;
+}
+
+/* The keys of one mapping while it is built, for the duplicate check:
+ * an open-addressed table of key numbers + 1 (0: empty), kept at most
+ * half full, so that a mapping of many keys is checked in linear time. */
+struct keyset {
+    size_t *slot;
+    size_t room; /* a power of two, or 0 */
+};
+
+static size_t key_hash(const char *s)
+{
+    size_t h = 14695981039346656037u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot of text among map's first n keys: the slot that holds it, or
+ * the empty one where it would go. */
+static size_t *key_slot(const struct keyset *ks, const struct mnode *map,
+                        const char *text)
+{
+    size_t i = key_hash(text) & (ks->room - 1);
+    while (ks->slot[i] &&
+           strcmp(map->item[2 * (ks->slot[i] - 1)]->text, text) != 0)
+        i = (i + 1) & (ks->room - 1);
+    return &ks->slot[i];
+}
+
+/* Look key up among map's keys; *prev gets the earlier key of the same
+ * text, or NULL after key was recorded as key number map->n.  0, or -1
+ * when out of memory. */
+static int key_add(struct keyset *ks, const struct mnode *map,
+                   const struct mnode *key, const struct mnode **prev)
+{
+    if (2 * (map->n + 1) > ks->room) {
+        struct keyset grown = {NULL, ks->room ? 2 * ks->room : 16};
+        if (!(grown.slot = calloc(grown.room, sizeof *grown.slot)))
+            return -1;
+        for (size_t k = 0; k < map->n; k++)
+            *key_slot(&grown, map, map->item[2 * k]->text) = k + 1;
+        free(ks->slot);
+        *ks = grown;
+    }
+    size_t *at = key_slot(ks, map, key->text);
+    *prev = *at ? map->item[2 * (*at - 1)] : NULL;
+    if (!*at)
+        *at = map->n + 1;
     return 0;
 }
 
@@ -77,8 +135,20 @@ static int next_event(struct builder *b, yaml_event_t *ev)
 
 static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth);
 
+static int build_items(struct builder *b, struct mnode *n, int depth,
+                       struct keyset *ks);
+
 /* Children of a map or sequence until its end event. */
 static int build_children(struct builder *b, struct mnode *n, int depth)
+{
+    struct keyset ks = {NULL, 0};
+    int rc = build_items(b, n, depth, &ks);
+    free(ks.slot);
+    return rc;
+}
+
+static int build_items(struct builder *b, struct mnode *n, int depth,
+                       struct keyset *ks)
 {
     yaml_event_type_t end = n->kind == MNODE_MAP ? YAML_MAPPING_END_EVENT
                                                  : YAML_SEQUENCE_END_EVENT;
@@ -103,10 +173,16 @@ static int build_children(struct builder *b, struct mnode *n, int depth)
             return -1;
         if (is_key) {
             const struct mnode *prev_key;
-            if (mnode_get(n, child->text, &prev_key)) {
+            if (key_add(ks, n, child, &prev_key) < 0) {
+                mnode_free(child);
+                return aia_seterr(b->err, "%s: out of memory", b->path);
+            }
+            if (prev_key) {
+                char shown[SHOWN];
                 aia_seterr(b->err,
                            "%s:%d:%d: %s: duplicate key (first at line %d)",
-                           b->path, child->line, child->col, child->text,
+                           b->path, child->line, child->col,
+                           util_shown(shown, sizeof shown, child->text, 60),
                            prev_key->line);
                 mnode_free(child);
                 return -1;
@@ -298,7 +374,10 @@ const char *mnode_describe(const struct mnode *n, char *buf, size_t len)
         return "a mapping";
     if (n->kind == MNODE_SEQ)
         return "a list";
-    snprintf(buf, len, "'%.60s%s'", n->text, strlen(n->text) > 60 ? "..." : "");
+    if (n->plain && !*n->text)
+        return "an empty value";
+    char shown[SHOWN];
+    snprintf(buf, len, "'%s'", util_shown(shown, sizeof shown, n->text, 60));
     return buf;
 }
 
