@@ -97,10 +97,15 @@ static const struct table *table_of(const char *spec, int kind)
     return first;
 }
 
-/* Bind section s against the table of its plugin; 0 or -1. */
+/* Check the plugin name of section s as loader_open would, and bind the
+ * section against the table of its plugin; 0 or -1. */
 static int bind_plugin(const struct job *job, const struct job_plugin *s,
                        int kind, struct aia_value **args, struct aia_error *err)
 {
+    if (loader_spec_check(s->spec, kind, err) < 0) {
+        job_blame(job, s, err);
+        return -1;
+    }
     struct aia_plugin_header h = {.abi = AIA_ABI_VERSION, .kind = kind};
     if (kind == AIA_KIND_WAIT) {
         h = *builtin_find("standard", AIA_KIND_WAIT);
@@ -115,7 +120,8 @@ static int bind_plugin(const struct job *job, const struct job_plugin *s,
 }
 
 /* The standard wait for a pool of POOL workers, created and destroyed as
- * aiarun --check -n 4 would; the stragglers checked against that pool. */
+ * aiarun --check -n 4 would; the stragglers checked against that pool,
+ * and the first delays each worker would inject drawn. */
 static int check_pool(const struct job *job, const struct aia_value *args,
                       struct aia_error *err)
 {
@@ -144,6 +150,19 @@ static int check_pool(const struct job *job, const struct aia_value *args,
         return -1;
     }
     wait->destroy(state);
+    /* every worker's first injected delays: never negative, never NaN */
+    for (int w = 0; w < POOL; w++) {
+        struct straggle st;
+        straggle_init(&st, &job->stragglers, job->seed, ranks[w]);
+        for (int i = 0; i < 8; i++) {
+            double d = straggle_next(&st);
+            if (!(d >= 0)) {
+                fprintf(stderr, "job_fuzz: rank %d's delay %d is %g\n",
+                        ranks[w], i, d);
+                abort();
+            }
+        }
+    }
     return 0;
 }
 

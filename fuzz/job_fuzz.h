@@ -19,8 +19,8 @@
 
 /* Read the job in data (size bytes) as aiarun would, without MPI and
  * without dlopen: job_load (YAML, overrides, the runtime's sections),
- * then the plugin sections bound against copies of the tables of the
- * plugins named (sgd, gd, average; lrmse, logreg; the built-in standard
+ * then the plugin names checked (loader_spec_check) and the plugin
+ * sections bound against copies of the tables of the plugins named (sgd, gd, average; lrmse, logreg; the built-in standard
  * wait), the standard wait created for a pool of 4 workers, and the
  * stragglers checked against that pool.  Returns 0 when the job is
  * accepted, -1 with err filled when it is refused.  *overrides (may be

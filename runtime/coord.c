@@ -552,6 +552,10 @@ static void shutdown_pool(struct coord *c)
                    "(pool.shutdown_timeout); aborting the job",
                    list, c->job->shutdown_timeout);
         fflush(stdout);
+        /* keep what the run wrote so far: MPI_Abort flushes nothing */
+        history_flush(c->hist);
+        if (c->answers)
+            fflush(c->answers);
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
     }
     MPI_Waitall(others, sr, MPI_STATUSES_IGNORE);

@@ -51,6 +51,12 @@ int history_row(struct history *h, int64_t iteration, int64_t epoch,
     return 0;
 }
 
+void history_flush(struct history *h)
+{
+    if (h)
+        fflush(h->f);
+}
+
 int history_close(struct history *h, struct aia_error *err)
 {
     if (!h)

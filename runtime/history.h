@@ -16,6 +16,10 @@ int history_row(struct history *h, int64_t iteration, int64_t epoch,
                 double time, double loss, double subopt,
                 struct aia_error *err);
 
+/* Write out the rows buffered so far, before the job is aborted (the
+ * file stays open).  NULL is a no-op. */
+void history_flush(struct history *h);
+
 /* Flush and close; 0, or -1 when a write failed.  NULL is a no-op. */
 int history_close(struct history *h, struct aia_error *err);
 

@@ -17,6 +17,8 @@
 
 struct builder {
     const char *path;
+    const char *text; /* the input, for the places of reader errors */
+    size_t len;
     yaml_parser_t parser;
     size_t nodes;
     struct aia_error *err;
@@ -118,17 +120,57 @@ static int fail_at(struct builder *b, yaml_mark_t mark, const char *what)
                       mark.column + 1, what);
 }
 
+/* The line and column of byte offset in the input, as libyaml counts
+ * them (lines end at \n, \r\n or \r; columns count characters). */
+static yaml_mark_t mark_of(const struct builder *b, size_t offset)
+{
+    yaml_mark_t m = {offset, 0, 0};
+    for (size_t i = 0; i < offset && i < b->len; i++) {
+        unsigned char c = (unsigned char)b->text[i];
+        if (c == '\n' || (c == '\r' && (i + 1 >= b->len ||
+                                          b->text[i + 1] != '\n'))) {
+            m.line++;
+            m.column = 0;
+        } else if (c != '\r' && (c & 0xc0) != 0x80) {
+            m.column++;
+        }
+    }
+    return m;
+}
+
 /* Next event, or -1 with the parser's own message placed at its mark. */
 static int next_event(struct builder *b, yaml_event_t *ev)
 {
     if (yaml_parser_parse(&b->parser, ev))
         return 0;
-    yaml_mark_t mark = b->parser.problem_mark;
-    const char *problem = b->parser.problem ? b->parser.problem : "error";
-    if (b->parser.context)
+    const yaml_parser_t *p = &b->parser;
+    yaml_mark_t mark = p->problem_mark;
+    const char *problem = p->problem ? p->problem : "error";
+    if (p->error == YAML_MEMORY_ERROR)
+        return aia_seterr(b->err, "%s: out of memory", b->path);
+    if (p->error == YAML_READER_ERROR) {
+        /* the reader gives a byte offset and the offending value, no
+         * mark: undecodable bytes, control characters (NUL included) */
+        if (p->encoding != YAML_UTF8_ENCODING)
+            return aia_seterr(b->err, "%s: byte %zu: %s (0x%x)", b->path,
+                              p->problem_offset, problem,
+                              (unsigned)p->problem_value);
+        mark = mark_of(b, p->problem_offset);
+        return aia_seterr(b->err, "%s:%zu:%zu: %s (byte 0x%02x)", b->path,
+                          mark.line + 1, mark.column + 1, problem,
+                          (unsigned)p->problem_value & 0xffu);
+    }
+    if (p->context && p->context_mark.line == mark.line &&
+        mark.column - p->context_mark.column > 1024 &&
+        strcmp(p->context, "while scanning a simple key") == 0)
+        return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: a key of "
+                                  "more than 1024 characters",
+                          b->path, p->context_mark.line + 1,
+                          p->context_mark.column + 1);
+    if (p->context)
         return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: %s %s",
-                          b->path, mark.line + 1, mark.column + 1,
-                          problem, b->parser.context);
+                          b->path, mark.line + 1, mark.column + 1, problem,
+                          p->context);
     return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: %s", b->path,
                       mark.line + 1, mark.column + 1, problem);
 }
@@ -216,6 +258,18 @@ static int build_items(struct builder *b, struct mnode *n, int depth,
     }
 }
 
+/* A mapping or list may carry no tag but its own standard one. */
+static int collection_tag_ok(const yaml_event_t *ev)
+{
+    if (ev->type == YAML_MAPPING_START_EVENT)
+        return !ev->data.mapping_start.tag ||
+               strcmp((const char *)ev->data.mapping_start.tag,
+                      YAML_MAP_TAG) == 0;
+    return !ev->data.sequence_start.tag ||
+           strcmp((const char *)ev->data.sequence_start.tag, YAML_SEQ_TAG) ==
+               0;
+}
+
 static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
 {
     if (depth > MAX_DEPTH) {
@@ -223,7 +277,11 @@ static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
         return NULL;
     }
     if (++b->nodes > MAX_NODES) {
-        fail_at(b, ev->start_mark, "too many nodes");
+        char what[80];
+        snprintf(what, sizeof what, "too many nodes (keys, values and list "
+                                    "items: at most %d)",
+                 MAX_NODES);
+        fail_at(b, ev->start_mark, what);
         return NULL;
     }
     struct mnode *n = NULL;
@@ -250,6 +308,11 @@ static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
         return n;
     case YAML_MAPPING_START_EVENT:
     case YAML_SEQUENCE_START_EVENT:
+        if (!collection_tag_ok(ev)) {
+            fail_at(b, ev->start_mark, "tags (!!set, !name) on a mapping or "
+                                       "list are not supported in job files");
+            return NULL;
+        }
         n = mnode_new(ev->type == YAML_MAPPING_START_EVENT ? MNODE_MAP
                                                            : MNODE_SEQ,
                       ev->start_mark);
@@ -272,7 +335,7 @@ static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
 struct manifest *manifest_parse(const char *path, const char *text,
                                 size_t len, struct aia_error *err)
 {
-    struct builder b = {.path = path, .err = err};
+    struct builder b = {.path = path, .text = text, .len = len, .err = err};
     struct manifest *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(path))) {
         free(m);
