@@ -29,6 +29,12 @@ static const struct expect expected[] = {
     {"control-chars-in-key.yaml", "fuzz.yaml:7:8: stop.iterations\\t\\t\\t"},
     {"many-keys.yaml", "fuzz.yaml:7:3: algorithm.k0: unknown key for plugin "
                        "'sgd'"},
+    {"long-plugin-name.yaml",
+     "fuzz.yaml:3:1: algorithm: pppppppppppppppppppppppppppppppppppppppppppp"
+     "pppppppppppppppp...: not a plugin name"},
+    {"set-tag.yaml", "fuzz.yaml:4:7: tags (!!set, !name) on a mapping"},
+    {"nul-place.yaml", "fuzz.yaml:4:21: control characters are not allowed "
+                       "(byte 0x00)"},
     {"overrides.yaml", NULL},
     {"stragglers.yaml", NULL},
     {"async.yaml", NULL},
