@@ -139,4 +139,12 @@ broken ./folder.so algorithm "plugin not found: not a regular file"
 broken ./nothere.so problem "plugin not found: No such file or directory"
 broken nosuchname algorithm "algorithm plugin not found \(looked for nosuchname.so"
 broken 'bad name' algorithm "bad name: not a plugin name"
+
+# The wait condition is loaded on the coordinator only.
+job sgd lrmse "pool: {wait: {plugin: $FIXTURES/goodalg.so}}" >badwait.yaml
+run 3 badwait.yaml
+is "$rank_status" "2 2 2" "a wait condition that is an algorithm: every rank exits 2"
+like "$err" "^aiarun\[0\]: badwait.yaml:5:8: pool.wait: .*goodalg.so: is an algorithm plugin, not a wait condition plugin$" \
+    "the coordinator says why (the workers did not load it)"
+is "$(said)" 1 "once"
 done_testing
