@@ -586,7 +586,9 @@ static void shutdown_pool(struct coord *c)
                 used += (size_t)snprintf(list + used, sizeof list - used,
                                          "%s%d", used ? ", " : "",
                                          s->ranks[w]);
-        host_error("rank(s) %s did not stop; the run ends without them", list);
+        host_error("rank(s) %s did not stop within %g s "
+                   "(pool.shutdown_timeout); the run ends without them",
+                   list, c->job->shutdown_timeout);
         run_incomplete = 1;
         /* their requests are let go, never waited on */
         for (int w = 0; w < c->n; w++)

@@ -255,21 +255,8 @@ static struct aia_value *bind(const struct job *job, const char *name,
                               int plugin_section, const char *const *subs,
                               struct aia_error *err)
 {
-    const char **all = NULL;
-    if (plugin_section && node && node->kind == MNODE_MAP) {
-        all = calloc(node->n + 1, sizeof *all);
-        if (!all) {
-            aia_seterr(err, "out of memory");
-            return NULL;
-        }
-        for (size_t i = 0; i < node->n; i++)
-            all[i] = node->item[2 * i]->text;
-        subs = all;
-    }
-    struct aia_value *v = params_bind(job->m->path, name, node, key, table,
-                                      subs, NULL, err);
-    free(all);
-    return v;
+    return params_bind(job->m->path, name, node, key, table,
+                       plugin_section ? params_other_keys : subs, NULL, err);
 }
 
 static int apply_overrides(struct job *job, const char *const *overrides,

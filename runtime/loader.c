@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -297,17 +298,46 @@ static struct plugin *open_builtin(const struct aia_plugin_header *h)
     return p;
 }
 
+int loader_spec_check(const char *spec, int kind, struct aia_error *err)
+{
+    char shown[80];
+    if (!kind_ok(kind))
+        return aia_seterr(err, "unknown plugin kind %d", kind);
+    if (!spec || !*spec)
+        return aia_seterr(err, "empty %s plugin name", kind_names[kind]);
+    size_t len = strlen(spec);
+    util_shown(shown, sizeof shown, spec, 60);
+    if (strchr(spec, '/')) {
+        if (len >= PATH_MAX)
+            return aia_seterr(err, "%s: a plugin path of %zu bytes: longer "
+                                   "than a path can be",
+                              shown, len);
+        for (const char *c = spec; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                return aia_seterr(err, "%s: a plugin path with control "
+                                       "characters",
+                                  shown);
+        return 0;
+    }
+    /* A bare name is a file NAME.so whose descriptor is named NAME. */
+    char *name = strndup(spec, len > 3 && strcmp(spec + len - 3, ".so") == 0
+                                   ? len - 3
+                                   : len);
+    int good = name && name_ok(name);
+    free(name);
+    if (!good)
+        return aia_seterr(err, "%s: not a plugin name (at most 64 letters, "
+                               "digits, '_' and '-') nor a path (with a "
+                               "'/')",
+                          shown);
+    return 0;
+}
+
 struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
                            struct aia_error *err)
 {
-    if (!kind_ok(kind)) {
-        aia_seterr(err, "%s: unknown plugin kind %d", spec, kind);
+    if (loader_spec_check(spec, kind, err) < 0)
         return NULL;
-    }
-    if (!spec || !*spec) {
-        aia_seterr(err, "empty %s plugin name", kind_names[kind]);
-        return NULL;
-    }
     if (strchr(spec, '/')) {
         char *path = spec[0] == '/' || !jobdir ? strdup(spec)
                                                : util_join(jobdir, spec);
@@ -316,8 +346,10 @@ struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
             return NULL;
         }
         struct plugin *p = NULL;
+        char shown[200];
         if (!is_file(path))
-            aia_seterr(err, "%s: %s plugin not found: %s", path,
+            aia_seterr(err, "%s: %s plugin not found: %s",
+                       util_shown(shown, sizeof shown, path, 160),
                        kind_names[kind],
                        access(path, F_OK) == 0 ? "not a regular file"
                                                : strerror(ENOENT));

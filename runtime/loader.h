@@ -29,6 +29,12 @@ struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
 
 void loader_close(struct plugin *p);
 
+/* Whether spec can name a plugin of kind at all, before any file is
+ * looked at: a path (with a '/') of printable characters shorter than
+ * PATH_MAX, or a plain name (letters, digits, '_', '-', at most 64, with
+ * or without ".so").  0, or -1 with err (loader_open checks it first). */
+int loader_spec_check(const char *spec, int kind, struct aia_error *err);
+
 /* Check a descriptor found in path under the symbol of kind.  name, when
  * not NULL, is the name the descriptor must carry.  0 or -1. */
 int loader_check(const struct aia_plugin_header *h, int kind,

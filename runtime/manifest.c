@@ -12,9 +12,13 @@
 #define MAX_DEPTH 32
 #define MAX_NODES 200000
 #define MAX_FILE (16u << 20)
+/* room for 60 bytes of a key or value in a message, escapes included */
+#define SHOWN 80
 
 struct builder {
     const char *path;
+    const char *text; /* the input, for the places of reader errors */
+    size_t len;
     yaml_parser_t parser;
     size_t nodes;
     struct aia_error *err;
@@ -43,14 +47,70 @@ static struct mnode *mnode_new(enum mnode_kind kind, yaml_mark_t mark)
     return n;
 }
 
-/* Store child at item[at], growing the array. */
+/* Store child at item[at], growing the array.  Children are stored in
+ * order while building, so the array's room is the next power of two
+ * (at least 2): it doubles when at reaches a power of two, and a mapping
+ * or list of many items costs linear time, not quadratic. */
 static int push(struct mnode *parent, size_t at, struct mnode *child)
 {
-    struct mnode **it = realloc(parent->item, (at + 1) * sizeof *it);
-    if (!it)
-        return -1;
-    parent->item = it;
-    it[at] = child;
+    if (at == 0 || (at >= 2 && (at & (at - 1)) == 0)) {
+        size_t room = at ? 2 * at : 2;
+        struct mnode **it = realloc(parent->item, room * sizeof *it);
+        if (!it)
+            return -1;
+        parent->item = it;
+    }
+    parent->item[at] = child;
+    return 0;
+}
+
+/* The keys of one mapping while it is built, for the duplicate check:
+ * an open-addressed table of key numbers + 1 (0: empty), kept at most
+ * half full, so that a mapping of many keys is checked in linear time. */
+struct keyset {
+    size_t *slot;
+    size_t room; /* a power of two, or 0 */
+};
+
+static size_t key_hash(const char *s)
+{
+    size_t h = 14695981039346656037u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot of text among map's first n keys: the slot that holds it, or
+ * the empty one where it would go. */
+static size_t *key_slot(const struct keyset *ks, const struct mnode *map,
+                        const char *text)
+{
+    size_t i = key_hash(text) & (ks->room - 1);
+    while (ks->slot[i] &&
+           strcmp(map->item[2 * (ks->slot[i] - 1)]->text, text) != 0)
+        i = (i + 1) & (ks->room - 1);
+    return &ks->slot[i];
+}
+
+/* Look key up among map's keys; *prev gets the earlier key of the same
+ * text, or NULL after key was recorded as key number map->n.  0, or -1
+ * when out of memory. */
+static int key_add(struct keyset *ks, const struct mnode *map,
+                   const struct mnode *key, const struct mnode **prev)
+{
+    if (2 * (map->n + 1) > ks->room) {
+        struct keyset grown = {NULL, ks->room ? 2 * ks->room : 16};
+        if (!(grown.slot = calloc(grown.room, sizeof *grown.slot)))
+            return -1;
+        for (size_t k = 0; k < map->n; k++)
+            *key_slot(&grown, map, map->item[2 * k]->text) = k + 1;
+        free(ks->slot);
+        *ks = grown;
+    }
+    size_t *at = key_slot(ks, map, key->text);
+    *prev = *at ? map->item[2 * (*at - 1)] : NULL;
+    if (!*at)
+        *at = map->n + 1;
     return 0;
 }
 
@@ -60,25 +120,77 @@ static int fail_at(struct builder *b, yaml_mark_t mark, const char *what)
                       mark.column + 1, what);
 }
 
+/* The line and column of byte offset in the input, as libyaml counts
+ * them (lines end at \n, \r\n or \r; columns count characters). */
+static yaml_mark_t mark_of(const struct builder *b, size_t offset)
+{
+    yaml_mark_t m = {offset, 0, 0};
+    for (size_t i = 0; i < offset && i < b->len; i++) {
+        unsigned char c = (unsigned char)b->text[i];
+        if (c == '\n' || (c == '\r' && (i + 1 >= b->len ||
+                                          b->text[i + 1] != '\n'))) {
+            m.line++;
+            m.column = 0;
+        } else if (c != '\r' && (c & 0xc0) != 0x80) {
+            m.column++;
+        }
+    }
+    return m;
+}
+
 /* Next event, or -1 with the parser's own message placed at its mark. */
 static int next_event(struct builder *b, yaml_event_t *ev)
 {
     if (yaml_parser_parse(&b->parser, ev))
         return 0;
-    yaml_mark_t mark = b->parser.problem_mark;
-    const char *problem = b->parser.problem ? b->parser.problem : "error";
-    if (b->parser.context)
+    const yaml_parser_t *p = &b->parser;
+    yaml_mark_t mark = p->problem_mark;
+    const char *problem = p->problem ? p->problem : "error";
+    if (p->error == YAML_MEMORY_ERROR)
+        return aia_seterr(b->err, "%s: out of memory", b->path);
+    if (p->error == YAML_READER_ERROR) {
+        /* the reader gives a byte offset and the offending value, no
+         * mark: undecodable bytes, control characters (NUL included) */
+        if (p->encoding != YAML_UTF8_ENCODING)
+            return aia_seterr(b->err, "%s: byte %zu: %s (0x%x)", b->path,
+                              p->problem_offset, problem,
+                              (unsigned)p->problem_value);
+        mark = mark_of(b, p->problem_offset);
+        return aia_seterr(b->err, "%s:%zu:%zu: %s (byte 0x%02x)", b->path,
+                          mark.line + 1, mark.column + 1, problem,
+                          (unsigned)p->problem_value & 0xffu);
+    }
+    if (p->context && p->context_mark.line == mark.line &&
+        mark.column - p->context_mark.column > 1024 &&
+        strcmp(p->context, "while scanning a simple key") == 0)
+        return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: a key of "
+                                  "more than 1024 characters",
+                          b->path, p->context_mark.line + 1,
+                          p->context_mark.column + 1);
+    if (p->context)
         return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: %s %s",
-                          b->path, mark.line + 1, mark.column + 1,
-                          problem, b->parser.context);
+                          b->path, mark.line + 1, mark.column + 1, problem,
+                          p->context);
     return aia_seterr(b->err, "%s:%zu:%zu: YAML syntax error: %s", b->path,
                       mark.line + 1, mark.column + 1, problem);
 }
 
 static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth);
 
+static int build_items(struct builder *b, struct mnode *n, int depth,
+                       struct keyset *ks);
+
 /* Children of a map or sequence until its end event. */
 static int build_children(struct builder *b, struct mnode *n, int depth)
+{
+    struct keyset ks = {NULL, 0};
+    int rc = build_items(b, n, depth, &ks);
+    free(ks.slot);
+    return rc;
+}
+
+static int build_items(struct builder *b, struct mnode *n, int depth,
+                       struct keyset *ks)
 {
     yaml_event_type_t end = n->kind == MNODE_MAP ? YAML_MAPPING_END_EVENT
                                                  : YAML_SEQUENCE_END_EVENT;
@@ -103,10 +215,16 @@ static int build_children(struct builder *b, struct mnode *n, int depth)
             return -1;
         if (is_key) {
             const struct mnode *prev_key;
-            if (mnode_get(n, child->text, &prev_key)) {
+            if (key_add(ks, n, child, &prev_key) < 0) {
+                mnode_free(child);
+                return aia_seterr(b->err, "%s: out of memory", b->path);
+            }
+            if (prev_key) {
+                char shown[SHOWN];
                 aia_seterr(b->err,
                            "%s:%d:%d: %s: duplicate key (first at line %d)",
-                           b->path, child->line, child->col, child->text,
+                           b->path, child->line, child->col,
+                           util_shown(shown, sizeof shown, child->text, 60),
                            prev_key->line);
                 mnode_free(child);
                 return -1;
@@ -140,6 +258,18 @@ static int build_children(struct builder *b, struct mnode *n, int depth)
     }
 }
 
+/* A mapping or list may carry no tag but its own standard one. */
+static int collection_tag_ok(const yaml_event_t *ev)
+{
+    if (ev->type == YAML_MAPPING_START_EVENT)
+        return !ev->data.mapping_start.tag ||
+               strcmp((const char *)ev->data.mapping_start.tag,
+                      YAML_MAP_TAG) == 0;
+    return !ev->data.sequence_start.tag ||
+           strcmp((const char *)ev->data.sequence_start.tag, YAML_SEQ_TAG) ==
+               0;
+}
+
 static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
 {
     if (depth > MAX_DEPTH) {
@@ -147,7 +277,11 @@ static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
         return NULL;
     }
     if (++b->nodes > MAX_NODES) {
-        fail_at(b, ev->start_mark, "too many nodes");
+        char what[80];
+        snprintf(what, sizeof what, "too many nodes (keys, values and list "
+                                    "items: at most %d)",
+                 MAX_NODES);
+        fail_at(b, ev->start_mark, what);
         return NULL;
     }
     struct mnode *n = NULL;
@@ -174,6 +308,11 @@ static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
         return n;
     case YAML_MAPPING_START_EVENT:
     case YAML_SEQUENCE_START_EVENT:
+        if (!collection_tag_ok(ev)) {
+            fail_at(b, ev->start_mark, "tags (!!set, !name) on a mapping or "
+                                       "list are not supported in job files");
+            return NULL;
+        }
         n = mnode_new(ev->type == YAML_MAPPING_START_EVENT ? MNODE_MAP
                                                            : MNODE_SEQ,
                       ev->start_mark);
@@ -196,7 +335,7 @@ static struct mnode *build(struct builder *b, yaml_event_t *ev, int depth)
 struct manifest *manifest_parse(const char *path, const char *text,
                                 size_t len, struct aia_error *err)
 {
-    struct builder b = {.path = path, .err = err};
+    struct builder b = {.path = path, .text = text, .len = len, .err = err};
     struct manifest *m = calloc(1, sizeof *m);
     if (!m || !(m->path = strdup(path))) {
         free(m);
@@ -298,7 +437,10 @@ const char *mnode_describe(const struct mnode *n, char *buf, size_t len)
         return "a mapping";
     if (n->kind == MNODE_SEQ)
         return "a list";
-    snprintf(buf, len, "'%.60s%s'", n->text, strlen(n->text) > 60 ? "..." : "");
+    if (n->plain && !*n->text)
+        return "an empty value";
+    char shown[SHOWN];
+    snprintf(buf, len, "'%s'", util_shown(shown, sizeof shown, n->text, 60));
     return buf;
 }
 

@@ -59,14 +59,16 @@ static int fail(const struct ctx *c, const struct mnode *at, const char *key,
 static int fail(const struct ctx *c, const struct mnode *at, const char *key,
                 const char *fmt, ...)
 {
-    char where[256], msg[400];
+    char where[256], msg[400], shown[80];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     params_where(where, sizeof where, c->file, at);
+    /* an unknown key is the file's text: shown short and escaped */
     return aia_seterr(c->err, "%s: %s%s%s: %s", where, c->prefix,
-                      key && *c->prefix ? "." : "", key ? key : "", msg);
+                      key && *c->prefix ? "." : "",
+                      key ? util_shown(shown, sizeof shown, key, 60) : "", msg);
 }
 
 static int in_range(const struct aia_param *p, double v)
@@ -128,6 +130,13 @@ static int nonfinite(const char *s)
     return end != s && *end == '\0' && !isfinite(d);
 }
 
+/* Why a scalar that spells a number or a bool is not one: quoted or
+ * tagged ("!!int 5") text is text. */
+static const char *quoted(const struct mnode *n)
+{
+    return n->plain ? "" : " (quoted or tagged, so text)";
+}
+
 /* One scalar into v as a single value of type (list types take their
  * element type).  0 or -1. */
 static int scalar(const struct ctx *c, const struct aia_param *p,
@@ -145,8 +154,8 @@ static int scalar(const struct ctx *c, const struct aia_param *p,
     switch (type) {
     case AIA_INT:
         if (!n->plain || !util_parse_int(s, iv))
-            return fail(c, n, p->name, "expected an integer, got %s",
-                        mnode_describe(n, buf, sizeof buf));
+            return fail(c, n, p->name, "expected an integer, got %s%s",
+                        mnode_describe(n, buf, sizeof buf), quoted(n));
         if (!in_range(p, (double)*iv))
             return range_fail(c, n, p);
         return 0;
@@ -155,15 +164,15 @@ static int scalar(const struct ctx *c, const struct aia_param *p,
             return fail(c, n, p->name, "expected a finite number, got %s",
                         mnode_describe(n, buf, sizeof buf));
         if (!n->plain || !util_parse_double(s, dv))
-            return fail(c, n, p->name, "expected a number, got %s",
-                        mnode_describe(n, buf, sizeof buf));
+            return fail(c, n, p->name, "expected a number, got %s%s",
+                        mnode_describe(n, buf, sizeof buf), quoted(n));
         if (!in_range(p, *dv))
             return range_fail(c, n, p);
         return 0;
     case AIA_BOOL:
         if (!n->plain || !parse_bool(s, iv))
-            return fail(c, n, p->name, "expected true or false, got %s",
-                        mnode_describe(n, buf, sizeof buf));
+            return fail(c, n, p->name, "expected true or false, got %s%s",
+                        mnode_describe(n, buf, sizeof buf), quoted(n));
         return 0;
     case AIA_STRING:
         if (!(v->s = strdup(s)))
@@ -232,8 +241,12 @@ static int bind_one(const struct ctx *c, const struct aia_param *p,
     return 0;
 }
 
+const char *const params_other_keys[] = {NULL};
+
 static int skipped(const char *const *skip, const char *key)
 {
+    if (skip == params_other_keys)
+        return 1;
     for (; skip && *skip; skip++)
         if (strcmp(*skip, key) == 0)
             return 1;

@@ -13,6 +13,10 @@
 
 #include "manifest.h"
 
+/* As the skip of params_bind: every key not in the table is the
+ * caller's (a plugin section, whose other keys are the plugin's). */
+extern const char *const params_other_keys[];
+
 /* Bind the keys of section (a mapping node, or NULL when the section is
  * absent) to table.  prefix names the section in messages ("algorithm"),
  * owner the plugin when there is one (NULL otherwise), and skip the keys

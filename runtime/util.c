@@ -125,6 +125,44 @@ fail:
     return NULL;
 }
 
+const char *util_shown(char *buf, size_t len, const char *s, size_t max)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0, i = 0;
+    if (len == 0)
+        return buf;
+    for (; s[i]; i++) {
+        unsigned char c = (unsigned char)s[i];
+        /* a UTF-8 continuation byte never starts a cut */
+        int cut = i >= max && (c & 0xc0) != 0x80;
+        char esc[5] = {(char)c, 0};
+        if (c == '\t' || c == '\n' || c == '\r')
+            esc[0] = '\\', esc[1] = c == '\t' ? 't' : c == '\n' ? 'n' : 'r';
+        else if (c < 0x20 || c == 0x7f)
+            esc[0] = '\\', esc[1] = 'x', esc[2] = hex[c >> 4],
+            esc[3] = hex[c & 15];
+        size_t n = strlen(esc);
+        /* room for this character and for a "..." after it */
+        if (cut || k + n + 4 > len)
+            break;
+        memcpy(buf + k, esc, n);
+        k += n;
+    }
+    if (s[i] && k + 4 <= len) {
+        /* stopped inside a character: drop its first bytes too */
+        if (((unsigned char)s[i] & 0xc0) == 0x80) {
+            while (k > 0 && ((unsigned char)buf[k - 1] & 0xc0) == 0x80)
+                k--;
+            if (k > 0 && (unsigned char)buf[k - 1] >= 0xc0)
+                k--;
+        }
+        memcpy(buf + k, "...", 3);
+        k += 3;
+    }
+    buf[k < len ? k : len - 1] = '\0';
+    return buf;
+}
+
 int util_parse_double(const char *s, double *out)
 {
     if (!s || !*s)

@@ -27,6 +27,11 @@ int util_distance(const char *a, const char *b, int cap);
 char *util_read_file(const char *path, size_t max, size_t *len,
                      struct aia_error *err);
 
+/* s as a one-line message may show it: control characters escaped
+ * ("\t", "\x1b"), cut after max bytes of s (at a character boundary)
+ * with "..." added, and always within buf (len bytes).  Returns buf. */
+const char *util_shown(char *buf, size_t len, const char *s, size_t max);
+
 /* 1 when s is a finite double written in full (no trailing text). */
 int util_parse_double(const char *s, double *out);
 

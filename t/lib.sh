@@ -79,6 +79,26 @@ aia_mpirun() {
 # second print them on stderr), to check that nothing else is there.
 noprogress() { printf '%s\n' "$1" | grep -v '^aiarun\[0\]: progress: ' || true; }
 
+# aia_mpirun_each NP ARGS... : aia_mpirun, keeping every rank's own exit
+# status: $rank_status gets them in rank order ("2 2 2"; "-" for a rank
+# that left none, killed).  Each rank exits 0 to mpirun, so that mpirun
+# kills none of them early when one fails.
+aia_mpirun_each() {
+    np=$1; shift
+    rm -f rank-status.*
+    if [ "$(id -u)" = 0 ]; then
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    fi
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+        sh -c '"$0" "$@"; echo $? >"rank-status.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}"' \
+        "$AIARUN" "$@"
+    each_rc=$?
+    rank_status=$(r=0; while [ $r -lt "$np" ]; do
+        cat "rank-status.$r" 2>/dev/null || echo -; r=$((r + 1)); done |
+        tr '\n' ' ' | sed 's/ $//')
+    return $each_rc
+}
+
 # float_le A B : A <= B, for floats.
 float_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 

@@ -88,6 +88,29 @@ static void refusals(void)
     like(refuse(doc), "nested too deeply", "deep nesting is refused");
     like(refuse("a: \"\\0\"\n"), "NUL byte", "a NUL in a value is refused");
     like(refuse("a: b: c\n"), "job.yaml:1:5", "a bad mapping names its place");
+    like(refuse("a: 1\nb: x\001y\n"),
+         "job.yaml:2:5: control characters are not allowed (byte 0x01)",
+         "a control byte names its line and column");
+    like(refuse("a: 1\nb: \xfe\n"),
+         "job.yaml:2:4: invalid leading UTF-8 octet (byte 0xfe)",
+         "so does a byte that is not UTF-8");
+    like(refuse("a: !!omap [x]\n"), "job.yaml:1:4: tags (!!set, !name)",
+         "a tag on a list is refused");
+    struct aia_error err;
+    struct manifest *m = parse("a: !!map {b: !!seq [1]}\n", &err);
+    ok(m != NULL, "a collection's own tag is allowed");
+    manifest_free(m);
+    like(refuse("\"a\\tb\": 1\n\"a\\tb\": 2\n"),
+         "job.yaml:2:1: a\\tb: duplicate key",
+         "a duplicate key is shown with its tab escaped");
+    char key[1200] = "";
+    memset(key, 'k', 1100);
+    char longdoc[1300];
+    snprintf(longdoc, sizeof longdoc, "a: 1\n%s: 1\n", key);
+    like(refuse(longdoc),
+         "job.yaml:2:1: YAML syntax error: a key of more than "
+         "1024 characters",
+         "a key too long for YAML says so at the key");
 }
 
 static void overrides(void)

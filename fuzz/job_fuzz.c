@@ -1,0 +1,255 @@
+/* job_fuzz.c - libFuzzer target: job files read and checked as aiarun
+ * --check would, with the plugins' parameter tables copied in place of
+ * dlopen.  Any crash, leak, hang or unclear refusal is a finding.
+ *
+ *     make fuzz FUZZ_SECONDS=600
+ */
+#include <config.h>
+
+#include "job_fuzz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "job.h"
+#include "loader.h"
+#include "params.h"
+#include "straggle.h"
+
+#define POOL 4
+#define OVERRIDE_LEN 120
+
+/* Copies of the shipped plugins' tables (plugins/, problems/): the
+ * harness binds against them without loading the plugins. */
+static const struct aia_param sgd_params[] = {
+    {"step", AIA_DOUBLE, "0.1", "", NULL, 1e-300, 1e300},
+    {"batch", AIA_INT, "0", "", NULL, 0, 1e12},
+    {"schedule", AIA_ENUM, "constant", "", "constant|invsqrt|step", 0, 0},
+    {"decay", AIA_DOUBLE, "0.5", "", NULL, 0, 1},
+    {"decay_every", AIA_INT, "100", "", NULL, 1, 1e12},
+    {"momentum", AIA_DOUBLE, "0", "", NULL, 0, 0.9999},
+    {"staleness_scaling", AIA_BOOL, "false", "", NULL, 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param gd_params[] = {
+    {"step", AIA_DOUBLE, "0.1", "", NULL, 1e-300, 1e300},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param average_params[] = {
+    {"step", AIA_DOUBLE, "0.1", "", NULL, 1e-300, 1e300},
+    {"local_steps", AIA_INT, "1", "", NULL, 1, 1e9},
+    {"batch", AIA_INT, "0", "", NULL, 0, 1e12},
+    {"weights", AIA_DOUBLES, "[]", "", NULL, 0, 1e12},
+    {"memory", AIA_ENUM, "latest", "", "latest|delta", 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param lrmse_params[] = {
+    {"rows", AIA_INT, "1000", "", NULL, 1, 1e12},
+    {"cols", AIA_INT, "10", "", NULL, 1, 1e9},
+    {"noise", AIA_DOUBLE, "0.1", "", NULL, 0, 1e6},
+    {"ridge", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {"condition", AIA_DOUBLE, "1", "", NULL, 1, 1e15},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param logreg_params[] = {
+    {"rows", AIA_INT, "1000", "", NULL, 1, 1e12},
+    {"cols", AIA_INT, "10", "", NULL, 1, 1e9},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {"flip", AIA_DOUBLE, "0", "", NULL, 0, 1},
+    {"margin", AIA_DOUBLE, "0.1", "", NULL, 0, 1e6},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+struct table {
+    const char *name;
+    int kind;
+    const struct aia_param *params;
+};
+
+/* The first of each kind is used for names the harness does not know, so
+ * that every input's plugin section is bound against something. */
+static const struct table tables[] = {
+    {"sgd", AIA_KIND_ALGORITHM, sgd_params},
+    {"gd", AIA_KIND_ALGORITHM, gd_params},
+    {"average", AIA_KIND_ALGORITHM, average_params},
+    {"lrmse", AIA_KIND_PROBLEM, lrmse_params},
+    {"logreg", AIA_KIND_PROBLEM, logreg_params},
+    {NULL, 0, NULL},
+};
+
+static const struct table *table_of(const char *spec, int kind)
+{
+    const struct table *first = NULL;
+    for (const struct table *t = tables; t->name; t++) {
+        if (t->kind != kind)
+            continue;
+        if (!first)
+            first = t;
+        if (strcmp(t->name, spec) == 0)
+            return t;
+    }
+    return first;
+}
+
+/* Check the plugin name of section s as loader_open would, and bind the
+ * section against the table of its plugin; 0 or -1. */
+static int bind_plugin(const struct job *job, const struct job_plugin *s,
+                       int kind, struct aia_value **args, struct aia_error *err)
+{
+    if (loader_spec_check(s->spec, kind, err) < 0) {
+        job_blame(job, s, err);
+        return -1;
+    }
+    struct aia_plugin_header h = {.abi = AIA_ABI_VERSION, .kind = kind};
+    if (kind == AIA_KIND_WAIT) {
+        h = *builtin_find("standard", AIA_KIND_WAIT);
+    } else {
+        const struct table *t = table_of(s->spec, kind);
+        h.name = t->name;
+        h.params = t->params;
+    }
+    struct plugin p = {.kind = kind, .path = (char *)"built-in", .h = &h};
+    *args = job_plugin_args(job, s, &p, err);
+    return *args ? 0 : -1;
+}
+
+/* The standard wait for a pool of POOL workers, created and destroyed as
+ * aiarun --check -n 4 would; the stragglers checked against that pool,
+ * and the first delays each worker would inject drawn. */
+static int check_pool(const struct job *job, const struct aia_value *args,
+                      struct aia_error *err)
+{
+    int ranks[POOL];
+    for (int w = 0; w < POOL; w++)
+        ranks[w] = w + 1;
+    for (size_t w = 0; job->workers && w < POOL && w < job->nworkers; w++)
+        ranks[w] = (int)job->workers[w];
+    if (straggle_check(job, ranks, POOL, err) < 0)
+        return -1;
+    const struct aia_wait_plugin *wait =
+        (const void *)builtin_find("standard", AIA_KIND_WAIT);
+    struct aia_context ctx = {
+        .size = sizeof ctx,
+        .role = AIA_ROLE_COORDINATOR,
+        .worker = -1,
+        .nworkers = POOL,
+        .seed = job->seed,
+        .args = args,
+        .jobdir = job->dir,
+        .pool_ranks = ranks,
+    };
+    void *state = NULL;
+    if (wait->create(&ctx, &state, err) < 0) {
+        job_blame(job, &job->wait, err);
+        return -1;
+    }
+    wait->destroy(state);
+    /* every worker's first injected delays: never negative, never NaN */
+    for (int w = 0; w < POOL; w++) {
+        struct straggle st;
+        straggle_init(&st, &job->stragglers, job->seed, ranks[w]);
+        for (int i = 0; i < 8; i++) {
+            double d = straggle_next(&st);
+            if (!(d >= 0)) {
+                fprintf(stderr, "job_fuzz: rank %d's delay %d is %g\n",
+                        ranks[w], i, d);
+                abort();
+            }
+        }
+    }
+    return 0;
+}
+
+/* The "#o KEY=VALUE" lines of data, copied into ov; their count. */
+static int find_overrides(const uint8_t *data, size_t size,
+                          char ov[][OVERRIDE_LEN + 1])
+{
+    int n = 0;
+    for (size_t at = 0; at < size && n < JOB_FUZZ_MAX_OVERRIDES;) {
+        const uint8_t *nl = memchr(data + at, '\n', size - at);
+        size_t end = nl ? (size_t)(nl - data) : size;
+        size_t len = end - at;
+        if (len > 3 && len - 3 <= OVERRIDE_LEN &&
+            memcmp(data + at, "#o ", 3) == 0) {
+            int printable = 1;
+            for (size_t i = at + 3; i < end; i++)
+                printable &= data[i] >= 0x20 && data[i] < 0x7f;
+            if (printable) {
+                memcpy(ov[n], data + at + 3, len - 3);
+                ov[n][len - 3] = '\0';
+                n++;
+            }
+        }
+        at = end + 1;
+    }
+    return n;
+}
+
+int job_fuzz_one(const uint8_t *data, size_t size, struct aia_error *err,
+                 int *overrides)
+{
+    char ov[JOB_FUZZ_MAX_OVERRIDES][OVERRIDE_LEN + 1];
+    const char *list[JOB_FUZZ_MAX_OVERRIDES + 1] = {NULL};
+    int n = find_overrides(data, size, ov);
+    for (int i = 0; i < n; i++)
+        list[i] = ov[i];
+    if (overrides)
+        *overrides = n;
+    err->text[0] = '\0';
+
+    struct job *job =
+        job_load(JOB_FUZZ_PATH, (const char *)data, size, list, err);
+    if (!job)
+        return -1;
+    struct aia_value *alg = NULL, *prob = NULL, *wait = NULL;
+    int rc = -1;
+    if (bind_plugin(job, &job->problem, AIA_KIND_PROBLEM, &prob, err) == 0 &&
+        bind_plugin(job, &job->algorithm, AIA_KIND_ALGORITHM, &alg, err) == 0 &&
+        bind_plugin(job, &job->wait, AIA_KIND_WAIT, &wait, err) == 0)
+        rc = check_pool(job, wait, err);
+    params_free(alg);
+    params_free(prob);
+    params_free(wait);
+    job_free(job);
+    return rc;
+}
+
+const char *job_fuzz_unclear(const char *text, int overrides)
+{
+    size_t len = strlen(text);
+    if (len == 0)
+        return "the error text is empty";
+    if (len >= AIA_ERROR_LEN - 1)
+        return "the error text was cut short by its buffer";
+    for (const char *c = text; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return "the error text holds a control character";
+    size_t plen = strlen(JOB_FUZZ_PATH);
+    if (strncmp(text, JOB_FUZZ_PATH, plen) == 0 && text[plen] == ':')
+        return NULL;
+    if (overrides && (strncmp(text, "-o", 2) == 0 ||
+                      strncmp(text, "command line (-o)", 17) == 0))
+        return NULL;
+    return "the error text does not start with the file's name";
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct aia_error err;
+    int overrides;
+    if (job_fuzz_one(data, size, &err, &overrides) < 0) {
+        const char *why = job_fuzz_unclear(err.text, overrides);
+        if (why) {
+            fprintf(stderr, "job_fuzz: %s: \"%s\"\n", why, err.text);
+            abort();
+        }
+    }
+    return 0;
+}
