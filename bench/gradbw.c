@@ -63,9 +63,9 @@ static double read1(const double *a, size_t len)
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("O3")))
 #endif
-static void grad4(const double *restrict A, const double *restrict b,
-                  size_t m, size_t n, const double *restrict x,
-                  double *restrict g)
+static void
+grad4(const double *restrict A, const double *restrict b, size_t m, size_t n,
+      const double *restrict x, double *restrict g)
 {
     memset(g, 0, n * sizeof *g);
     for (size_t i = 0; i < m; i++) {
@@ -116,9 +116,8 @@ int main(int argc, char **argv)
     struct bench_problem bp2 = {0};
     void *part2 = NULL;
     int nk = argc == 6 ? NKERNELS : K_GRADIENT2;
-    if (argc == 6 &&
-        (bench_problem_load(&bp2, argv[5], kv, 2) < 0 ||
-         !(part2 = bench_problem_open(&bp2, 1, 1, 0, 1, NULL))))
+    if (argc == 6 && (bench_problem_load(&bp2, argv[5], kv, 2) < 0 ||
+                      !(part2 = bench_problem_open(&bp2, 1, 1, 0, 1, NULL))))
         return 1;
     size_t len = m * (n + 1);
     double *copy = malloc(len * sizeof *copy);

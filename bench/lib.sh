@@ -91,11 +91,6 @@ med() {
     stats "$1" | "$AWK" -F '\t' -v k="$2" '$1 == k { print $2 }'
 }
 
-# range CASE KEY : "min-max" of a key.
-range() {
-    stats "$1" | "$AWK" -F '\t' -v k="$2" '$1 == k { printf "%.3g-%.3g", $3, $4 }'
-}
-
 # ratio CASE KEY_A KEY_B : the median over repetitions of A/B, the two
 # measured side by side in each repetition.
 ratio() {

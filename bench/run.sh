@@ -70,7 +70,7 @@ ratios, not the last digit.
 | Open MPI | $ompi |
 | cores (\`nproc\`) | $(nproc) ($cpu) |
 | launch | \`mpirun -np N $MPIFLAGS\` for every program, aiarun and baselines alike |
-| binding | \`--bind-to none\`; \`--report-bindings\` of a 5-rank run: $(printf '%s\n' "$bindings" | "$AWK" '{ sub(/^MCW rank [0-9]+ /, ""); n[$0]++ } END { for (l in n) printf "%d ranks %s; ", n[l], l }') |
+| binding | \`--bind-to none\`; \`--report-bindings\` of a 5-rank run: $(printf '%s\n' "$bindings" | "$AWK" '{ sub(/^MCW rank [0-9]+ /, ""); n[$0]++ } END { for (l in n) { printf "%s%d ranks: %s", sep, n[l], l; sep = "; " } }') |
 | repetitions | $BENCH_REPS |
 | load average (1, 5, 15 min) | $load0 at the start, $load1 at the end |
 | wall time | $((end - start)) s |
