@@ -171,7 +171,8 @@ more per answer while slow: stationary slow probability
 Predictions: **order statistics**: the round is the k-th fastest of the
 4 answer times, each worker slow with probability π (Markov) or always
 (the fixed straggler), plus the overhead o(k) measured in the same
-repetitions with no straggler (o = measured round − ${STRAG_WORK} ms).
+repetitions with no straggler (o = measured round − ${STRAG_WORK} ms; the
+no-straggler rows therefore equal their prediction by construction).
 **simulation**: the protocol simulated event by event (a slow worker stays
 busy over several rounds and is not sent the new query until it answers;
 the Markov state moves per answer, as in the runtime), plus o(k).
