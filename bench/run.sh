@@ -10,7 +10,7 @@
 #   BENCH_RESULTS  where to write the results (default
 #                  $top_srcdir/bench/RESULTS.md)
 # Scratch files (job files, histories, the raw measurements raw.tsv) go
-# to $top_builddir/bench-out.
+# to $top_builddir/bench/out.
 set -u
 
 : "${top_srcdir:?run me through make bench}" "${top_builddir:?run me through make bench}"
@@ -24,7 +24,7 @@ for f in overhead stragglers accuracy compute scaling; do
     . "$here/$f.sh"
 done
 
-OUT=$top_builddir/bench-out
+OUT=$top_builddir/bench/out
 rm -rf "$OUT"
 mkdir -p "$OUT" || exit 1
 RAW=$OUT/raw.tsv
