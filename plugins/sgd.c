@@ -18,7 +18,11 @@
  *     step       step_t = step * decay^floor(t / decay_every)
  *
  * and with staleness_scaling it is divided by staleness + 1, so that a
- * gradient taken at an old iterate moves the current one less.
+ * gradient taken at an old iterate moves the current one less.  With
+ * weighting: rows (the default) it is also multiplied by n * m_i / m,
+ * worker i's share of the m rows times the n workers: 1 on even
+ * partitions, and on uneven ones a round of answers adds up to the whole
+ * problem's gradient instead of favouring the small parts.
  */
 #include <config.h>
 
@@ -36,7 +40,8 @@ enum {
     P_DECAY,
     P_DECAY_EVERY,
     P_MOMENTUM,
-    P_STALENESS_SCALING
+    P_STALENESS_SCALING,
+    P_WEIGHTING
 };
 
 /* In the order of the schedule parameter's choices. */
@@ -61,6 +66,11 @@ static const struct aia_param params[] = {
      "heavy-ball momentum beta on the coordinator (0: none)", NULL, 0, 0.9999},
     {"staleness_scaling", AIA_BOOL, "false",
      "divide the step of an answer by its staleness + 1", NULL, 0, 0},
+    {"weighting", AIA_ENUM, "rows",
+     "rows: scale each answer's step by its worker's share of the rows "
+     "times the pool size (1 on even partitions), so that uneven ones "
+     "converge to the optimum; equal: the same step for every answer",
+     "rows|equal", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -69,7 +79,7 @@ struct sgd {
     void *pstate;
     size_t dim, rows, batch;
     double step, decay, momentum;
-    int schedule, scale;
+    int schedule, scale, by_rows, nworkers;
     uint64_t decay_every;
     double *x;   /* coordinator: the iterate */
     double *v;   /* coordinator: the velocity (momentum only) */
@@ -105,6 +115,8 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->decay_every = (uint64_t)ctx->args[P_DECAY_EVERY].i;
     s->momentum = ctx->args[P_MOMENTUM].d;
     s->scale = ctx->args[P_STALENESS_SCALING].i != 0;
+    s->by_rows = ctx->args[P_WEIGHTING].i == 0;
+    s->nworkers = ctx->nworkers;
     aia_rng_seed(&s->rng, ctx->seed,
                  0x5347440000000000ull + (uint64_t)ctx->rank);
     if (ctx->role == AIA_ROLE_COORDINATOR) {
@@ -171,6 +183,11 @@ static int absorb(void *state, const double *answer,
     struct sgd *s = state;
     (void)err;
     double h = step_size(s, info->round, info->staleness);
+    /* Each worker's answer is the mean gradient of its own rows: weighted
+     * by its share, a round of answers adds up to the whole gradient. */
+    if (s->by_rows && info->total_rows > 0)
+        h *= (double)s->nworkers * (double)info->rows /
+             (double)info->total_rows;
     if (!s->v) {
         for (size_t j = 0; j < s->dim; j++)
             s->x[j] -= h * answer[j];

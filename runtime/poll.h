@@ -9,10 +9,10 @@
  * (util_now) passes deadline (INFINITY: no deadline).  Returns how many
  * completed, their indices in idx and statuses in st (both n long), 0 when
  * the deadline passed first or no request is active, or -1 on an MPI
- * error.  It tests at once,
- * then yields for a few microseconds, then sleeps in steps of an eighth of
- * the time waited so far (at most a millisecond), so an oversubscribed
- * node keeps its cores for work and a message is noticed late by little. */
+ * error.  It tests in a loop for 20 us, then yields between tests up to
+ * 50 us, then sleeps in steps of 1/32 of the time waited so far (at most
+ * 100 us), so an oversubscribed node keeps its cores for work and a
+ * message is noticed late by little. */
 int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,
               double deadline);
 

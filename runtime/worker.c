@@ -79,6 +79,21 @@ static int delay(struct worker *k, double seconds)
     return n > 0;
 }
 
+/* 1 when every value is finite: NaN and infinities times 0 are NaN, and
+ * four sums keep the loop fast (bench/: the plain isfinite loop took 16%
+ * of a worker's time at 100,000 doubles). */
+static int all_finite(const double *v, size_t n)
+{
+    double s[4] = {0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int k = 0; k < 4; k++)
+            s[k] += v[i + k] * 0.0;
+    for (; i < n; i++)
+        s[0] += v[i] * 0.0;
+    return (s[0] + s[1]) + (s[2] + s[3]) == 0.0;
+}
+
 /* Answer the query in qbuf; 1 when a STOP came during an injected delay
  * (the answer is then not sent). */
 static int answer(struct worker *k)
@@ -105,7 +120,8 @@ static int answer(struct worker *k)
         report(k, text);
         return 0;
     }
-    for (size_t i = 0; i < s->shape.answer_len; i++)
+    int finite = all_finite(out, s->shape.answer_len);
+    for (size_t i = 0; !finite && i < s->shape.answer_len; i++)
         if (!isfinite(out[i])) {
             snprintf(text, sizeof text,
                      "algorithm '%s': answer to round %llu holds %g at "

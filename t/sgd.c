@@ -241,6 +241,44 @@ static void schedules_converge(void)
        gap);
 }
 
+/* Uneven parts (4:2:1:1): weighted by rows, a round of answers is a step
+ * along the whole gradient, so sgd reaches the optimum; with equal steps
+ * the small parts weigh as much as the large and it settles elsewhere. */
+static void uneven(void)
+{
+    const double weights[W] = {4, 2, 1, 1};
+    double gaps[2];
+    const char *yaml[2] = {"{step: 0.1}", "{step: 0.1, weighting: equal}"};
+    for (int i = 0; i < 2; i++) {
+        struct algtest t;
+        plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, yaml[i]);
+        algtest_open(&t, &A, &Pb, W, weights, 11);
+        algtest_rounds(&t, 300, -1, 0);
+        gaps[i] = algtest_gap(&t);
+        algtest_close(&t);
+        plugtest_free(&A);
+    }
+    ok(gaps[0] < 1e-10,
+       "weighting: rows on parts of 4:2:1:1 reaches the optimum (gap %.2g)",
+       gaps[0]);
+    ok(gaps[1] > 1e-4,
+       "weighting: equal settles off it (gap %.2g)", gaps[1]);
+
+    struct algtest t;
+    coordinator(&t, "{step: 1}");
+    double g[N];
+    for (int j = 0; j < N; j++)
+        g[j] = j + 1;
+    struct aia_error err;
+    struct aia_answer_info info = {.rank = 1, .round = 1, .sent_round = 1,
+                                   .rows = 400, .total_rows = 800};
+    t.alg->absorb(t.as[0], g, &info, &err);
+    algtest_end_round(&t);
+    ok(is_multiple(algtest_query(&t, t.round), -2.0, g),
+       "a worker with half the rows of a pool of 4 moves by 4 * 1/2 * step");
+    coordinator_close(&t);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -310,6 +348,7 @@ int main(void)
 
     update_rules();
     schedules_converge();
+    uneven();
 
     plugtest_free(&Pb);
     return done_testing();
