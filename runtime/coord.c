@@ -300,31 +300,46 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
     }
 }
 
-/* Check a received message; NULL when it cannot be trusted. */
-static const struct wire_hdr *check(struct coord *c, int w,
-                                    const MPI_Status *mst)
+/* Why a received message cannot be trusted, or NULL when it can. */
+static const char *check(const struct coord *c, int w, const MPI_Status *mst,
+                         int *bytes)
 {
     const struct wire_hdr *h = (const void *)c->rbuf[w];
-    int bytes = 0;
-    MPI_Get_count(mst, MPI_BYTE, &bytes);
-    const char *why = NULL;
-    if ((size_t)bytes < sizeof *h || h->magic != WIRE_MAGIC)
-        why = "not an aiarun message";
-    else if (h->kind == WIRE_ANSWER &&
-             (h->len != c->s->shape.answer_len ||
-              (size_t)bytes != WIRE_BYTES(h->len)))
-        why = "an answer of the wrong length";
-    else if (h->kind == WIRE_ANSWER &&
-             (!c->busy[w] || h->round != c->sent[w]))
-        why = "an answer to a query it was not sent";
-    else if (h->kind != WIRE_ANSWER && h->kind != WIRE_ERROR &&
-             h->kind != WIRE_BYE)
-        why = "a message of unknown kind";
-    if (!why)
-        return h;
-    coord_fail(c, "rank %d sent %s (%d bytes); stopping", c->s->ranks[w], why,
-         bytes);
+    *bytes = 0;
+    MPI_Get_count(mst, MPI_BYTE, bytes);
+    if ((size_t)*bytes < sizeof *h || h->magic != WIRE_MAGIC)
+        return "not an aiarun message";
+    if (h->kind == WIRE_ANSWER && (h->len != c->s->shape.answer_len ||
+                                   (size_t)*bytes != WIRE_BYTES(h->len)))
+        return "an answer of the wrong length";
+    if (h->kind == WIRE_ANSWER && (!c->busy[w] || h->round != c->sent[w]))
+        return "an answer to a query it was not sent";
+    if (h->kind != WIRE_ANSWER && h->kind != WIRE_ERROR && h->kind != WIRE_BYE)
+        return "a message of unknown kind";
     return NULL;
+}
+
+/* Worker w sent a message that failed its check: it gets no more queries
+ * and counts no more for the wait condition and epochs, and what it sends
+ * is discarded, but it is listened to until its goodbye, so that it stops
+ * like the others. */
+static void distrust(struct coord *c, int w, const char *why, int bytes)
+{
+    c->st[w].untrusted = 1;
+    c->st[w].discarded++;
+    c->alive[w] = 0;
+    c->busy[w] = 0;
+    c->live--;
+    if (c->in_epoch[w]) {
+        c->in_epoch[w] = 0;
+        c->epoch_count--;
+    }
+    close_epoch(c);
+    host_error("rank %d sent %s (%d bytes): not trusted any more; going on "
+               "with %d workers",
+               c->s->ranks[w], why, bytes, c->live);
+    if (c->live == 0)
+        coord_fail(c, "no worker of the pool is left to trust");
 }
 
 static void on_error(struct coord *c, int w, const struct wire_hdr *h)
@@ -339,30 +354,35 @@ static void on_error(struct coord *c, int w, const struct wire_hdr *h)
  * unless it was the worker's goodbye. */
 static void take(struct coord *c, int w, const MPI_Status *mst, double now)
 {
-    const struct wire_hdr *h = check(c, w, mst);
-    if (h && h->kind == WIRE_BYE) {
+    int bytes;
+    const char *why = check(c, w, mst, &bytes);
+    const struct wire_hdr *h = (const void *)c->rbuf[w];
+    if (!why && h->kind == WIRE_BYE) {
         c->bye[w] = 1;
         c->busy[w] = 0;
-        if (!c->why)
+        struct wstats *st = &c->st[w];
+        if (!c->why && !st->untrusted)
             coord_fail(c, "rank %d said goodbye before it was stopped",
-                 c->s->ranks[w]);
-        else if (h->seq != c->st[w].answers + c->st[w].late)
+                       c->s->ranks[w]);
+        else if (h->seq != st->answers + st->late + st->discarded)
             host_error("rank %d sent %llu answers, %llu arrived",
                        c->s->ranks[w], (unsigned long long)h->seq,
-                       (unsigned long long)(c->st[w].answers +
-                                            c->st[w].late));
+                       (unsigned long long)(st->answers + st->late +
+                                            st->discarded));
         return; /* its receive stays closed */
     }
-    if (h && h->kind == WIRE_ANSWER && c->why) {
+    if (c->st[w].untrusted)
+        c->st[w].discarded++;
+    else if (why)
+        distrust(c, w, why, bytes);
+    else if (h->kind == WIRE_ANSWER && c->why) {
         c->st[w].late++;
         c->busy[w] = 0;
-    } else if (h && h->kind == WIRE_ANSWER) {
+    } else if (h->kind == WIRE_ANSWER) {
         on_answer(c, w, h, now);
-    } else if (h && h->kind == WIRE_ERROR) {
+    } else if (h->kind == WIRE_ERROR) {
         on_error(c, w, h);
     }
-    /* a message that failed its check is reported; keep listening for
-     * the worker's goodbye */
     if (post_recv(c, w) != MPI_SUCCESS)
         coord_fail(c, "cannot post a receive for rank %d", c->s->ranks[w]);
 }
@@ -382,7 +402,7 @@ static void declare_silent(struct coord *c, int w)
 /* Never wait on worker w again: its requests are let go (a send's buffer
  * stays pinned, as MPI may still read it), it stops counting for the wait
  * condition and epochs, and the shutdown does not wait for it. */
-static void declare_dead(struct coord *c, int w, double silent)
+static void declare_dead(struct coord *c, int w, const char *why)
 {
     c->alive[w] = 0;
     c->busy[w] = 0;
@@ -391,9 +411,8 @@ static void declare_dead(struct coord *c, int w, double silent)
     c->st[w].dead = 1;
     c->bye[w] = 1;
     declare_silent(c, w);
-    host_error("rank %d declared dead: silent for %.3g s (pool.dead_after); "
-               "going on with %d workers",
-               c->s->ranks[w], silent, c->live);
+    host_error("rank %d %s; going on with %d workers", c->s->ranks[w], why,
+               c->live);
     if (c->in_epoch[w]) {
         c->in_epoch[w] = 0;
         c->epoch_count--;
@@ -416,8 +435,13 @@ static double reap(struct coord *c, double now)
         if (!c->alive[w] || !c->busy[w])
             continue;
         double silent = now - c->sent_at[w];
-        if (silent > after)
-            declare_dead(c, w, silent);
+        if (silent > after) {
+            char why[96];
+            snprintf(why, sizeof why,
+                     "declared dead: silent for %.3g s (pool.dead_after)",
+                     silent);
+            declare_dead(c, w, why);
+        }
         else if (c->sent_at[w] + after < next)
             next = c->sent_at[w] + after;
     }
@@ -516,8 +540,6 @@ static void finish(struct coord *c, const int *of_rank, struct wire_hdr *buf)
     for (int r = 1; r < s->size; r++) {
         int w = of_rank[r] - 1;
         fr[r - 1] = MPI_REQUEST_NULL;
-        if (w >= 0 && !c->alive[w])
-            continue;
         buf[r - 1] = (struct wire_hdr){
             .magic = WIRE_MAGIC,
             .kind = WIRE_FINISH,
@@ -525,6 +547,8 @@ static void finish(struct coord *c, const int *of_rank, struct wire_hdr *buf)
             .flags = run_incomplete ? WIRE_NO_FINALIZE : 0};
         MPI_Isend(&buf[r - 1], sizeof *buf, MPI_BYTE, r, TAG_CTRL,
                   MPI_COMM_WORLD, &fr[r - 1]);
+        if (w >= 0 && c->st[w].dead)
+            MPI_Request_free(&fr[r - 1]); /* never waited on */
     }
     /* every receiver is waiting for it: this completes at once */
     MPI_Waitall(others, fr, MPI_STATUSES_IGNORE);
@@ -550,14 +574,16 @@ static void shutdown_pool(struct coord *c)
     for (int r = 1; r < s->size; r++) {
         int w = of_rank[r] - 1;
         sr[r - 1] = MPI_REQUEST_NULL;
-        if (w >= 0 && !c->alive[w])
-            continue; /* nothing is ever sent to the dead */
         stop[r - 1] = (struct wire_hdr){.magic = WIRE_MAGIC,
                                         .kind = WIRE_STOP,
                                         .status = (uint16_t)c->status,
                                         .seq = w >= 0 ? c->st[w].queries : 0};
         MPI_Isend(&stop[r - 1], sizeof *stop, MPI_BYTE, r, TAG_CTRL,
                   MPI_COMM_WORLD, &sr[r - 1]);
+        /* a worker declared dead may be alive after all (slow): tell it
+         * to stop too, but never wait on it */
+        if (w >= 0 && c->st[w].dead)
+            MPI_Request_free(&sr[r - 1]);
     }
     /* Workers that answer their STOP do so at once; only a worker busy
      * with its usual work deserves the whole shutdown_timeout. */
@@ -600,7 +626,7 @@ static void shutdown_pool(struct coord *c)
         int w = of_rank[r] - 1;
         if (sr[r - 1] == MPI_REQUEST_NULL)
             continue;
-        if (w >= 0 && !c->alive[w])
+        if (w >= 0 && !c->bye[w])
             MPI_Request_free(&sr[r - 1]);
         else
             MPI_Wait(&sr[r - 1], MPI_STATUS_IGNORE);

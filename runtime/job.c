@@ -139,8 +139,8 @@ static const struct aia_param stragglers_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-static const char *const stragglers_sections[] = {"fixed", "random",
-                                                  "markov", "hang", NULL};
+static const char *const stragglers_sections[] = {
+    "fixed", "random", "markov", "hang", "corrupt", NULL};
 
 static const struct aia_param fixed_params[] = {
     {"ranks", AIA_INTS, NULL, "persistent stragglers", NULL, 1, 1e9},
@@ -174,6 +174,16 @@ static const struct aia_param hang_params[] = {
      "workers that stop answering (until they are told to stop)", NULL, 1,
      1e9},
     {"after", AIA_INT, "0", "answers they give before they hang", NULL, 0,
+     9.2e18},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param corrupt_params[] = {
+    {"ranks", AIA_INTS, NULL,
+     "workers whose answers arrive malformed (a fault injected to test that "
+     "the coordinator does not trust them)",
+     NULL, 1, 1e9},
+    {"after", AIA_INT, "0", "good answers they give first", NULL, 0,
      9.2e18},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
@@ -242,7 +252,8 @@ enum {
     V_RANDOM,
     V_MARKOV,
     V_HANG,
-    V_DATA
+    V_DATA,
+    V_CORRUPT
 };
 
 /* Bind the runtime's keys of a section.  In a plugin section every other
@@ -420,6 +431,15 @@ static int stragglers(struct job *job, struct aia_error *err)
         st->nhang = v[0].n;
         st->hang_after = v[1].i;
         st->hang_node = mnode_get(n, "ranks", NULL);
+    }
+    if (failed)
+        return -1;
+    if ((v = straggler_part(job, sec, "corrupt", V_CORRUPT, corrupt_params,
+                            &n, err, &failed))) {
+        st->corrupt = v[0].ints;
+        st->ncorrupt = v[0].n;
+        st->corrupt_after = v[1].i;
+        st->corrupt_node = mnode_get(n, "ranks", NULL);
     }
     return failed ? -1 : 0;
 }
@@ -635,4 +655,5 @@ void job_reference(FILE *out)
                     "Each worker switches between a fast and a slow state, "
                     "per answer, as cluster traces show bursts.");
     reference_table(out, "stragglers.hang", hang_params, NULL);
+    reference_table(out, "stragglers.corrupt", corrupt_params, NULL);
 }

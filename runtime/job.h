@@ -54,8 +54,11 @@ struct job_stragglers {
     const int64_t *hang;         /* ranks that stop answering */
     size_t nhang;
     int64_t hang_after;          /* answers they give first */
+    const int64_t *corrupt;      /* ranks that send malformed answers */
+    size_t ncorrupt;
+    int64_t corrupt_after;
     /* where the rank lists are, for messages */
-    const struct mnode *fixed_node, *markov_node, *hang_node;
+    const struct mnode *fixed_node, *markov_node, *hang_node, *corrupt_node;
 };
 
 struct job {

@@ -259,9 +259,14 @@ static uint64_t total_answers(const struct coord *c)
 
 void record_progress(struct coord *c, double now)
 {
-    if (host_verbosity() <= AIA_LOG_ERROR ||
-        host_progress() == HOST_PROGRESS_OFF || now < c->progress_at)
+    if (now < c->progress_at)
         return;
+    if (host_verbosity() <= AIA_LOG_ERROR ||
+        host_progress() == HOST_PROGRESS_OFF) {
+        /* never due: the wait loop must not wake for it */
+        c->progress_at = INFINITY;
+        return;
+    }
     double elapsed = now - c->t0, loss;
     if (record_loss(c, &loss) < 0)
         return;

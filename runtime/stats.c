@@ -122,7 +122,8 @@ void stats_table(FILE *out, const struct wstats *w, int n)
                 dur(c, sizeof c, hist_quantile(&s->compute, 0.5)),
                 dur(d, sizeof d, hist_quantile(&s->comm, 0.5)),
                 dur(e, sizeof e, s->delay), hist,
-                s->dead           ? "  DEAD"
+                s->untrusted      ? "  UNTRUSTED"
+                : s->dead         ? "  DEAD"
                 : s->unresponsive ? "  UNRESPONSIVE"
                                   : "");
     }

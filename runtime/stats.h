@@ -29,6 +29,7 @@ struct wstats {
     uint64_t answers;  /* answers absorbed */
     uint64_t fresh, stale;
     uint64_t late;     /* answers that came after the stop */
+    uint64_t discarded; /* messages of an untrusted worker */
     uint64_t max_staleness;
     uint64_t staleness[STALENESS_BUCKETS];
     struct hist rtt;     /* query sent to answer received, seconds */
@@ -37,6 +38,7 @@ struct wstats {
     double delay;        /* injected delay, total seconds */
     int unresponsive;    /* still busy at the end, past its usual time */
     int dead;            /* declared dead during the run */
+    int untrusted;       /* sent a message that failed its checks */
 };
 
 void hist_add(struct hist *h, double seconds);

@@ -37,6 +37,8 @@ void straggle_init(struct straggle *s, const struct job_stragglers *st,
     s->markov_delay = st->markov_delay;
     s->hang = listed(st->hang, st->nhang, rank) != 0;
     s->hang_after = st->hang_after;
+    s->corrupt = listed(st->corrupt, st->ncorrupt, rank) != 0;
+    s->corrupt_after = st->corrupt_after;
 }
 
 double straggle_next(struct straggle *s)
@@ -58,6 +60,11 @@ double straggle_next(struct straggle *s)
     if (u_random < s->random_p)
         d += s->random_delay;
     return d;
+}
+
+int straggle_corrupt(const struct straggle *s)
+{
+    return s->corrupt && s->answers > (uint64_t)s->corrupt_after;
 }
 
 static int check_list(const struct job *job, const char *what,
@@ -88,7 +95,9 @@ int straggle_check(const struct job *job, const int *ranks, int n,
         check_list(job, "markov.ranks", st->markov_ranks, st->nmarkov,
                    st->markov_node, ranks, n, err) < 0 ||
         check_list(job, "hang.ranks", st->hang, st->nhang, st->hang_node,
-                   ranks, n, err) < 0)
+                   ranks, n, err) < 0 ||
+        check_list(job, "corrupt.ranks", st->corrupt, st->ncorrupt,
+                   st->corrupt_node, ranks, n, err) < 0)
         return -1;
     return 0;
 }

@@ -20,6 +20,8 @@ struct straggle {
     double p_slow, p_fast, markov_delay;
     int hang;
     int64_t hang_after;
+    int corrupt;
+    int64_t corrupt_after;
     uint64_t answers;
     struct aia_rng rng;
 };
@@ -30,6 +32,10 @@ void straggle_init(struct straggle *s, const struct job_stragglers *st,
 
 /* Seconds to add to the next answer; INFINITY when the worker hangs. */
 double straggle_next(struct straggle *s);
+
+/* 1 when the answer just counted by straggle_next must be sent
+ * malformed. */
+int straggle_corrupt(const struct straggle *s);
 
 /* 0 when every rank named in st is in the pool (ranks, n); else -1 with
  * err naming the file, line and rank. */

@@ -143,6 +143,8 @@ static int answer(struct worker *k)
                           .seq = k->answers,
                           .compute_s = compute,
                           .delay_s = injected};
+    if (straggle_corrupt(&k->delays)) /* an injected fault */
+        ((struct wire_hdr *)k->abuf)->magic ^= 0xdeadbeefu;
     MPI_Isend(k->abuf, (int)WIRE_BYTES(s->shape.answer_len), MPI_BYTE, 0,
               TAG_ANSWER, MPI_COMM_WORLD, &k->areq);
     k->answers++;
