@@ -22,6 +22,7 @@
 #include "host.h"
 #include "params.h"
 #include "poll.h"
+#include "tree.h"
 #include "util.h"
 #include "wire.h"
 
@@ -68,6 +69,7 @@ static int coord_alloc(struct coord *c)
     c->fresh_now = calloc((size_t)n, 1);
     c->in_epoch = calloc((size_t)n, 1);
     c->bye = calloc((size_t)n, 1);
+    c->direct = calloc((size_t)n, 1);
     c->sent_at = calloc((size_t)n, sizeof *c->sent_at);
     c->latency = calloc((size_t)n, sizeof *c->latency);
     c->st = calloc((size_t)n, sizeof *c->st);
@@ -76,17 +78,30 @@ static int coord_alloc(struct coord *c)
     c->x = calloc(c->s->dim ? c->s->dim : 1, sizeof *c->x);
     if (!c->rreq || !c->sreq || !c->rbuf || !c->sq || !c->repochs ||
         !c->sent || !c->busy || !c->alive || !c->fresh_now || !c->in_epoch ||
-        !c->bye ||
+        !c->bye || !c->direct ||
         !c->sent_at || !c->latency || !c->st || !c->idx || !c->mst || !c->x)
         return -1;
+    /* In tree mode the coordinator talks to its children only: the others
+     * are reached through them. */
+    int child[64], arity = c->job->arity;
+    if (c->job->topology == JOB_TREE) {
+        int k = tree_children(0, arity < 64 ? arity : 64, n, child);
+        for (int i = 0; i < k; i++)
+            c->direct[child[i] - 1] = 1;
+    } else {
+        memset(c->direct, 1, (size_t)n);
+    }
+    c->live = 0;
     for (int w = 0; w < n; w++) {
         c->rreq[w] = c->sreq[w] = MPI_REQUEST_NULL;
-        c->alive[w] = 1;
+        c->alive[w] = c->direct[w];
+        c->bye[w] = !c->direct[w];
         c->st[w].rank = c->s->ranks[w];
+        c->st[w].hidden = !c->direct[w];
+        c->live += c->direct[w];
         if (!(c->rbuf[w] = alloc_aligned(c->rbytes)))
             return -1;
     }
-    c->live = n;
     return 0;
 }
 
@@ -108,6 +123,7 @@ static void coord_free(struct coord *c)
     free(c->fresh_now);
     free(c->in_epoch);
     free(c->bye);
+    free(c->direct);
     free(c->sent_at);
     free(c->latency);
     free(c->st);
@@ -278,7 +294,7 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .round = c->round,
         .sent_round = h->round,
         .staleness = staleness,
-        .rows = s->rows[w],
+        .rows = h->rows ? (size_t)h->rows : s->rows[w],
         .total_rows = s->total_rows,
         .compute_s = h->compute_s,
     };
@@ -571,15 +587,20 @@ static void shutdown_pool(struct coord *c)
     }
     for (int w = 0; w < c->n; w++)
         of_rank[s->ranks[w]] = w + 1;
+    int tree = c->job->topology == JOB_TREE;
     for (int r = 1; r < s->size; r++) {
         int w = of_rank[r] - 1;
         sr[r - 1] = MPI_REQUEST_NULL;
+        if (tree && w >= 0 && !c->direct[w])
+            continue; /* its parent passes the STOP on */
         stop[r - 1] = (struct wire_hdr){.magic = WIRE_MAGIC,
                                         .kind = WIRE_STOP,
                                         .status = (uint16_t)c->status,
                                         .seq = w >= 0 ? c->st[w].queries : 0};
-        MPI_Isend(&stop[r - 1], sizeof *stop, MPI_BYTE, r, TAG_CTRL,
-                  MPI_COMM_WORLD, &sr[r - 1]);
+        /* in a tree the STOP goes down with the queries, behind them */
+        MPI_Isend(&stop[r - 1], sizeof *stop, MPI_BYTE, r,
+                  tree && w >= 0 ? TAG_QUERY : TAG_CTRL, MPI_COMM_WORLD,
+                  &sr[r - 1]);
         /* a worker declared dead may be alive after all (slow): tell it
          * to stop too, but never wait on it */
         if (w >= 0 && c->st[w].dead)
@@ -742,7 +763,7 @@ int coord_run(struct setup *s)
     /* Listen to every worker from the start: whatever fails from here on,
      * the shutdown hears each goodbye. */
     for (int w = 0; w < c.n; w++)
-        if (post_recv(&c, w) != MPI_SUCCESS) {
+        if (c.direct[w] && post_recv(&c, w) != MPI_SUCCESS) {
             host_error("cannot post a receive for rank %d; aborting the job",
                        s->ranks[w]);
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
@@ -773,7 +794,7 @@ int coord_run(struct setup *s)
     c.ckpt_at = util_now() + s->job->checkpoint_seconds;
     record_iteration(&c, 1);
     for (int w = 0; w < c.n && !c.why; w++)
-        if (send_query(&c, w, util_now()) < 0)
+        if (c.direct[w] && send_query(&c, w, util_now()) < 0)
             coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);
     loop(&c);
     if (c.why == STOP_SIGNAL) {

@@ -44,6 +44,8 @@ struct coord {
     int64_t iteration, epoch;
     uint64_t *repochs, *sent;
     unsigned char *busy, *alive, *fresh_now, *in_epoch, *bye;
+    unsigned char *direct; /* workers the coordinator talks to: every one,
+                              or its children in tree mode */
     double *sent_at, *latency;
     int fresh, arrived, live, epoch_count;
     double t0, round_t0, t_end;

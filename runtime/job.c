@@ -90,6 +90,14 @@ static const struct aia_param pool_params[] = {
      "and the run goes on without it (0: never; see the README on dead "
      "workers)",
      NULL, 0, 1e9},
+    {"topology", AIA_ENUM, "star",
+     "star: the coordinator talks to every worker; tree: queries go down "
+     "and answers come up a tree of workers, each node combining its "
+     "subtree's answers, so no rank receives more than arity messages a "
+     "round (synchronous rounds; the algorithm must declare its answers "
+     "combinable)",
+     "star|tree", 0, 0},
+    {"arity", AIA_INT, "2", "tree: children of each node", NULL, 2, 1e6},
     {"mode", AIA_ENUM, "rounds",
      "rounds: a query to every idle worker, then wait (pool.wait); async: "
      "every answer is an iteration and only its sender gets the next query",
@@ -491,7 +499,10 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->workers_node = mnode_get(node, "workers", NULL);
     job->shutdown_timeout = v[1].d;
     job->dead_after = v[2].d;
-    job->mode = (int)v[3].i;
+    job->topology = (int)v[3].i;
+    job->arity = (int)v[4].i;
+    job->topology_node = mnode_get(node, "topology", NULL);
+    job->mode = (int)v[5].i;
     job->mode_node = mnode_get(node, "mode", NULL);
     const struct mnode *wkey = NULL;
     const struct mnode *wait = mnode_get(node, "wait", &wkey);
@@ -540,6 +551,14 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->checkpoint_every = v[9].i;
     job->checkpoint_seconds = v[10].d;
     job->checkpoint_node = mnode_get(node, "checkpoint", NULL);
+    if (job->topology == JOB_TREE && (job->mode == JOB_ASYNC || wait)) {
+        char where[256];
+        params_where(where, sizeof where, path, job->topology_node);
+        aia_seterr(err, "%s: pool.topology: a tree waits for every worker "
+                        "each round: it takes no %s",
+                   where, wait ? "pool.wait" : "async mode");
+        goto fail;
+    }
     if (job->mode == JOB_ASYNC && wait) {
         char where[256];
         params_where(where, sizeof where, path, wkey);

@@ -38,6 +38,7 @@ struct job_plugin {
 };
 
 enum job_mode { JOB_ROUNDS = 0, JOB_ASYNC = 1 };
+enum job_topology { JOB_STAR = 0, JOB_TREE = 1 };
 
 /* Injected delays (the stragglers section), all in seconds. */
 struct job_stragglers {
@@ -80,6 +81,9 @@ struct job {
     double dead_after;  /* seconds of silence; 0: never */
     int mode; /* enum job_mode */
     const struct mnode *mode_node;
+    int topology; /* enum job_topology */
+    int arity;    /* tree: children per node */
+    const struct mnode *topology_node;
     /* stop */
     int64_t max_iterations; /* 0: no limit */
     double max_time;        /* seconds; 0: no limit */

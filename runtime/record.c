@@ -358,9 +358,14 @@ static void report(struct coord *c, double loss)
 {
     const struct setup *s = c->s;
     const struct job *job = c->job;
-    printf("aiarun %s: %s, %d ranks: coordinator 0, %d workers, %s mode\n",
+    printf("aiarun %s: %s, %d ranks: coordinator 0, %d workers, %s mode",
            PACKAGE_VERSION, job->m->path, s->size, s->nworkers,
            job->mode == JOB_ASYNC ? "async" : "rounds");
+    if (job->topology == JOB_TREE)
+        printf(", a tree of arity %d (the table's rows are the "
+               "coordinator's children, each for its subtree)",
+               job->arity);
+    printf("\n");
     print_plugin("algorithm", s->alg_p, s->alg_args);
     print_plugin("problem", s->prob_p, s->prob_args);
     printf("  %-10s %zu rows, %zu columns, %s partition%s%s\n", "data",

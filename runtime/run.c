@@ -204,6 +204,17 @@ static int open_problem(struct setup *s, struct aia_error *err)
 
 static int create_algorithm(struct setup *s, struct aia_error *err)
 {
+    if (s->job->topology == JOB_TREE &&
+        !(s->alg->flags & AIA_ALG_ASSOCIATIVE)) {
+        char where[256];
+        params_where(where, sizeof where, s->job->m->path,
+                     s->job->topology_node);
+        return aia_seterr(err, "%s: pool.topology: tree: algorithm '%s' "
+                               "does not declare its answers combinable "
+                               "(AIA_ALG_ASSOCIATIVE), so a subtree's "
+                               "answers cannot stand for one",
+                          where, s->alg->h.name);
+    }
     struct aia_context ctx = context(s, s->alg_args);
     if (s->alg->create(&ctx, &s->shape, &s->alg_s, err) < 0) {
         job_blame(s->job, &s->job->algorithm, err);

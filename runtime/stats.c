@@ -100,6 +100,8 @@ void stats_table(FILE *out, const struct wstats *w, int n)
             "rtt p99", "compute", "comm p50", "delay", "staleness");
     for (int i = 0; i < n; i++) {
         const struct wstats *s = &w[i];
+        if (s->hidden)
+            continue;
         char hist[160] = "";
         size_t used = 0;
         for (int k = 0; k < STALENESS_BUCKETS && used < sizeof hist - 24;
@@ -145,6 +147,8 @@ int stats_write(const char *path, const struct wstats *w, int n,
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
         const struct wstats *s = &w[i];
+        if (s->hidden)
+            continue;
         fprintf(f, "%d,%llu,%llu,%llu,%llu,%llu,%llu", s->rank,
                 (unsigned long long)s->queries,
                 (unsigned long long)s->answers, (unsigned long long)s->fresh,

@@ -39,6 +39,7 @@ struct wstats {
     int unresponsive;    /* still busy at the end, past its usual time */
     int dead;            /* declared dead during the run */
     int untrusted;       /* sent a message that failed its checks */
+    int hidden;          /* tree mode: not a child of the coordinator */
 };
 
 void hist_add(struct hist *h, double seconds);

@@ -17,6 +17,12 @@
  * every answer before the BYE: when the BYE arrives, nothing is in flight.
  * MPI_Finalize waits for every rank; when one is dead or hung, FINISH
  * tells the others to leave without it.
+ *
+ * In tree mode (tree.c) queries go down a tree of workers and answers come
+ * up it, each the rows-weighted mean of a subtree's answers: a worker
+ * receives QUERY (and, at the end, STOP) on TAG_QUERY from its parent and
+ * ANSWER and BYE on TAG_ANSWER from its children; FINISH still comes from
+ * rank 0 on TAG_CTRL.
  */
 #ifndef AIARUN_WIRE_H
 #define AIARUN_WIRE_H
@@ -49,8 +55,9 @@ struct wire_hdr {
                          queries sent to this worker */
     double compute_s; /* ANSWER: seconds spent computing it */
     double delay_s;   /* ANSWER: seconds of injected delay */
-    uint64_t flags;   /* FINISH: WIRE_NO_FINALIZE */
-    uint64_t reserved;
+    uint32_t codec;   /* QUERY, ANSWER: how the payload is encoded */
+    uint32_t flags;   /* FINISH: WIRE_NO_FINALIZE */
+    uint64_t rows;    /* ANSWER in tree mode: rows of the answers combined */
 };
 
 _Static_assert(sizeof(struct wire_hdr) == 64, "wire header is 64 bytes");

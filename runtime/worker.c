@@ -19,6 +19,7 @@
 #include "poll.h"
 #include "run.h"
 #include "straggle.h"
+#include "tree.h"
 #include "util.h"
 #include "wire.h"
 
@@ -199,6 +200,8 @@ static int await_finish(const struct setup *s, int status)
 
 int worker_run(struct setup *s)
 {
+    if (s->windex >= 0 && s->job->topology == JOB_TREE)
+        return tree_worker_run(s);
     struct worker k = {.s = s, .req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL},
                        .areq = MPI_REQUEST_NULL};
     int in_pool = s->windex >= 0;

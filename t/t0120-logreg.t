@@ -59,4 +59,12 @@ like "$err" "no optimum to compare with: the rows are linearly separable" \
 loss=$(field loss "$out")
 ok $(float_le "${loss:-1}" 0.05 && echo 0 || echo 1) \
     "the loss heads for 0 ($loss)"
+is "$(field accuracy "$out")" 1 \
+    "and every row of the separable set is classified right (accuracy 1)"
+
+# 5% of the labels flipped: the accuracy reaches what the flips allow.
+run 5 -o output.history= "$example"
+acc=$(field accuracy "$out")
+ok $(awk -v a="${acc:-0}" 'BEGIN { exit !(a >= 0.94 && a <= 0.96) }' && echo 0 || echo 1) \
+    "with 5% of the labels flipped the accuracy is about 95% ($acc)"
 done_testing

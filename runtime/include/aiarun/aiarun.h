@@ -348,8 +348,13 @@ struct aia_step {
     void *reserved[4];
 };
 
-/* The algorithm's aggregation is commutative and associative, so answers
- * may be combined in any grouping (a tree) before they reach absorb. */
+/* The algorithm's answers may be combined before they reach absorb: the
+ * runtime may replace the answers of several workers to one query by
+ * their mean weighted by the workers' rows, absorbed as one answer whose
+ * info->rows is the sum of theirs (tree aggregation, pool.topology: tree).
+ * Right for an algorithm whose effect of a round's answers depends only on
+ * that weighted mean: gradients of row means (gd), models averaged by rows
+ * (average). */
 #define AIA_ALG_ASSOCIATIVE 0x1u
 
 struct aia_algorithm_plugin {
