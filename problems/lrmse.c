@@ -34,6 +34,14 @@
 
 #include <aiarun/aiarun.h>
 
+/* A loop the compiler may vectorize freely (-fopenmp-simd, see
+ * configure.ac); nothing without it. */
+#ifdef AIA_OMP_SIMD
+#define SIMD_LOOP _Pragma("omp simd")
+#else
+#define SIMD_LOOP
+#endif
+
 /* Above this dimension the Gram matrix is not built; the loss streams the
  * rows instead and the optimum is not computed. */
 #define GRAM_MAX 4096
@@ -349,6 +357,37 @@ static void row_axpy(const struct row *r, double alpha, double *g, size_t n)
         g[r->col[k]] += alpha * r->val[k];
 }
 
+/* g += sum_i (a_i . x - b_i) a_i over k contiguous dense rows: the
+ * gradient's hot loop, in one function so that nothing but the two vector
+ * loops runs per row, four partial sums in the dot product, and (GCC)
+ * compiled as at -O3 whatever the build's flags.  bench/ (case 4): 1.3x
+ * under the memory bandwidth bound, against 1.7x for the general path. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+static void dense_gradient(const double *restrict A, const double *restrict b,
+                           size_t k, size_t n, const double *restrict x,
+                           double *restrict g)
+{
+    for (size_t i = 0; i < k; i++) {
+        const double *restrict a = A + i * n;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        size_t j = 0;
+        for (; j + 4 <= n; j += 4) {
+            s0 += a[j] * x[j];
+            s1 += a[j + 1] * x[j + 1];
+            s2 += a[j + 2] * x[j + 2];
+            s3 += a[j + 3] * x[j + 3];
+        }
+        for (; j < n; j++)
+            s0 += a[j] * x[j];
+        double e = (s0 + s1) + (s2 + s3) - b[i];
+        SIMD_LOOP
+        for (j = 0; j < n; j++)
+            g[j] += e * a[j];
+    }
+}
+
 /* The upper triangle of G += a a'.  A sparse row visits the ordered pairs
  * of its entries whose columns are in order, which is right even when a
  * column were stored twice. */
@@ -547,6 +586,16 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
             g[j] = hess_row(p, j, x) - p->c[j];
         return 0;
     }
+    /* contiguous dense rows, the common case, take the fast loop */
+    const double *A = NULL, *y = NULL;
+    if (!idx && p->data && p->data->x)
+        A = p->data->x, y = p->data->y;
+    else if (!idx && !p->data && !p->all)
+        A = p->A, y = p->b;
+    if (A) {
+        dense_gradient(A, y, p->k, n, x, g);
+        count = 0;
+    }
     for (size_t t = 0; t < count; t++) {
         size_t i = idx ? idx[t] : t;
         if (i >= p->k)
@@ -556,7 +605,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
         get_row(p, i, &r);
         row_axpy(&r, row_dot(&r, x, n) - r.b, g, n);
     }
-    double inv = 1.0 / (double)count;
+    double inv = 1.0 / (double)(idx ? nidx : p->k);
     for (size_t j = 0; j < n; j++)
         g[j] = g[j] * inv + p->ridge * x[j];
     return 0;

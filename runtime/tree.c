@@ -53,6 +53,7 @@ struct node {
     char *own;           /* this worker's answer */
     char **cbuf;         /* each child's answer */
     char *up;            /* the answer sent up */
+    struct wire_hdr *bye; /* the children's goodbyes, after a STOP */
     MPI_Request rq, rc;  /* query from the parent, FINISH from rank 0 */
     MPI_Request *creq;   /* each child's answer */
     MPI_Request *fwd;    /* the query forwarded to each child */
@@ -62,6 +63,11 @@ struct node {
     uint64_t answers;
     double rows;         /* this worker's rows */
 };
+
+/* A worker that rank 0's FINISH ends early leaves receives pending into
+ * its buffers: they stay lent to MPI, reachable from here, until the
+ * process exits (it does not finalize). */
+static volatile struct node lent;
 
 static void *buffer(size_t bytes)
 {
@@ -196,7 +202,7 @@ static int round_(struct node *k)
  * ours.  1 when rank 0's FINISH came meanwhile. */
 static int stop(struct node *k)
 {
-    struct wire_hdr *bye = calloc((size_t)k->n + 1, sizeof *bye);
+    struct wire_hdr *bye = k->bye = calloc((size_t)k->n + 1, sizeof *bye);
     if (!bye)
         die("out of memory");
     for (int c = 0; c < k->n; c++) {
@@ -206,8 +212,9 @@ static int stop(struct node *k)
                   MPI_COMM_WORLD, &k->fwd[c]);
     }
     if (await_all(k, k->creq, k->n))
-        return 1; /* receives may still be pending into bye: keep it */
+        return 1; /* receives may still be pending into bye */
     free(bye);
+    k->bye = NULL;
     MPI_Waitall(k->n, k->fwd, MPI_STATUSES_IGNORE);
     if (k->ureq != MPI_REQUEST_NULL)
         MPI_Wait(&k->ureq, MPI_STATUS_IGNORE);
@@ -285,15 +292,17 @@ int tree_worker_run(struct setup *s)
     if (k.fin.kind != WIRE_FINISH || (k.fin.flags & WIRE_NO_FINALIZE) ||
         finished)
         run_no_finalize = 1;
-    if (!finished) {
-        /* every request has completed: the buffers are free */
-        for (int c = 0; c < k.n; c++)
-            free(k.cbuf[c]);
-        free(k.qbuf);
-        free(k.own);
-        free(k.up);
-    }
     free(nodes);
+    if (finished) {
+        lent = k;
+        return status;
+    }
+    /* every request has completed: the buffers are free */
+    for (int c = 0; c < k.n; c++)
+        free(k.cbuf[c]);
+    free(k.qbuf);
+    free(k.own);
+    free(k.up);
     free(k.child);
     free(k.cbuf);
     free(k.creq);
