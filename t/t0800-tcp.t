@@ -1,0 +1,61 @@
+#!/bin/sh
+# Across hosts: the same job over Open MPI's TCP transport (shared memory
+# excluded, loopback as the network, a hostfile naming the host and its
+# slots) gives exactly the result it gives over shared memory, in the star
+# and in a tree, and keeps the fast workers' pace with a straggler.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+# gd waiting for every worker sums the gradients in pool order: the
+# iterate does not depend on how the bytes travelled
+cat > job.yaml <<'YAML'
+seed: 5
+algorithm: {plugin: gd, step: 0.3}
+problem: {plugin: lrmse, rows: 3000, cols: 16}
+stop: {iterations: 150}
+YAML
+printf 'localhost slots=5\n' > hosts
+
+# tcp NP ARGS... : aiarun over TCP only, as the README shows it
+tcp() {
+    np=$1; shift
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" --hostfile hosts -np "$np" \
+        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+        --mca btl_base_verbose 30 "$AIARUN" "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
+aia_mpirun 5 -q job.yaml >shm.txt 2>/dev/null
+is "$?" 0 "over shared memory: the run"
+shm=$(cat shm.txt)
+
+tcp 5 -q job.yaml
+is "$rc" 0 "over TCP: the run exits 0"
+like "$err" "btl: tcp: Using interface: lo" "the TCP transport carried it, on loopback"
+unlike "$err" "select: initializing btl component (vader|sm)" \
+    "and no shared-memory transport was opened"
+is "$(field stop "$out")" iterations "it stops on iterations"
+is "$(field loss "$out")" "$(field loss "$shm")" \
+    "with exactly the loss of the shared-memory run ($(field loss "$shm"))"
+gap=$(field gap "$out")
+ok $(float_le "${gap:-1}" 1e-9 && echo 0 || echo 1) "at the optimum (gap $gap)"
+
+# a tree of 4 workers over TCP: the same iterate again
+tcp 5 -q -o pool.topology=tree -o pool.arity=2 job.yaml
+is "$rc" 0 "a tree over TCP exits 0"
+is "$(field loss "$out")" "$(field loss "$shm")" "with the star's loss"
+
+# stragglers over TCP: nwait 3 of 4 keeps the fast workers' pace
+tcp 5 -q -o pool.wait.nwait=3 -o stragglers.fixed.ranks=[2] \
+    -o stragglers.fixed.delay_ms=[30] -o stop.iterations=60 job.yaml
+is "$rc" 0 "nwait 3 with a 30 ms straggler over TCP exits 0"
+t=$(field time "$out")
+ok $(float_le "${t:-99}" 1.2 && echo 0 || echo 1) \
+    "60 rounds take far less than 60 x 30 ms ($t s)"
+done_testing
