@@ -86,8 +86,9 @@ summary line. **plain**: `bench/star.c`, the same exchange written
 directly: `MPI_Isend` of the query to each worker, `MPI_Waitsome` on the
 posted receives until the answers are in; workers `MPI_Recv`, copy the
 query into the answer, `MPI_Send` it back. **plain, aiarun's polling**:
-the same program waiting as `runtime/poll.c` does (Testsome, then
-`sched_yield` for 50 µs, then sleeps of an eighth of the time waited), to
+the same program waiting as `runtime/poll.c` does (Testsome alone for
+20 µs, with `sched_yield` until 50 µs, then sleeps of 1/32 of the time
+waited, at most 100 µs), to
 tell the waiting strategy's share from the rest. Ratios are medians over
 repetitions of the ratio of runs made side by side; the target is aiarun
 within 1.2x of plain.

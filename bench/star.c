@@ -12,10 +12,10 @@
  * The coordinator waits the way an MPI programmer would, with
  * MPI_Waitsome on the receives it keeps posted, and the workers with a
  * blocking MPI_Recv and MPI_Send ("waitsome", the default).  "poll" waits
- * on both sides as aiarun does (runtime/poll.c): MPI_Testsome, then
- * sched_yield for 50 us, then sleeps of an eighth of the time waited
- * (2 us to 1 ms), with a timer slack of 1 ns, to tell the cost of that
- * strategy from the cost of the rest of the runtime.
+ * on both sides as aiarun does (runtime/poll.c): MPI_Testsome alone for
+ * 20 us, then with sched_yield until 50 us, then sleeps of 1/32 of the
+ * time waited (2 us to 100 us), with a timer slack of 1 ns, to tell the
+ * cost of that strategy from the cost of the rest of the runtime.
  *
  * Rank 0 prints one line: rounds=R time=SECONDS us_per_round=U, the time
  * taken from the first send to the end of the last round, as aiarun's
@@ -41,7 +41,7 @@
 static int use_poll;
 static double work_s;
 
-/* runtime/poll.c's strategy, for the "poll" variant. */
+/* runtime/poll.c's strategy, for the "poll" variant: keep it in step. */
 static int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st)
 {
     double start = 0;
@@ -55,11 +55,13 @@ static int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st)
         double now = bench_now();
         if (start == 0)
             start = now;
+        if (now - start < 20e-6)
+            continue;
         if (now - start < 50e-6) {
             sched_yield();
             continue;
         }
-        bench_sleep(fmin(fmax(0.125 * (now - start), 2e-6), 1e-3));
+        bench_sleep(fmin(fmax((now - start) / 32, 2e-6), 100e-6));
     }
 }
 
