@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "data_pass.h"
+#include "util.h"
 
 /* Bytes read at a time from a binary file (whole rows, at least one). */
 #define READ_CHUNK (1u << 20)
@@ -103,15 +104,17 @@ static int parse_index(const char *s, long long *out)
 
 int data_target(struct data_pass *p, size_t n)
 {
-    const char *path = p->o->path, *t = p->o->target;
-    if (!t) {
+    const char *path = p->o->path, *target = p->o->target;
+    char t[80]; /* the target as a message may show it */
+    if (!target) {
         p->target = n - 1;
         return 0;
     }
+    util_shown(t, sizeof t, target, 60);
     if (p->names) {
         size_t found = n;
         for (size_t j = 0; j < n; j++) {
-            if (strcmp(p->names[j], t) != 0)
+            if (strcmp(p->names[j], target) != 0)
                 continue;
             if (found < n)
                 return aia_seterr(p->err,
@@ -126,7 +129,7 @@ int data_target(struct data_pass *p, size_t n)
         }
     }
     long long k;
-    if (parse_index(t, &k)) {
+    if (parse_index(target, &k)) {
         if (k >= (long long)n || k < -(long long)n)
             return aia_seterr(p->err,
                               "%s: target %s is out of range: %zu columns "

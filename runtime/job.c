@@ -335,10 +335,11 @@ static int data_section(struct job *job, struct aia_error *err)
     if (!d->path)
         return aia_seterr(err, "out of memory");
     d->format = v[1].i == 0 ? data_format_guess(d->path) : (int)v[1].i - 1;
+    char shown[200];
     if (d->format < 0)
         return aia_seterr(err, "%s: problem.data: cannot tell the format of "
                                "'%s' from its name: give format",
-                          where, v[0].s);
+                          where, util_shown(shown, sizeof shown, v[0].s, 120));
     static const int headers[] = {DATA_HEADER_AUTO, DATA_HEADER_YES,
                                   DATA_HEADER_NO};
     d->header = headers[v[2].i];

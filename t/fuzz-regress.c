@@ -33,6 +33,10 @@ static const struct expect expected[] = {
      "fuzz.yaml:3:1: algorithm: pppppppppppppppppppppppppppppppppppppppppppp"
      "pppppppppppppppp...: not a plugin name"},
     {"set-tag.yaml", "fuzz.yaml:4:7: tags (!!set, !name) on a mapping"},
+    /* tabs in a data file's name were printed raw */
+    {"control-chars-in-data-path.yaml",
+     "fuzz.yaml:13:3: problem.data: cannot tell the format of "
+     "'a/\\t888868>8\\t"},
     {"nul-place.yaml", "fuzz.yaml:4:21: control characters are not allowed "
                        "(byte 0x00)"},
     {"overrides.yaml", NULL},
