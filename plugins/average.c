@@ -635,7 +635,7 @@ static int load(void *state, const void *buf, size_t len,
 
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "average",
-                    "1.0",
+                    "1.1",
                     "aggregation and averaging: workers take local gradient "
                     "steps, the query is the weighted average of their "
                     "latest models",
