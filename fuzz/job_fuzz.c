@@ -45,6 +45,10 @@ static const struct aia_param average_params[] = {
     {"batch", AIA_INT, "0", "", NULL, 0, 1e12},
     {"weights", AIA_DOUBLES, "[]", "", NULL, 0, 1e12},
     {"memory", AIA_ENUM, "latest", "", "latest|delta", 0, 0},
+    {"delay", AIA_INT, "0", "", NULL, 0, 1e9},
+    {"compensate", AIA_BOOL, "true", "", NULL, 0, 0},
+    {"preempt_every", AIA_INT, "0", "", NULL, 0, 1e9},
+    {"preempt", AIA_INT, "1", "", NULL, 1, 1e6},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -54,6 +58,8 @@ static const struct aia_param lrmse_params[] = {
     {"noise", AIA_DOUBLE, "0.1", "", NULL, 0, 1e6},
     {"ridge", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
     {"condition", AIA_DOUBLE, "1", "", NULL, 1, 1e15},
+    {"corrupt", AIA_INTS, "[]", "", NULL, 0, 1e6},
+    {"corrupt_noise", AIA_DOUBLE, "100", "", NULL, 0, 1e12},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 

@@ -25,9 +25,56 @@
  * S = sum_i w_i y_i and W = sum_i w_i over the workers heard from:
  * S <- S + w_i * delta_i, with w_i added to W at a worker's first answer.
  * Both give the same queries up to rounding.
+ *
+ * Delayed exchange (delay: d, 0 < d <= local_steps).  A worker keeps its
+ * own model y across answers, and an average it receives is applied d
+ * local steps late, as when models are sent every k = local_steps steps
+ * and the average of them comes back d steps after the send:
+ *
+ *     d steps from y;  apply the query x;  k - d steps;  answer y
+ *
+ * The exchange is one query and one answer, so the d steps are taken at
+ * the start of the call that receives x: d <= k, and every answer is
+ * still k steps after the one before.  Applying x is plain replacement,
+ * y <- x (compensate: false: the d steps only warm the core), or, with
+ * compensate: true, y <- x + (y - y_sent), with y_sent the model the
+ * worker last answered: the average stands in for the model it was sent,
+ * and the progress made since on the worker's rows is kept, not thrown
+ * away.  It is chosen over a DC-ASGD-like correction of gradients
+ * (g + lambda g*g*(x - y)) because it costs one vector and no gradient,
+ * needs no second-order estimate nor its lambda, and applies to models,
+ * which is what workers exchange here.  Its error is that the d steps
+ * started from y_sent instead of x, which vanishes as the workers agree.
+ * delay: 0 is replacement from the query, the algorithm above.
+ * The worker's model is not checkpointed: after --resume each worker
+ * starts again from its first query.
+ *
+ * Preemption (preempt_every: N > 0).  Each answer carries, after the
+ * model, the worker's score: the loss of its model on its own rows.  The
+ * coordinator keeps every worker's latest score, and at the end of every
+ * N-th round replaces the models of the `preempt` workers with the worst
+ * (highest) scores by the model of the worker with the best one, so that
+ * a worker whose rows or model went bad stops dragging the average.  A
+ * replaced worker's score is forgotten until it answers again, so that it
+ * is not replaced twice for one answer.  The query is one buffer for all
+ * the workers of a round, so it carries, after the average x, the best
+ * model x_best and one count per worker of the times it was replaced:
+ *
+ *     query = [x (dim), x_best (dim), replaced_0 .. replaced_{n-1}]
+ *
+ * A worker that sees its count grow drops its own model and restarts
+ * from x_best (with delay: 0 it starts from x anyway, whose share of it
+ * is already the best model).  A count, not a flag, so that a worker busy
+ * with an older query when the replacement happened still sees it at its
+ * next query.  Preemption needs memory: latest (delta keeps no model to
+ * replace); each is logged at info level (aiarun -v).  In a tree
+ * (pool.topology: tree) the coordinator's children stand for their
+ * subtrees: their combined answers carry the rows-weighted mean score of
+ * the subtree, and a replacement restarts the subtree's root worker only.
  */
 #include <config.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +83,17 @@
 
 #define STREAM_AVERAGE 0x4156470000000000ull
 
-enum { P_STEP, P_LOCAL_STEPS, P_BATCH, P_WEIGHTS, P_MEMORY };
+enum {
+    P_STEP,
+    P_LOCAL_STEPS,
+    P_BATCH,
+    P_WEIGHTS,
+    P_MEMORY,
+    P_DELAY,
+    P_COMPENSATE,
+    P_PREEMPT_EVERY,
+    P_PREEMPT
+};
 
 /* In the order of the memory parameter's choices. */
 enum { MEM_LATEST, MEM_DELTA };
@@ -59,21 +116,41 @@ static const struct aia_param params[] = {
      "coordinator memory: every worker's latest model, or the weighted sum "
      "of the workers' model differences",
      "latest|delta", 0, 0},
+    {"delay", AIA_INT, "0",
+     "local steps a worker takes from its own model before it applies a "
+     "received average (0: it starts from the query; at most local_steps)",
+     NULL, 0, 1e9},
+    {"compensate", AIA_BOOL, "true",
+     "with delay: apply the average as x + (y - y_sent), keeping the local "
+     "progress made since the model was sent, instead of replacing y by x",
+     NULL, 0, 0},
+    {"preempt_every", AIA_INT, "0",
+     "rounds between preemptions: the worst-scored workers' models are "
+     "replaced by the best one's (0: never)",
+     NULL, 0, 1e9},
+    {"preempt", AIA_INT, "1",
+     "workers replaced at each preemption, the worst scores (loss of a "
+     "worker's model on its rows) first",
+     NULL, 1, 1e6},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 struct average {
     const struct aia_problem_plugin *prob;
     void *pstate;
+    const struct aia_host *host;
     size_t dim, rows, batch;
-    uint64_t local_steps;
+    uint64_t local_steps, delay, preempt_every, preempt;
     double step;
-    int memory, nworkers;
+    int memory, nworkers, compensate, me;
     double *weights; /* nworkers entries, or NULL: shares of the rows */
     /* worker */
     double *y;    /* the local model */
     double *g;    /* a gradient */
-    double *sent; /* memory: delta: the model last sent */
+    double *sent; /* memory: delta or delay: the model last sent */
+    int have;     /* delay: y holds a model of this worker's own */
+    int answered; /* memory: delta: sent holds the model last answered */
+    uint64_t restarts; /* preemption: replacements acted on */
     size_t *idx;  /* the batch's rows */
     struct aia_rng rng;
     /* coordinator */
@@ -84,7 +161,17 @@ struct average {
     double *w;      /* weight of each worker heard from */
     /* heard[i]: worker i has answered at least once */
     unsigned char *heard;
+    /* preemption */
+    double *score;          /* each worker's latest score */
+    unsigned char *scored;  /* score[i] is from its latest answer */
+    double *replaced;       /* times each worker was replaced */
+    double *best;           /* the best model of the latest preemption */
+    uint64_t rounds;        /* queries written since init */
 };
+
+/* Preemption puts x_best and the counts in the query and the score in
+ * the answer. */
+#define PREEMPTING(s) ((s)->preempt_every > 0)
 
 static void destroy(void *state)
 {
@@ -101,6 +188,10 @@ static void destroy(void *state)
     free(s->sum);
     free(s->w);
     free(s->heard);
+    free(s->score);
+    free(s->scored);
+    free(s->replaced);
+    free(s->best);
     free(s);
 }
 
@@ -134,11 +225,12 @@ static int alloc_worker(struct average *s, const struct aia_context *ctx,
                           ctx->rank);
     s->y = calloc(d, sizeof *s->y);
     s->g = calloc(d, sizeof *s->g);
-    if (s->memory == MEM_DELTA)
+    int keep = s->memory == MEM_DELTA || s->delay > 0;
+    if (keep)
         s->sent = calloc(d, sizeof *s->sent);
     if (s->batch > 0)
         s->idx = malloc(s->batch * sizeof *s->idx);
-    if (!s->y || !s->g || (s->memory == MEM_DELTA && !s->sent) ||
+    if (!s->y || !s->g || (keep && !s->sent) ||
         (s->batch > 0 && !s->idx))
         return aia_seterr(err, "out of memory");
     return 0;
@@ -155,6 +247,14 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
         s->sum = calloc(d, sizeof *s->sum);
     else if (d <= SIZE_MAX / n)
         s->models = calloc(d * n, sizeof *s->models);
+    if (PREEMPTING(s)) {
+        s->score = calloc(n, sizeof *s->score);
+        s->scored = calloc(n, 1);
+        s->replaced = calloc(n, sizeof *s->replaced);
+        s->best = calloc(d, sizeof *s->best);
+        if (!s->score || !s->scored || !s->replaced || !s->best)
+            return aia_seterr(err, "out of memory");
+    }
     if (!s->x || !s->w || !s->heard ||
         (s->memory == MEM_DELTA ? !s->sum : !s->models))
         return aia_seterr(err,
@@ -164,10 +264,37 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
     return 0;
 }
 
+/* delay within the local steps; preemption with a model to replace and
+ * one to keep.  0 or -1. */
+static int check_options(const struct aia_context *ctx, struct aia_error *err)
+{
+    const struct aia_value *a = ctx->args;
+    if (a[P_DELAY].i > a[P_LOCAL_STEPS].i)
+        return aia_seterr(err,
+                          "delay: %lld is more than local_steps (%lld): an "
+                          "average is applied within the local steps of "
+                          "the exchange that brings it",
+                          (long long)a[P_DELAY].i,
+                          (long long)a[P_LOCAL_STEPS].i);
+    if (a[P_PREEMPT_EVERY].i == 0)
+        return 0;
+    if (a[P_MEMORY].i == MEM_DELTA)
+        return aia_seterr(err, "preempt_every: preemption replaces the "
+                               "workers' models, which memory: delta does "
+                               "not keep: use memory: latest");
+    if (a[P_PREEMPT].i >= ctx->nworkers)
+        return aia_seterr(err,
+                          "preempt: %lld of a pool of %d workers: at least "
+                          "the best one must be kept",
+                          (long long)a[P_PREEMPT].i, ctx->nworkers);
+    return 0;
+}
+
 static int create(const struct aia_context *ctx, struct aia_shape *shape,
                   void **state, struct aia_error *err)
 {
-    if (check_weights(ctx, &ctx->args[P_WEIGHTS], err) < 0)
+    if (check_weights(ctx, &ctx->args[P_WEIGHTS], err) < 0 ||
+        check_options(ctx, err) < 0)
         return -1;
     struct average *s = calloc(1, sizeof *s);
     if (!s)
@@ -180,7 +307,13 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->local_steps = (uint64_t)ctx->args[P_LOCAL_STEPS].i;
     s->batch = (size_t)ctx->args[P_BATCH].i;
     s->memory = (int)ctx->args[P_MEMORY].i;
+    s->delay = (uint64_t)ctx->args[P_DELAY].i;
+    s->compensate = (int)ctx->args[P_COMPENSATE].i;
+    s->preempt_every = (uint64_t)ctx->args[P_PREEMPT_EVERY].i;
+    s->preempt = (uint64_t)ctx->args[P_PREEMPT].i;
     s->nworkers = ctx->nworkers;
+    s->me = ctx->worker;
+    s->host = ctx->host;
     const struct aia_value *wv = &ctx->args[P_WEIGHTS];
     if (wv->n > 0) {
         if (!(s->weights = malloc(wv->n * sizeof *s->weights))) {
@@ -197,6 +330,10 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         return -1;
     }
     shape->query_len = shape->answer_len = s->dim;
+    if (PREEMPTING(s)) {
+        shape->query_len = 2 * s->dim + (size_t)s->nworkers;
+        shape->answer_len = s->dim + 1;
+    }
     *state = s;
     return 0;
 }
@@ -206,16 +343,26 @@ static int init(void *state, double *query, struct aia_error *err)
     struct average *s = state;
     (void)err;
     memcpy(query, s->x, s->dim * sizeof *query);
+    if (PREEMPTING(s)) {
+        memcpy(query + s->dim, s->best, s->dim * sizeof *query);
+        memcpy(query + 2 * s->dim, s->replaced,
+               (size_t)s->nworkers * sizeof *query);
+    }
     return 0;
 }
 
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
+static int iterate(void *state, double *x, struct aia_error *err)
 {
     struct average *s = state;
-    (void)step;
-    memcpy(s->y, query, s->dim * sizeof *s->y);
-    for (uint64_t k = 0; k < s->local_steps; k++) {
+    (void)err;
+    memcpy(x, s->x, s->dim * sizeof *x);
+    return 0;
+}
+
+/* n local gradient steps from y. */
+static int local(struct average *s, uint64_t n, struct aia_error *err)
+{
+    for (uint64_t k = 0; k < n; k++) {
         const size_t *idx = NULL;
         if (s->batch > 0) {
             for (size_t i = 0; i < s->batch; i++)
@@ -227,15 +374,66 @@ static int worker(void *state, const double *query, double *answer,
         for (size_t j = 0; j < s->dim; j++)
             s->y[j] -= s->step * s->g[j];
     }
+    return 0;
+}
+
+/* y <- x, or y <- x + (y - sent) with compensation. */
+static void apply(struct average *s, const double *x)
+{
+    if (!s->compensate) {
+        memcpy(s->y, x, s->dim * sizeof *s->y);
+        return;
+    }
+    for (size_t j = 0; j < s->dim; j++)
+        s->y[j] = x[j] + (s->y[j] - s->sent[j]);
+}
+
+static int worker(void *state, const double *query, double *answer,
+                  const struct aia_step *step, struct aia_error *err)
+{
+    struct average *s = state;
+    (void)step;
+    if (s->delay == 0) {
+        memcpy(s->y, query, s->dim * sizeof *s->y);
+    } else {
+        const double *from = query;
+        if (PREEMPTING(s) && s->me >= 0 && s->me < s->nworkers &&
+            query[2 * s->dim + (size_t)s->me] > (double)s->restarts) {
+            /* Replaced by the best model: drop the own one. */
+            s->restarts = (uint64_t)query[2 * s->dim + (size_t)s->me];
+            from = query + s->dim;
+            s->have = 0;
+        }
+        if (!s->have) {
+            memcpy(s->y, from, s->dim * sizeof *s->y);
+            memcpy(s->sent, from, s->dim * sizeof *s->sent);
+            s->have = 1;
+        }
+        if (local(s, s->delay, err) < 0)
+            return -1;
+        apply(s, query);
+    }
+    if (local(s, s->local_steps - s->delay, err) < 0)
+        return -1;
+    if (PREEMPTING(s)) {
+        double f;
+        if (s->prob->loss(s->pstate, s->y, &f, err) < 0)
+            return -1;
+        answer[s->dim] = f;
+    }
     if (s->memory == MEM_LATEST) {
         memcpy(answer, s->y, s->dim * sizeof *answer);
+        if (s->delay > 0)
+            memcpy(s->sent, s->y, s->dim * sizeof *s->sent);
         return 0;
     }
-    /* sent starts at zero, so the first difference is the model itself. */
+    /* The first answer is the model itself: the coordinator's sum has
+     * nothing of this worker's yet. */
     for (size_t j = 0; j < s->dim; j++) {
-        answer[j] = s->y[j] - s->sent[j];
+        answer[j] = s->answered ? s->y[j] - s->sent[j] : s->y[j];
         s->sent[j] = s->y[j];
     }
+    s->answered = 1;
     return 0;
 }
 
@@ -260,6 +458,12 @@ static int absorb(void *state, const double *answer,
         s->heard[i] = 1;
         s->total += s->w[i];
     }
+    if (PREEMPTING(s)) {
+        /* A score that is not a number ranks worst. */
+        double f = answer[s->dim];
+        s->score[i] = f == f ? f : INFINITY;
+        s->scored[i] = 1;
+    }
     if (s->memory == MEM_LATEST) {
         memcpy(s->models + (size_t)i * s->dim, answer, s->dim * sizeof *answer);
         return 0;
@@ -269,9 +473,50 @@ static int absorb(void *state, const double *answer,
     return 0;
 }
 
+/* Replace the models of the preempt worst-scored workers by the best
+ * one's, among the workers scored since their latest answer (at least
+ * preempt + 1 of them); a worker scoring as well as the best is kept. */
+static void preempt(struct average *s)
+{
+    int n = s->nworkers, best = -1, scored = 0;
+    for (int i = 0; i < n; i++) {
+        if (!s->heard[i] || !s->scored[i])
+            continue;
+        scored++;
+        if (best < 0 || s->score[i] < s->score[best])
+            best = i;
+    }
+    if (best < 0 || (uint64_t)scored <= s->preempt)
+        return;
+    const double *bm = s->models + (size_t)best * s->dim;
+    memcpy(s->best, bm, s->dim * sizeof *s->best);
+    for (uint64_t k = 0; k < s->preempt; k++) {
+        int worst = -1;
+        for (int i = 0; i < n; i++)
+            if (s->heard[i] && s->scored[i] && i != best &&
+                (worst < 0 || s->score[i] > s->score[worst]))
+                worst = i;
+        if (worst < 0 || !(s->score[worst] > s->score[best]))
+            return;
+        memcpy(s->models + (size_t)worst * s->dim, bm,
+               s->dim * sizeof *s->models);
+        s->scored[worst] = 0;
+        s->replaced[worst] += 1;
+        if (s->host && s->host->log)
+            s->host->log(s->host, AIA_LOG_INFO,
+                         "average: round %llu: worker %d (score %.6g) "
+                         "replaced by worker %d's model (score %.6g)",
+                         (unsigned long long)s->rounds + 1, worst,
+                         s->score[worst], best, s->score[best]);
+    }
+}
+
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct average *s = state;
+    s->rounds++;
+    if (PREEMPTING(s) && s->rounds % s->preempt_every == 0)
+        preempt(s);
     /* Only workers of weight 0 heard from yet: the query stays. */
     if (!(s->total > 0))
         return init(state, query, err);
@@ -297,29 +542,76 @@ static int query(void *state, double *query, struct aia_error *err)
  * with its weight; memory: delta saves the query alone: after a restart
  * the workers no longer remember what they last sent, so their first
  * answers are whole models again, and the weighted sum starts anew from
- * them (the query stays until one arrives). */
+ * them (the query stays until one arrives).  Preemption adds the scores,
+ * the replacement counts, the best model and the rounds, so that the
+ * schedule and the workers' restarts go on where they were.  Layout:
+ *
+ *     x, models, w, total                         doubles (latest)
+ *     score, replaced, best, rounds               doubles (preemption)
+ *     heard, scored                               bytes
+ */
+struct layout {
+    size_t doubles, bytes;
+};
+
+static struct layout layout(const struct average *s)
+{
+    size_t n = (size_t)s->nworkers;
+    struct layout l = {s->dim, 0};
+    if (s->memory == MEM_DELTA)
+        return l;
+    l.doubles += n * s->dim + n + 1;
+    l.bytes = n;
+    if (PREEMPTING(s)) {
+        l.doubles += 2 * n + s->dim + 1;
+        l.bytes += n;
+    }
+    return l;
+}
+
 static size_t state_size(void *state)
 {
-    struct average *s = state;
-    size_t n = (size_t)s->nworkers;
+    struct layout l = layout(state);
+    return l.doubles * sizeof(double) + l.bytes;
+}
+
+/* Copy len bytes between the state and the buffer at *at, in the
+ * direction out says, and move *at on. */
+static void move(unsigned char **at, void *field, size_t len, int out)
+{
+    if (out)
+        memcpy(*at, field, len);
+    else
+        memcpy(field, *at, len);
+    *at += len;
+}
+
+static void transfer(struct average *s, unsigned char *at, int out)
+{
+    size_t n = (size_t)s->nworkers, d = s->dim * sizeof(double);
+    move(&at, s->x, d, out);
     if (s->memory == MEM_DELTA)
-        return s->dim * sizeof(double);
-    return (s->dim + n * s->dim + n + 1) * sizeof(double) + n;
+        return;
+    double rounds = (double)s->rounds;
+    move(&at, s->models, n * d, out);
+    move(&at, s->w, n * sizeof(double), out);
+    move(&at, &s->total, sizeof(double), out);
+    if (PREEMPTING(s)) {
+        move(&at, s->score, n * sizeof(double), out);
+        move(&at, s->replaced, n * sizeof(double), out);
+        move(&at, s->best, d, out);
+        move(&at, &rounds, sizeof(double), out);
+        s->rounds = (uint64_t)rounds;
+    }
+    move(&at, s->heard, n, out);
+    if (PREEMPTING(s))
+        move(&at, s->scored, n, out);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
 {
-    struct average *s = state;
-    size_t n = (size_t)s->nworkers;
-    double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    if (s->memory == MEM_DELTA)
-        return 0;
-    memcpy(p + s->dim, s->models, n * s->dim * sizeof *p);
-    memcpy(p + s->dim + n * s->dim, s->w, n * sizeof *p);
-    p[s->dim + n * s->dim + n] = s->total;
-    memcpy(p + s->dim + n * s->dim + n + 1, s->heard, n);
+    transfer(state, buf, 1);
     return 0;
 }
 
@@ -327,29 +619,23 @@ static int load(void *state, const void *buf, size_t len,
                 struct aia_error *err)
 {
     struct average *s = state;
-    size_t n = (size_t)s->nworkers;
-    const double *p = buf;
     if (len != state_size(state))
         return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
                           state_size(state));
-    memcpy(s->x, p, s->dim * sizeof *p);
+    transfer(s, (unsigned char *)(uintptr_t)buf, 0);
     if (s->memory == MEM_DELTA) {
+        size_t n = (size_t)s->nworkers;
         memset(s->sum, 0, s->dim * sizeof *s->sum);
         memset(s->w, 0, n * sizeof *s->w);
         memset(s->heard, 0, n);
         s->total = 0;
-        return 0;
     }
-    memcpy(s->models, p + s->dim, n * s->dim * sizeof *p);
-    memcpy(s->w, p + s->dim + n * s->dim, n * sizeof *p);
-    s->total = p[s->dim + n * s->dim + n];
-    memcpy(s->heard, p + s->dim + n * s->dim + n + 1, n);
     return 0;
 }
 
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "average",
-                    "1.0",
+                    "1.1",
                     "aggregation and averaging: workers take local gradient "
                     "steps, the query is the weighted average of their "
                     "latest models",
@@ -361,6 +647,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .worker = worker,
     .absorb = absorb,
     .query = query,
+    .iterate = iterate,
     .state_size = state_size,
     .save = save,
     .load = load,

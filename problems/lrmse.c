@@ -14,6 +14,12 @@
  * drawn from its own random stream, so a worker builds exactly its own
  * rows, and every rank agrees on every row.
  *
+ * Fault injection, for experiments: the workers named in `corrupt` (pool
+ * indices) add noise of standard deviation corrupt_noise to the targets
+ * of their generated rows (from a stream of their own), so that their
+ * part is garbage while the coordinator's view, its loss and its optimum
+ * stay those of the clean rows.  Rows from a data file are never touched.
+ *
  * Rows from a data file (ctx->data: b is the target, a the features, dense
  * or sparse) replace the generated ones; a worker is handed its own rows
  * and uses them as they are.  Sparse rows are never expanded: the dot
@@ -47,8 +53,10 @@
 #define GRAM_MAX 4096
 
 #define STREAM_XTRUE 0x4c524d5345000000ull
+#define STREAM_CORRUPT 0x4c52434f52000000ull
 
-enum { P_ROWS, P_COLS, P_NOISE, P_RIDGE, P_CONDITION };
+enum { P_ROWS, P_COLS, P_NOISE, P_RIDGE, P_CONDITION, P_CORRUPT,
+       P_CORRUPT_NOISE };
 
 static const struct aia_param params[] = {
     {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
@@ -61,6 +69,14 @@ static const struct aia_param params[] = {
     {"condition", AIA_DOUBLE, "1",
      "condition number of the generated columns' Gram matrix (1: as drawn)",
      NULL, 1, 1e15},
+    {"corrupt", AIA_INTS, "[]",
+     "workers (pool indices) whose generated targets get corrupt_noise "
+     "(a fault injected for experiments; the coordinator's loss stays the "
+     "clean rows')",
+     NULL, 0, 1e6},
+    {"corrupt_noise", AIA_DOUBLE, "100",
+     "standard deviation of the noise added to the corrupt workers' targets",
+     NULL, 0, 1e12},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -175,7 +191,8 @@ static int check_data(const struct aia_dataset *d, int all,
  * the job have no effect: the rows come from the data file. */
 static void note_ignored(const struct aia_context *ctx)
 {
-    static const int gen[] = {P_ROWS, P_COLS, P_NOISE, P_CONDITION};
+    static const int gen[] = {P_ROWS,      P_COLS,    P_NOISE,
+                              P_CONDITION, P_CORRUPT, P_CORRUPT_NOISE};
     if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
         return;
     for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++)
@@ -239,6 +256,16 @@ static int open_generated(struct lrmse *p, const struct aia_context *ctx,
     for (size_t i = 0; i < p->k; i++)
         gen_row(p, rows[i], p->A + i * p->n, &p->b[i]);
     free(rows);
+    const struct aia_value *bad = &ctx->args[P_CORRUPT];
+    for (size_t i = 0; i < bad->n; i++) {
+        if (bad->ints[i] != part->index)
+            continue;
+        struct aia_rng bg;
+        aia_rng_seed(&bg, p->seed, STREAM_CORRUPT + (uint64_t)part->index);
+        for (size_t r = 0; r < p->k; r++)
+            p->b[r] += ctx->args[P_CORRUPT_NOISE].d * aia_rng_normal(&bg);
+        break;
+    }
     return 0;
 }
 
@@ -612,7 +639,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {
-    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "lrmse", "1.1",
+    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "lrmse", "1.2",
                     "least-squares linear regression, optionally ridge, on "
                     "generated or given rows (loss: half the mean squared "
                     "error)",

@@ -41,13 +41,17 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
         if (t->alg->create(&ctx, &shape, &t->as[r], &err) < 0)
             bail_out("create rank %d: %s", r, err.text);
         t->dim = t->prob->dim(t->ps[r]);
-        if (shape.query_len != t->dim || shape.answer_len != t->dim)
+        t->qlen = shape.query_len;
+        t->alen = shape.answer_len;
+        if (!t->alg->iterate &&
+            (shape.query_len != t->dim || shape.answer_len != t->dim))
             bail_out("%s's messages are not the model's size", t->alg->h.name);
     }
-    if (!(t->hist = calloc(ALGTEST_HISTORY * t->dim, sizeof *t->hist)))
+    if (!(t->hist = calloc(ALGTEST_HISTORY * t->qlen, sizeof *t->hist)) ||
+        !(t->x = calloc(t->dim, sizeof *t->x)))
         bail_out("out of memory");
     t->round = 1;
-    if (t->alg->init(t->as[0], t->hist + t->dim, &err) < 0)
+    if (t->alg->init(t->as[0], t->hist + t->qlen, &err) < 0)
         bail_out("init: %s", err.text);
 }
 
@@ -58,19 +62,30 @@ void algtest_close(struct algtest *t)
         t->prob->close(t->ps[r]);
     }
     free(t->hist);
+    free(t->x);
 }
 
 const double *algtest_query(const struct algtest *t, uint64_t r)
 {
     if (r == 0 || r > t->round || t->round - r >= ALGTEST_HISTORY)
         bail_out("algtest: round %llu is not kept", (unsigned long long)r);
-    return t->hist + (r % ALGTEST_HISTORY) * t->dim;
+    return t->hist + (r % ALGTEST_HISTORY) * t->qlen;
+}
+
+const double *algtest_model(struct algtest *t)
+{
+    struct aia_error err;
+    if (!t->alg->iterate)
+        return algtest_query(t, t->round);
+    if (t->alg->iterate(t->as[0], t->x, &err) < 0)
+        bail_out("iterate: %s", err.text);
+    return t->x;
 }
 
 void algtest_answer(struct algtest *t, int w, uint64_t sent)
 {
     struct aia_error err;
-    double *a = malloc(t->dim * sizeof *a);
+    double *a = malloc(t->alen * sizeof *a);
     if (!a)
         bail_out("out of memory");
     struct aia_step step = {.round = sent, .answers = t->answers[w]++};
@@ -95,7 +110,7 @@ void algtest_end_round(struct algtest *t)
 {
     struct aia_error err;
     t->round++;
-    if (t->alg->query(t->as[0], t->hist + (t->round % ALGTEST_HISTORY) * t->dim,
+    if (t->alg->query(t->as[0], t->hist + (t->round % ALGTEST_HISTORY) * t->qlen,
                       &err) < 0)
         bail_out("query: %s", err.text);
 }
@@ -111,20 +126,20 @@ void algtest_rounds(struct algtest *t, int rounds, int lagging, int lag)
     }
 }
 
-double algtest_gap(const struct algtest *t)
+double algtest_gap(struct algtest *t)
 {
     struct aia_error err;
     double f, fs, *xs = malloc(t->dim * sizeof *xs);
     if (!xs)
         bail_out("out of memory");
     if (t->prob->optimum(t->ps[0], xs, &fs, &err) < 0 ||
-        t->prob->loss(t->ps[0], algtest_query(t, t->round), &f, &err) < 0)
+        t->prob->loss(t->ps[0], algtest_model(t), &f, &err) < 0)
         bail_out("gap: %s", err.text);
     free(xs);
     return (f - fs) / fs;
 }
 
-double algtest_distance(const struct algtest *t)
+double algtest_distance(struct algtest *t)
 {
     struct aia_error err;
     double fs, *xs = malloc(t->dim * sizeof *xs);
@@ -132,7 +147,7 @@ double algtest_distance(const struct algtest *t)
         bail_out("out of memory");
     if (t->prob->optimum(t->ps[0], xs, &fs, &err) < 0)
         bail_out("optimum: %s", err.text);
-    double d = algtest_maxdiff(algtest_query(t, t->round), xs, t->dim);
+    double d = algtest_maxdiff(algtest_model(t), xs, t->dim);
     free(xs);
     return d;
 }

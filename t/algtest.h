@@ -16,6 +16,7 @@ struct algtest {
     const struct aia_problem_plugin *prob;
     int nworkers;
     size_t dim;
+    size_t qlen, alen; /* lengths of a query and an answer */
     /* Index 0 is the coordinator, w + 1 is worker w. */
     void *ps[ALGTEST_MAX_WORKERS + 1];
     void *as[ALGTEST_MAX_WORKERS + 1];
@@ -23,6 +24,7 @@ struct algtest {
     uint64_t answers[ALGTEST_MAX_WORKERS];
     uint64_t round; /* the current round; the first is 1 */
     double *hist;   /* the queries of the latest rounds */
+    double *x;      /* the model, when the algorithm gives it apart */
 };
 
 /* Open the problem on every rank of a pool of nworkers (block partition
@@ -49,11 +51,15 @@ void algtest_end_round(struct algtest *t);
  * rounds before (lagging: a worker index, or -1 for none). */
 void algtest_rounds(struct algtest *t, int rounds, int lagging, int lag);
 
-/* (loss - optimum) / optimum at the current query. */
-double algtest_gap(const struct algtest *t);
+/* The coordinator's current model: its iterate, or the current query
+ * when it gives none.  Valid until the next call. */
+const double *algtest_model(struct algtest *t);
 
-/* max_j |x_j - x*_j| at the current query. */
-double algtest_distance(const struct algtest *t);
+/* (loss - optimum) / optimum at the current model. */
+double algtest_gap(struct algtest *t);
+
+/* max_j |x_j - x*_j| at the current model. */
+double algtest_distance(struct algtest *t);
 
 /* max_j |a_j - b_j| */
 double algtest_maxdiff(const double *a, const double *b, size_t n);

@@ -15,13 +15,13 @@ for p in decay decay_every momentum staleness_scaling; do
 done
 is "${sgd_missing:-}" "" "sgd's decay, decay_every, momentum, staleness_scaling"
 like "$out" "^algorithm +gd +1\.0 +/.*/gd\.so" "gd"
-like "$out" "^algorithm +average +1\.0 +/.*/average\.so" "average"
+like "$out" "^algorithm +average +1\.1 +/.*/average\.so" "average"
 like "$out" "memory +latest[|]delta +latest" "average's memory"
 for p in local_steps weights; do
     printf '%s' "$out" | grep -Eq "^ +$p " || avg_missing="${avg_missing:-} $p"
 done
 is "${avg_missing:-}" "" "average's local_steps and weights"
-like "$out" "^problem +lrmse +1\.1" "lrmse"
+like "$out" "^problem +lrmse +1\.2" "lrmse"
 like "$out" "^problem +logreg +1\.0" "logreg"
 for p in rows cols noise ridge condition l2 flip margin; do
     printf '%s' "$out" | grep -Eq "^ +$p " || missing="${missing:-} $p"
