@@ -192,7 +192,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                    "synchronous gradient descent: one step a round with "
                    "the row-weighted mean of the workers' latest gradients",
                    params),
-    .flags = AIA_ALG_ASSOCIATIVE,
+    .flags = AIA_ALG_ASSOCIATIVE | AIA_ALG_ADDITIVE,
     .create = create,
     .destroy = destroy,
     .init = init,

@@ -241,6 +241,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     "asynchronous SGD: each answer is a gradient, applied "
                     "as it arrives",
                     params),
+    .flags = AIA_ALG_ADDITIVE,
     .create = create,
     .destroy = destroy,
     .init = init,

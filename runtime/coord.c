@@ -54,8 +54,22 @@ void coord_fail(struct coord *c, const char *fmt, ...)
 static int coord_alloc(struct coord *c)
 {
     int n = c->n;
+    const struct job *job = c->job;
+    struct aia_error err;
+    size_t alen = c->s->shape.answer_len;
+    if (codec_init(&c->qcodec, job->codec_query, c->s->shape.query_len, 0,
+                   job->codec_level, &err) < 0 ||
+        codec_init(&c->acodec, job->codec_answer, alen,
+                   codec_topk_count(job->codec_topk, alen),
+                   job->codec_level, &err) < 0)
+        return -1;
     c->qbytes = WIRE_BYTES(c->s->shape.query_len);
-    c->rbytes = WIRE_BYTES(c->s->shape.answer_len);
+    c->qenc_bytes = sizeof(struct wire_hdr) + codec_bound(&c->qcodec);
+    /* every receive can take the largest answer the codec makes */
+    c->rbytes = sizeof(struct wire_hdr) + codec_bound(&c->acodec);
+    if (job->codec_answer != CODEC_NONE &&
+        !(c->adec = malloc((alen ? alen : 1) * sizeof *c->adec)))
+        return -1;
     if (c->rbytes < sizeof(struct wire_hdr) + ERROR_TEXT)
         c->rbytes = sizeof(struct wire_hdr) + ERROR_TEXT;
     c->rreq = malloc((size_t)n * sizeof *c->rreq);
@@ -109,9 +123,14 @@ static void coord_free(struct coord *c)
 {
     for (int w = 0; c->rbuf && w < c->n; w++)
         free(c->rbuf[w]);
-    for (int i = 0; i < c->nq; i++)
+    for (int i = 0; i < c->nq; i++) {
         free(c->q[i].buf);
+        free(c->q[i].enc);
+    }
     free(c->q);
+    free(c->adec);
+    codec_free(&c->qcodec);
+    codec_free(&c->acodec);
     free(c->rreq);
     free(c->sreq);
     free(c->rbuf);
@@ -159,9 +178,13 @@ static int acquire(struct coord *c)
     if (!q)
         return -1;
     c->q = q;
-    if (!(q[c->nq].buf = alloc_aligned(c->qbytes)))
+    q[c->nq] = (struct qbuf){0};
+    if (!(q[c->nq].buf = alloc_aligned(c->qbytes)) ||
+        (c->job->codec_query != CODEC_NONE &&
+         !(q[c->nq].enc = alloc_aligned(c->qenc_bytes)))) {
+        free(q[c->nq].buf);
         return -1;
-    q[c->nq].refs = 0;
+    }
     return c->nq++;
 }
 
@@ -172,16 +195,48 @@ static int send_query(struct coord *c, int w, double now)
         MPI_Wait(&c->sreq[w], MPI_STATUS_IGNORE);
         c->q[c->sq[w]].refs--;
     }
-    if (MPI_Isend(c->q[c->cur].buf, (int)c->qbytes, MPI_BYTE,
+    struct qbuf *q = &c->q[c->cur];
+    if (MPI_Isend(q->enc ? q->enc : q->buf, (int)q->bytes, MPI_BYTE,
                   c->s->ranks[w], TAG_QUERY, MPI_COMM_WORLD,
                   &c->sreq[w]) != MPI_SUCCESS)
         return -1;
+    c->st[w].sent_payload += c->s->shape.query_len * sizeof(double);
+    c->st[w].sent_encoded += q->bytes - sizeof(struct wire_hdr);
     c->sq[w] = c->cur;
     c->q[c->cur].refs++;
     c->busy[w] = 1;
     c->sent[w] = c->round;
     c->sent_at[w] = now;
     c->st[w].queries++;
+    return 0;
+}
+
+/* Give query buffer q, whose doubles are written, its header for round;
+ * with a query codec, encode it into the buffer that is sent.  0 or -1
+ * (the run is then failed). */
+static int seal_query(struct coord *c, int q, uint64_t round)
+{
+    struct qbuf *b = &c->q[q];
+    size_t n = c->s->shape.query_len, bytes = n * sizeof(double);
+    struct wire_hdr h = {.magic = WIRE_MAGIC,
+                         .kind = WIRE_QUERY,
+                         .round = round,
+                         .len = n,
+                         .codec = (uint32_t)c->job->codec_query};
+    if (b->enc) {
+        struct aia_error err;
+        if (codec_encode(&c->qcodec, WIRE_PAYLOAD(b->buf),
+                         WIRE_PAYLOAD(b->enc), &bytes, &err) < 0) {
+            coord_fail(c, "query of round %llu: %s",
+                       (unsigned long long)round, err.text);
+            return -1;
+        }
+    }
+    h.bytes = (uint32_t)bytes;
+    *(struct wire_hdr *)b->buf = h;
+    if (b->enc)
+        *(struct wire_hdr *)b->enc = h;
+    b->bytes = sizeof h + bytes;
     return 0;
 }
 
@@ -200,11 +255,8 @@ static int finish_round(struct coord *c, double now)
         coord_fail(c, "algorithm '%s': query: %s", c->s->alg->h.name, e.text);
         return -1;
     }
-    struct wire_hdr *h = (struct wire_hdr *)c->q[q].buf;
-    *h = (struct wire_hdr){.magic = WIRE_MAGIC,
-                           .kind = WIRE_QUERY,
-                           .round = c->round + 1,
-                           .len = c->s->shape.query_len};
+    if (seal_query(c, q, c->round + 1) < 0)
+        return -1;
     c->prev = c->cur;
     c->cur = q;
     c->round++;
@@ -298,7 +350,8 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .total_rows = s->total_rows,
         .compute_s = h->compute_s,
     };
-    if (s->alg->absorb(s->alg_s, WIRE_PAYLOAD(h), &info, &c->err) < 0) {
+    const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
+    if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {
         struct aia_error e = c->err;
         coord_fail(c, "algorithm '%s': absorb (answer of rank %d): %s",
              s->alg->h.name, s->ranks[w], e.text);
@@ -316,8 +369,10 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
     }
 }
 
-/* Why a received message cannot be trusted, or NULL when it can. */
-static const char *check(const struct coord *c, int w, const MPI_Status *mst,
+/* Why a received message cannot be trusted, or NULL when it can.  An
+ * answer in a codec is decoded here, into c->adec: bytes that do not
+ * decode are not trusted either. */
+static const char *check(struct coord *c, int w, const MPI_Status *mst,
                          int *bytes)
 {
     const struct wire_hdr *h = (const void *)c->rbuf[w];
@@ -325,13 +380,28 @@ static const char *check(const struct coord *c, int w, const MPI_Status *mst,
     MPI_Get_count(mst, MPI_BYTE, bytes);
     if ((size_t)*bytes < sizeof *h || h->magic != WIRE_MAGIC)
         return "not an aiarun message";
-    if (h->kind == WIRE_ANSWER && (h->len != c->s->shape.answer_len ||
-                                   (size_t)*bytes != WIRE_BYTES(h->len)))
-        return "an answer of the wrong length";
-    if (h->kind == WIRE_ANSWER && (!c->busy[w] || h->round != c->sent[w]))
-        return "an answer to a query it was not sent";
     if (h->kind != WIRE_ANSWER && h->kind != WIRE_ERROR && h->kind != WIRE_BYE)
         return "a message of unknown kind";
+    if (h->kind != WIRE_ANSWER)
+        return NULL;
+    if (h->codec != (uint32_t)c->job->codec_answer)
+        return "an answer in another codec";
+    if (h->len != c->s->shape.answer_len ||
+        (size_t)*bytes != sizeof *h + h->bytes ||
+        (h->codec == CODEC_NONE && (size_t)*bytes != WIRE_BYTES(h->len)))
+        return "an answer of the wrong length";
+    if (!c->busy[w] || h->round != c->sent[w])
+        return "an answer to a query it was not sent";
+    struct aia_error err;
+    if (c->adec && codec_decode(&c->acodec, WIRE_PAYLOAD(h), h->bytes,
+                                c->adec, &err) < 0) {
+        snprintf(c->why_text, sizeof c->why_text,
+                 "an answer that does not decode (%s)", err.text);
+        return c->why_text;
+    }
+    c->st[w].recv_payload += h->len * sizeof(double);
+    c->st[w].recv_encoded += h->bytes;
+    c->st[w].recv_msgs++;
     return NULL;
 }
 
@@ -783,11 +853,8 @@ int coord_run(struct setup *s)
     }
     if (first_query(&c, q) < 0)
         goto stop;
-    *(struct wire_hdr *)c.q[q].buf =
-        (struct wire_hdr){.magic = WIRE_MAGIC,
-                          .kind = WIRE_QUERY,
-                          .round = c.round,
-                          .len = s->shape.query_len};
+    if (seal_query(&c, q, c.round) < 0)
+        goto stop;
     c.cur = q;
     c.t0 = c.round_t0 = util_now() - (c.resumed ? c.resume.elapsed : 0);
     c.progress_at = util_now() + 1.0; /* progress for runs over a second */

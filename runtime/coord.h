@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "checkpoint.h"
+#include "codec.h"
 #include "output.h"
 #include "run.h"
 #include "stats.h"
@@ -25,8 +26,11 @@ enum stop_reason {
 };
 
 struct qbuf {
-    char *buf;
-    int refs; /* sends in flight from it */
+    char *buf;   /* header and the query as doubles */
+    char *enc;   /* with a query codec: header and the encoded query,
+                    which is what is sent; NULL: buf is sent */
+    size_t bytes; /* of the message sent */
+    int refs;    /* sends in flight from it */
 };
 
 struct coord {
@@ -34,6 +38,11 @@ struct coord {
     const struct job *job;
     int n;
     size_t qbytes, rbytes;
+    size_t qenc_bytes;     /* most bytes of an encoded query message */
+    struct codec qcodec;   /* queries' encoder */
+    struct codec acodec;   /* answers' decoder */
+    double *adec;          /* the answer being absorbed, decoded */
+    char why_text[AIA_ERROR_LEN + 64]; /* why a message is not trusted */
     MPI_Request *rreq; /* the answer receive of each worker */
     char **rbuf;
     MPI_Request *sreq; /* the query send of each worker */

@@ -3,9 +3,11 @@
 
 #include "job.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "data.h"
 #include "params.h"
 #include "util.h"
@@ -105,7 +107,25 @@ static const struct aia_param pool_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-static const char *const pool_sections[] = {"wait", NULL};
+static const char *const pool_sections[] = {"wait", "codec", NULL};
+
+static const struct aia_param codec_params[] = {
+    {"query", AIA_ENUM, "none",
+     "how queries travel: as doubles, rounded to float32, float16 or "
+     "bfloat16, or compressed by zstd (lossless)",
+     "none|float32|float16|bfloat16|zstd", 0, 0},
+    {"answer", AIA_ENUM, "none",
+     "how answers travel: as queries, or topk: the largest entries only, "
+     "the rest kept by the worker and added to its next answer (error "
+     "feedback; for algorithms whose answers are gradients: sgd, gd)",
+     "none|float32|float16|bfloat16|topk|zstd", 0, 0},
+    {"topk", AIA_DOUBLE, "0.01",
+     "topk: entries sent, a fraction of the answer's length when below 1 "
+     "(at least one), else a count",
+     NULL, 1e-9, 4e9},
+    {"level", AIA_INT, "3", "zstd: compression level", NULL, 1, 19},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
 
 static const struct aia_param wait_params[] = {
     {"plugin", AIA_STRING, "standard",
@@ -144,6 +164,11 @@ static const struct aia_param stop_params[] = {
 static const struct aia_param stragglers_params[] = {
     {"work_ms", AIA_DOUBLE, "0",
      "simulated work added to every answer of every worker", NULL, 0, 1e9},
+    {"link_mbps", AIA_DOUBLE, "0",
+     "an emulated link of this many megabits per second to each worker: "
+     "before sending an answer a worker waits for the bytes of its query "
+     "and its answer (headers included) to cross it (0: no emulation)",
+     NULL, 0, 1e9},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -261,7 +286,8 @@ enum {
     V_MARKOV,
     V_HANG,
     V_DATA,
-    V_CORRUPT
+    V_CORRUPT,
+    V_CODEC
 };
 
 /* Bind the runtime's keys of a section.  In a plugin section every other
@@ -362,6 +388,47 @@ static int data_section(struct job *job, struct aia_error *err)
     return 0;
 }
 
+/* pool.codec: how queries and answers travel. */
+static int codec_section(struct job *job, const struct mnode *pool,
+                         struct aia_error *err)
+{
+    static const int query_ids[] = {CODEC_NONE, CODEC_FLOAT32,
+                                    CODEC_FLOAT16, CODEC_BFLOAT16,
+                                    CODEC_ZSTD};
+    const struct mnode *key = NULL;
+    const struct mnode *node = mnode_get(pool, "codec", &key);
+    struct aia_value *v = job->v[V_CODEC] =
+        bind(job, "pool.codec", node, key, codec_params, 0, NULL, err);
+    if (!v)
+        return -1;
+    job->codec_query = query_ids[v[0].i];
+    job->codec_answer = (int)v[1].i;
+    job->codec_topk = v[2].d;
+    job->codec_level = (int)v[3].i;
+    job->codec_node = key;
+    const char *which[2] = {"query", "answer"};
+    int ids[2] = {job->codec_query, job->codec_answer};
+    for (int i = 0; i < 2; i++) {
+        if (codec_available(ids[i]))
+            continue;
+        char where[256];
+        params_where(where, sizeof where, job->m->path,
+                     mnode_get(node, which[i], NULL));
+        return aia_seterr(err, "%s: pool.codec.%s: %s: this aiarun was "
+                               "built without libzstd",
+                          where, which[i], codec_name(ids[i]));
+    }
+    if (v[2].d >= 1 && v[2].d != floor(v[2].d)) {
+        char where[256];
+        params_where(where, sizeof where, job->m->path,
+                     mnode_get(node, "topk", NULL));
+        return aia_seterr(err, "%s: pool.codec.topk: %g: give a fraction "
+                               "below 1 or a whole count",
+                          where, v[2].d);
+    }
+    return 0;
+}
+
 /* A sub-section of stragglers, bound into job->v[slot]; NULL (and no
  * error) when absent. */
 static struct aia_value *straggler_part(struct job *job,
@@ -395,6 +462,7 @@ static int stragglers(struct job *job, struct aia_error *err)
     if (!v)
         return -1;
     st->work = v[0].d / 1e3;
+    st->link_bps = v[1].d * 1e6;
     int failed = 0;
     const struct mnode *n;
     if ((v = straggler_part(job, sec, "fixed", V_FIXED, fixed_params, &n,
@@ -513,6 +581,9 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->wait = (struct job_plugin){"pool.wait", wait, wkey ? wkey : key,
                                     v[0].s, plugin_key};
 
+    if (codec_section(job, node, err) < 0)
+        goto fail;
+
     node = mnode_get(root, "stop", &key);
     if (!(v = job->v[V_STOP] = bind(job, "stop", node, key, stop_params, 0,
                                     NULL, err)))
@@ -552,6 +623,15 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->checkpoint_every = v[9].i;
     job->checkpoint_seconds = v[10].d;
     job->checkpoint_node = mnode_get(node, "checkpoint", NULL);
+    if (job->topology == JOB_TREE &&
+        (job->codec_query != CODEC_NONE || job->codec_answer != CODEC_NONE)) {
+        char where[256];
+        params_where(where, sizeof where, path, job->codec_node);
+        aia_seterr(err, "%s: pool.codec: a tree's nodes combine answers as "
+                        "doubles: codecs are for the star topology only",
+                   where);
+        goto fail;
+    }
     if (job->topology == JOB_TREE && (job->mode == JOB_ASYNC || wait)) {
         char where[256];
         params_where(where, sizeof where, path, job->topology_node);
@@ -659,6 +739,9 @@ void job_reference(FILE *out)
                     "holds only its rows; the coordinator holds all of "
                     "them, for the loss.");
     reference_table(out, "pool", pool_params, NULL);
+    reference_table(out, "pool.codec", codec_params,
+                    "How the doubles of queries and answers travel (see "
+                    "Compression); star topology only.");
     reference_table(out, "pool.wait", wait_params,
                     "Every other key is a parameter of the wait condition.");
     reference_table(out, "stop", stop_params,

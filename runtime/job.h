@@ -43,6 +43,7 @@ enum job_topology { JOB_STAR = 0, JOB_TREE = 1 };
 /* Injected delays (the stragglers section), all in seconds. */
 struct job_stragglers {
     double work;                 /* added to every answer of every worker */
+    double link_bps;             /* emulated link, bits a second; 0: none */
     const int64_t *fixed;        /* persistent stragglers' ranks */
     size_t nfixed;
     const double *fixed_delay;   /* one, or one per rank of fixed */
@@ -84,6 +85,10 @@ struct job {
     int topology; /* enum job_topology */
     int arity;    /* tree: children per node */
     const struct mnode *topology_node;
+    int codec_query, codec_answer; /* enum codec_id */
+    double codec_topk;             /* fraction (< 1) or count */
+    int codec_level;               /* zstd */
+    const struct mnode *codec_node; /* pool.codec's key, NULL: absent */
     /* stop */
     int64_t max_iterations; /* 0: no limit */
     double max_time;        /* seconds; 0: no limit */

@@ -353,6 +353,48 @@ static void print_stragglers(const struct job_stragglers *st)
     printf("\n");
 }
 
+/* Bytes the coordinator sent and received: payloads as doubles, encoded,
+ * and on the wire (headers included). */
+struct traffic {
+    uint64_t sent_payload, sent_encoded, sent_wire;
+    uint64_t recv_payload, recv_encoded, recv_wire;
+    double ratio; /* payloads as doubles over encoded, headers apart */
+};
+
+static struct traffic traffic(const struct coord *c)
+{
+    struct traffic t = {0};
+    for (int w = 0; w < c->n; w++) {
+        const struct wstats *st = &c->st[w];
+        t.sent_payload += st->sent_payload;
+        t.sent_encoded += st->sent_encoded;
+        t.sent_wire += st->sent_encoded + st->queries * sizeof(struct wire_hdr);
+        t.recv_payload += st->recv_payload;
+        t.recv_encoded += st->recv_encoded;
+        t.recv_wire += st->recv_encoded +
+                       st->recv_msgs * sizeof(struct wire_hdr);
+    }
+    uint64_t enc = t.sent_encoded + t.recv_encoded;
+    t.ratio = enc ? (double)(t.sent_payload + t.recv_payload) / (double)enc
+                  : 1.0;
+    return t;
+}
+
+static void print_traffic(const struct coord *c)
+{
+    const struct job *job = c->job;
+    struct traffic t = traffic(c);
+    printf("  %-10s sent %llu (queries as %s; %llu as doubles), received "
+           "%llu (answers as %s",
+           "bytes", (unsigned long long)t.sent_wire,
+           codec_name(job->codec_query), (unsigned long long)t.sent_payload,
+           (unsigned long long)t.recv_wire, codec_name(job->codec_answer));
+    if (job->codec_answer == CODEC_TOPK)
+        printf(" %zu of %zu", c->acodec.k, c->acodec.n);
+    printf("; %llu as doubles); compression ratio %.3g\n",
+           (unsigned long long)t.recv_payload, t.ratio);
+}
+
 /* What ran, why it stopped, and where it ended. */
 static void report(struct coord *c, double loss)
 {
@@ -385,6 +427,7 @@ static void report(struct coord *c, double loss)
            "stopped", reason_names[c->why], c->t_end - c->t0,
            (long long)c->iteration, (long long)c->epoch,
            (unsigned long long)total_answers(c));
+    print_traffic(c);
     if (c->dead)
         printf("  %-10s %d worker%s declared dead; the run went on with "
                "the others\n",
@@ -458,6 +501,13 @@ void record_finish(struct coord *c)
         if (!isnan(m))
             printf(" %s=%.10g", c->s->prob->metric_name, m);
     }
+    struct traffic t = traffic(c);
+    printf(" sent_bytes=%llu sent_payload=%llu recv_bytes=%llu "
+           "recv_payload=%llu ratio=%.4f",
+           (unsigned long long)t.sent_wire,
+           (unsigned long long)t.sent_payload,
+           (unsigned long long)t.recv_wire,
+           (unsigned long long)t.recv_payload, t.ratio);
     printf("\n");
     fflush(stdout);
     if (c->job->workers_csv &&

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "codec.h"
 #include "deliver.h"
 #include "host.h"
 #include "params.h"
@@ -202,6 +203,23 @@ static int open_problem(struct setup *s, struct aia_error *err)
     return 0;
 }
 
+/* Top-k holds part of an answer back: only for additive answers. */
+static int check_codec(const struct setup *s, struct aia_error *err)
+{
+    if (s->job->codec_answer == CODEC_TOPK &&
+        !(s->alg->flags & AIA_ALG_ADDITIVE)) {
+        char where[256];
+        params_where(where, sizeof where, s->job->m->path,
+                     s->job->codec_node);
+        return aia_seterr(err, "%s: pool.codec.answer: topk: algorithm '%s' "
+                               "does not declare its answers additive "
+                               "(AIA_ALG_ADDITIVE): what top-k holds back "
+                               "would be a wrong answer, not a late one",
+                          where, s->alg->h.name);
+    }
+    return 0;
+}
+
 static int create_algorithm(struct setup *s, struct aia_error *err)
 {
     if (s->job->topology == JOB_TREE &&
@@ -215,6 +233,8 @@ static int create_algorithm(struct setup *s, struct aia_error *err)
                                "answers cannot stand for one",
                           where, s->alg->h.name);
     }
+    if (check_codec(s, err) < 0)
+        return -1;
     struct aia_context ctx = context(s, s->alg_args);
     if (s->alg->create(&ctx, &s->shape, &s->alg_s, err) < 0) {
         job_blame(s->job, &s->job->algorithm, err);
@@ -387,6 +407,8 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
 {
     struct setup s = {.job = job, .windex = -1, .nworkers = nworkers};
     int rc = load_plugins(&s, 1, err);
+    if (rc == 0)
+        rc = check_codec(&s, err);
     if (rc == 0 && nworkers > 0) {
         /* the pool of an -np nworkers+1 run: ranks 1 .. nworkers */
         if (!(s.ranks = calloc((size_t)nworkers, sizeof *s.ranks)))

@@ -36,6 +36,9 @@ struct wstats {
     struct hist compute; /* the worker's time on it, injected delay too */
     struct hist comm;    /* rtt - compute */
     double delay;        /* injected delay, total seconds */
+    /* bytes of the payloads: as doubles, and as encoded (headers apart) */
+    uint64_t sent_payload, sent_encoded; /* its queries */
+    uint64_t recv_payload, recv_encoded, recv_msgs; /* its answers */
     int unresponsive;    /* still busy at the end, past its usual time */
     int dead;            /* declared dead during the run */
     int untrusted;       /* sent a message that failed its checks */

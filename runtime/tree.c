@@ -189,6 +189,8 @@ static int round_(struct node *k)
                                                   .seq = k->answers,
                                                   .compute_s = compute,
                                                   .delay_s = delay,
+                                                  .bytes = (uint32_t)(alen *
+                                                                      8),
                                                   .rows = (uint64_t)rows};
     MPI_Isend(k->up, (int)k->abytes, MPI_BYTE, k->parent, TAG_ANSWER,
               MPI_COMM_WORLD, &k->ureq);

@@ -55,8 +55,12 @@ struct wire_hdr {
                          queries sent to this worker */
     double compute_s; /* ANSWER: seconds spent computing it */
     double delay_s;   /* ANSWER: seconds of injected delay */
-    uint32_t codec;   /* QUERY, ANSWER: how the payload is encoded */
-    uint32_t flags;   /* FINISH: WIRE_NO_FINALIZE */
+    uint32_t codec;   /* QUERY, ANSWER: how the payload is encoded (enum
+                         codec_id; len still counts the doubles) */
+    union {
+        uint32_t flags; /* FINISH: WIRE_NO_FINALIZE */
+        uint32_t bytes; /* QUERY, ANSWER: bytes of the encoded payload */
+    };
     uint64_t rows;    /* ANSWER in tree mode: rows of the answers combined */
 };
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "host.h"
 #include "poll.h"
 #include "run.h"
@@ -28,6 +29,10 @@
 struct worker {
     struct setup *s;
     char *qbuf, *abuf;
+    size_t qbytes;     /* the largest query message */
+    struct codec qc, ac; /* queries' decoder, answers' encoder */
+    double *qdec;      /* with a query codec: the query, decoded */
+    char *araw;        /* with an answer codec: the answer as doubles */
     struct wire_hdr ctrl;
     MPI_Request req[2]; /* 0: query, 1: control */
     MPI_Request areq;   /* the answer in flight */
@@ -38,8 +43,8 @@ struct worker {
 
 static int post_query(struct worker *k)
 {
-    return MPI_Irecv(k->qbuf, (int)WIRE_BYTES(k->s->shape.query_len),
-                     MPI_BYTE, 0, TAG_QUERY, MPI_COMM_WORLD, &k->req[0]);
+    return MPI_Irecv(k->qbuf, (int)k->qbytes, MPI_BYTE, 0, TAG_QUERY,
+                     MPI_COMM_WORLD, &k->req[0]);
 }
 
 /* Tell the coordinator this worker failed; the text is also printed
@@ -95,27 +100,41 @@ static int all_finite(const double *v, size_t n)
     return (s[0] + s[1]) + (s[2] + s[3]) == 0.0;
 }
 
-/* Answer the query in qbuf; 1 when a STOP came during an injected delay
- * (the answer is then not sent). */
-static int answer(struct worker *k)
+/* Answer the query in qbuf (got: its bytes); 1 when a STOP came during
+ * an injected delay (the answer is then not sent). */
+static int answer(struct worker *k, int got)
 {
     const struct setup *s = k->s;
     const struct wire_hdr *q = (const void *)k->qbuf;
     char text[ERROR_TEXT];
-    if (q->magic != WIRE_MAGIC || q->kind != WIRE_QUERY ||
-        q->len != s->shape.query_len) {
+    struct aia_error err;
+    if ((size_t)got < sizeof *q || q->magic != WIRE_MAGIC ||
+        q->kind != WIRE_QUERY || q->len != s->shape.query_len ||
+        q->codec != (uint32_t)s->job->codec_query ||
+        (size_t)got != sizeof *q + q->bytes) {
         snprintf(text, sizeof text, "received a malformed query");
         report(k, text);
         return 0;
+    }
+    const double *query = WIRE_PAYLOAD(q);
+    if (k->qdec) {
+        if (codec_decode(&k->qc, WIRE_PAYLOAD(q), q->bytes, k->qdec,
+                         &err) < 0) {
+            snprintf(text, sizeof text, "received a query that does not "
+                                        "decode: %s",
+                     err.text);
+            report(k, text);
+            return 0;
+        }
+        query = k->qdec;
     }
     /* The previous answer was received: this query proves it. */
     if (k->areq != MPI_REQUEST_NULL)
         MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
     struct aia_step step = {.round = q->round, .answers = k->answers};
-    double *out = WIRE_PAYLOAD(k->abuf);
-    struct aia_error err;
+    double *out = k->araw ? (double *)k->araw : WIRE_PAYLOAD(k->abuf);
     double t = util_now();
-    if (s->alg->worker(s->alg_s, WIRE_PAYLOAD(q), out, &step, &err) < 0) {
+    if (s->alg->worker(s->alg_s, query, out, &step, &err) < 0) {
         snprintf(text, sizeof text, "algorithm '%s': worker step: %s",
                  s->alg->h.name, err.text);
         report(k, text);
@@ -132,8 +151,21 @@ static int answer(struct worker *k)
             report(k, text);
             return 0;
         }
+    size_t bytes = s->shape.answer_len * sizeof(double);
+    if (k->araw && codec_encode(&k->ac, out, WIRE_PAYLOAD(k->abuf), &bytes,
+                                &err) < 0) {
+        snprintf(text, sizeof text, "answer to round %llu: %s",
+                 (unsigned long long)q->round, err.text);
+        report(k, text);
+        return 0;
+    }
     double injected = straggle_next(&k->delays);
-    if (delay(k, injected))
+    /* the emulated link: the query came over it, the answer goes */
+    double link = s->job->stragglers.link_bps > 0
+                      ? 8.0 * (double)(got + sizeof *q + bytes) /
+                            s->job->stragglers.link_bps
+                      : 0;
+    if (delay(k, injected + link))
         return 1;
     double compute = util_now() - t;
     *(struct wire_hdr *)k->abuf =
@@ -143,11 +175,13 @@ static int answer(struct worker *k)
                           .len = s->shape.answer_len,
                           .seq = k->answers,
                           .compute_s = compute,
-                          .delay_s = injected};
+                          .delay_s = injected + link,
+                          .codec = (uint32_t)s->job->codec_answer,
+                          .bytes = (uint32_t)bytes};
     if (straggle_corrupt(&k->delays)) /* an injected fault */
         ((struct wire_hdr *)k->abuf)->magic ^= 0xdeadbeefu;
-    MPI_Isend(k->abuf, (int)WIRE_BYTES(s->shape.answer_len), MPI_BYTE, 0,
-              TAG_ANSWER, MPI_COMM_WORLD, &k->areq);
+    MPI_Isend(k->abuf, (int)(sizeof *q + bytes), MPI_BYTE, 0, TAG_ANSWER,
+              MPI_COMM_WORLD, &k->areq);
     k->answers++;
     return 0;
 }
@@ -207,11 +241,30 @@ int worker_run(struct setup *s)
     int in_pool = s->windex >= 0;
     poll_ignore_signals();
     if (in_pool) {
-        k.qbuf = aligned_alloc(64, (WIRE_BYTES(s->shape.query_len) + 63) /
-                                       64 * 64);
-        k.abuf = aligned_alloc(64, (WIRE_BYTES(s->shape.answer_len) + 63) /
-                                       64 * 64);
-        if (!k.qbuf || !k.abuf) {
+        const struct job *job = s->job;
+        size_t alen = s->shape.answer_len, qlen = s->shape.query_len;
+        struct aia_error err;
+        if (codec_init(&k.qc, job->codec_query, qlen, 0, job->codec_level,
+                       &err) < 0 ||
+            codec_init(&k.ac, job->codec_answer, alen,
+                       codec_topk_count(job->codec_topk, alen),
+                       job->codec_level, &err) < 0) {
+            host_error("%s; aborting the job", err.text);
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        /* receives take the largest query the codec makes */
+        k.qbytes = sizeof(struct wire_hdr) + codec_bound(&k.qc);
+        size_t abytes = sizeof(struct wire_hdr) + codec_bound(&k.ac);
+        k.qbuf = aligned_alloc(64, (k.qbytes + 63) / 64 * 64);
+        k.abuf = aligned_alloc(64, (abytes + 63) / 64 * 64);
+        if (job->codec_query != CODEC_NONE)
+            k.qdec = malloc((qlen ? qlen : 1) * sizeof *k.qdec);
+        if (job->codec_answer != CODEC_NONE)
+            k.araw = aligned_alloc(64, (alen * sizeof(double) + 63) / 64 * 64
+                                           + 64);
+        if (!k.qbuf || !k.abuf ||
+            (job->codec_query != CODEC_NONE && !k.qdec) ||
+            (job->codec_answer != CODEC_NONE && !k.araw)) {
             host_error("out of memory for message buffers; aborting the "
                        "job");
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
@@ -236,7 +289,9 @@ int worker_run(struct setup *s)
                 continue;
             }
             k.queries++;
-            if (!k.failed && answer(&k)) {
+            int got = 0;
+            MPI_Get_count(&st[i], MPI_BYTE, &got);
+            if (!k.failed && answer(&k, got)) {
                 /* the STOP is in: leave its request for the check below */
                 stop = 1;
                 break;
@@ -256,5 +311,9 @@ int worker_run(struct setup *s)
     int status = await_finish(s, k.ctrl.status);
     free(k.qbuf);
     free(k.abuf);
+    free(k.qdec);
+    free(k.araw);
+    codec_free(&k.qc);
+    codec_free(&k.ac);
     return status;
 }

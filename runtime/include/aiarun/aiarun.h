@@ -357,6 +357,14 @@ struct aia_step {
  * (average). */
 #define AIA_ALG_ASSOCIATIVE 0x1u
 
+/* The algorithm's answers are increments whose sum over time is what
+ * counts (gradients: sgd, gd): part of an answer may be held back and
+ * sent with a later one.  Top-k compression with error feedback
+ * (pool.codec.answer: topk) is allowed only for such algorithms; for one
+ * whose answers are states (average's models) a held-back part would be
+ * a wrong state, not a late one. */
+#define AIA_ALG_ADDITIVE 0x2u
+
 struct aia_algorithm_plugin {
     struct aia_plugin_header h;
     uint32_t flags;
