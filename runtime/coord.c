@@ -611,13 +611,25 @@ static void loop(struct coord *c)
     c->t_end = util_now();
 }
 
+/* STOP buffers that sends to ranks let go may still read: reachable from
+ * here until the process exits (it does not finalize). */
+static struct wire_hdr *volatile lent_stop;
+
 /* Tell every rank still there whether to call MPI_Finalize: it waits for
- * every rank, so when one is dead or hung nobody calls it.  The STOP
- * buffers are reused for the message: their sends have completed. */
-static void finish(struct coord *c, const int *of_rank, struct wire_hdr *buf)
+ * every rank, so when one is dead or hung nobody calls it.  Sent once the
+ * report is out: ranks that leave without finalizing make mpirun end the
+ * job, this rank included.  The STOP buffers are reused for the message:
+ * their sends have completed. */
+static void finish(struct coord *c)
 {
     const struct setup *s = c->s;
+    const int *of_rank = c->of_rank;
+    struct wire_hdr *buf = c->stop;
     int others = s->size - 1;
+    if (!buf)
+        return; /* the pool was not shut down: a signal stopped the run */
+    fflush(stdout);
+    fflush(stderr);
     MPI_Request *fr = malloc((size_t)others * sizeof *fr);
     if (!fr) {
         host_error("out of memory while stopping; aborting the job");
@@ -639,18 +651,27 @@ static void finish(struct coord *c, const int *of_rank, struct wire_hdr *buf)
     /* every receiver is waiting for it: this completes at once */
     MPI_Waitall(others, fr, MPI_STATUSES_IGNORE);
     free(fr);
+    /* the STOP buffers of ranks let go stay allocated, MPI may read them */
+    if (run_incomplete)
+        lent_stop = c->stop;
+    else
+        free(c->stop);
+    c->stop = NULL;
+    free(c->of_rank);
+    c->of_rank = NULL;
     if (run_incomplete)
         run_no_finalize = 1;
 }
 
-/* Stop every other rank and collect the pool's goodbyes. */
+/* Stop every other rank and collect the pool's goodbyes (finish then
+ * lets them go). */
 static void shutdown_pool(struct coord *c)
 {
     const struct setup *s = c->s;
     int others = s->size - 1;
-    struct wire_hdr *stop = calloc((size_t)others, sizeof *stop);
+    struct wire_hdr *stop = c->stop = calloc((size_t)others, sizeof *stop);
     MPI_Request *sr = malloc((size_t)others * sizeof *sr);
-    int *of_rank = calloc((size_t)s->size, sizeof *of_rank);
+    int *of_rank = c->of_rank = calloc((size_t)s->size, sizeof *of_rank);
     if (!stop || !sr || !of_rank) {
         host_error("out of memory while stopping; aborting the job");
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
@@ -725,12 +746,7 @@ static void shutdown_pool(struct coord *c)
     for (int w = 0; w < c->n; w++)
         if (c->sreq[w] != MPI_REQUEST_NULL)
             MPI_Wait(&c->sreq[w], MPI_STATUS_IGNORE);
-    finish(c, of_rank, stop);
-    /* the STOP buffers of ranks let go stay allocated: MPI may read them */
-    if (!run_incomplete)
-        free(stop);
     free(sr);
-    free(of_rank);
 }
 
 /* Workers still busy at the stop for far longer than they usually take
@@ -881,6 +897,7 @@ stop:
     flag_unresponsive(&c);
     shutdown_pool(&c);
     record_finish(&c);
+    finish(&c);
     coord_free(&c);
     checkpoint_free(&c.resume);
     return c.status;

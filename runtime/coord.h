@@ -79,6 +79,10 @@ struct coord {
     struct checkpoint resume; /* the checkpoint resumed from */
     int resumed;
     int dead;            /* workers declared dead */
+    /* shutdown_pool's STOP buffers, reused for FINISH, and each rank's
+     * pool index + 1 (0: not in the pool) */
+    struct wire_hdr *stop;
+    int *of_rank;
     enum stop_reason why;
     int status;
     struct aia_error err;
