@@ -116,8 +116,12 @@ static int bind(struct bench_problem *bp, char *const *kv, int nkv)
             a->d = (double)a->i;
         } else if (tab[j].type == AIA_DOUBLE) {
             a->d = strtod(v, NULL);
+        } else if ((tab[j].type == AIA_INTS || tab[j].type == AIA_DOUBLES) &&
+                   strcmp(v, "[]") == 0) {
+            a->n = 0; /* an empty list: the only one needed here */
         } else {
-            fprintf(stderr, "bench: %s: only numbers are supported here\n",
+            fprintf(stderr, "bench: %s: only numbers and empty lists are "
+                            "supported here\n",
                     tab[j].name);
             return -1;
         }

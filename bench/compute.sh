@@ -44,14 +44,16 @@ ${COMPUTE_ROWS} × ${COMPUTE_COLS} rows ($(fmt "$mb") MB with the targets, far b
 33 MB last-level cache) and times, in turn, the plugin's gradient
 (through its descriptor, as a worker calls it) and reads of an array of
 the same size. GB/s of matrix read, median of ${BENCH_REPS} runs, each the median
-of ${COMPUTE_INNER} timings. **read**: a sum with eight independent accumulators
-(STREAM-like, limited by memory); **read, 1 accumulator**: the plain loop,
+of ${COMPUTE_INNER} timings. **read**: a sum with eight independent accumulators,
+vectorized (GCC's -O3 for that function; STREAM-like, limited by memory);
+**read, 1 accumulator**: the plain loop,
 each addition waiting for the previous one; **gradient, 4 accumulators**:
 the plugin's arithmetic with four partial sums in each row's dot product
 and its loops vectorized (GCC's -O3 for that function), over a copy of the
 same size; **lrmse at -O3**: problems/lrmse.c unchanged, compiled with
 \`$CC -O3\` instead of the build's flags. Everything else is compiled with
-the build's CFLAGS. Target: the plugin's gradient within 1.5x of the
+the build's CFLAGS (the plugin's dense rows go through its own loop,
+compiled as at -O3 with GCC, see \`dense_gradient\` in problems/lrmse.c). Target: the plugin's gradient within 1.5x of the
 bandwidth bound (read / gradient ≤ 1.5).
 
 | kernel | GB/s | read / kernel |

@@ -117,8 +117,10 @@ verdict() {
     if [ "$1" = 1 ]; then echo met; else echo "**MISSED**"; fi
 }
 
-# holds EXPR : exit status 0 when an awk condition holds.
+# holds EXPR : exit status 0 when an awk condition holds; never when the
+# expression names a value that was not measured (nan).
 holds() {
+    case $1 in *nan* | *inf*) return 1 ;; esac
     "$AWK" "BEGIN { exit !($1) }"
 }
 

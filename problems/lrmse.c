@@ -339,8 +339,8 @@ static void get_row(struct lrmse *p, size_t i, struct row *r)
 /* Four partial sums: the additions no longer wait on each other, so the
  * loop runs at memory speed (bench/: 2.9x under the bandwidth bound with
  * one sum). */
-static double dot(const double *restrict a, const double *restrict x,
-                  size_t n)
+static inline double dot(const double *restrict a,
+                         const double *restrict x, size_t n)
 {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     size_t j = 0;
@@ -365,7 +365,6 @@ static double row_dot(const struct row *r, const double *x, size_t n)
     return s;
 }
 
-/* g += alpha * a */
 /* g += alpha * a, with no aliasing, so the compiler vectorizes it. */
 static void axpy(double alpha, const double *restrict a, double *restrict g,
                  size_t n)
@@ -398,19 +397,9 @@ static void dense_gradient(const double *restrict A, const double *restrict b,
 {
     for (size_t i = 0; i < k; i++) {
         const double *restrict a = A + i * n;
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        size_t j = 0;
-        for (; j + 4 <= n; j += 4) {
-            s0 += a[j] * x[j];
-            s1 += a[j + 1] * x[j + 1];
-            s2 += a[j + 2] * x[j + 2];
-            s3 += a[j + 3] * x[j + 3];
-        }
-        for (; j < n; j++)
-            s0 += a[j] * x[j];
-        double e = (s0 + s1) + (s2 + s3) - b[i];
+        double e = dot(a, x, n) - b[i];
         SIMD_LOOP
-        for (j = 0; j < n; j++)
+        for (size_t j = 0; j < n; j++)
             g[j] += e * a[j];
     }
 }
