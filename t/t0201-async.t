@@ -30,9 +30,15 @@ gap=$(field gap "$out")
 ok $(float_le "${gap:-1}" 5e-3 && echo 0 || echo 1) "(gap $gap)"
 is "$(awk -F, 'NR > 1 && $6 != $4 - 1' a.csv | wc -l)" 0 \
     "each answer is absorbed in the round it ends"
-# staleness needs a run of some length: 1500 answers
-run 5 -o stop.gap=0 -o stop.iterations=1500 async.yaml
+# staleness needs a run of some length: 1500 answers, each taking at
+# least 1 ms, so that the slow worker (50 ms slower here) answers during
+# it however fast the machine (the fast ones alone could give 1500
+# answers in 20 ms)
+run 5 -o stop.gap=0 -o stop.iterations=1500 -o stragglers.work_ms=1 \
+    -o 'stragglers.fixed.delay_ms=[50]' async.yaml
 is "$(field iterations "$out")" 1500 "1500 answers, 1500 iterations"
+n4=$(awk -F, '$2 == 4' a.csv | wc -l)
+ok $([ "$n4" -ge 5 ] && echo 0 || echo 1) "the slow worker answered meanwhile ($n4 times)"
 # median staleness of a rank's answers
 median() {
     awk -F, -v r="$1" '$2 == r { print $5 }' a.csv | sort -n |
@@ -41,7 +47,7 @@ median() {
 st4=$(median 4)
 st1=$(median 1)
 ok $([ "$st4" -gt $((2 * st1 + 2)) ] && echo 0 || echo 1) \
-    "the 20 ms slower worker's answers are staler (median $st4 against $st1)"
+    "the 50 ms slower worker's answers are staler (median $st4 against $st1)"
 
 cat > bad.yaml <<'YAML'
 algorithm: {plugin: sgd}
