@@ -27,16 +27,6 @@
 #include "wire.h"
 
 #define ERROR_TEXT 1024
-#define ALIGN 64
-
-static void *alloc_aligned(size_t bytes)
-{
-    size_t rounded = (bytes + ALIGN - 1) / ALIGN * ALIGN;
-    void *p = aligned_alloc(ALIGN, rounded);
-    if (p)
-        memset(p, 0, rounded);
-    return p;
-}
 
 void coord_fail(struct coord *c, const char *fmt, ...)
 {
@@ -113,7 +103,7 @@ static int coord_alloc(struct coord *c)
         c->st[w].rank = c->s->ranks[w];
         c->st[w].hidden = !c->direct[w];
         c->live += c->direct[w];
-        if (!(c->rbuf[w] = alloc_aligned(c->rbytes)))
+        if (!(c->rbuf[w] = util_alloc_aligned(c->rbytes)))
             return -1;
     }
     return 0;
@@ -179,9 +169,9 @@ static int acquire(struct coord *c)
         return -1;
     c->q = q;
     q[c->nq] = (struct qbuf){0};
-    if (!(q[c->nq].buf = alloc_aligned(c->qbytes)) ||
+    if (!(q[c->nq].buf = util_alloc_aligned(c->qbytes)) ||
         (c->job->codec_query != CODEC_NONE &&
-         !(q[c->nq].enc = alloc_aligned(c->qenc_bytes)))) {
+         !(q[c->nq].enc = util_alloc_aligned(c->qenc_bytes)))) {
         free(q[c->nq].buf);
         return -1;
     }

@@ -71,7 +71,7 @@ static volatile struct node lent;
 
 static void *buffer(size_t bytes)
 {
-    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    void *p = util_alloc_aligned(bytes);
     if (!p) {
         host_error("out of memory for message buffers; aborting the job");
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
@@ -182,16 +182,16 @@ static int round_(struct node *k)
     }
     for (size_t j = 0; j < alen; j++)
         acc[j] /= rows;
-    *(struct wire_hdr *)k->up = (struct wire_hdr){.magic = WIRE_MAGIC,
-                                                  .kind = WIRE_ANSWER,
-                                                  .round = q->round,
-                                                  .len = alen,
-                                                  .seq = k->answers,
-                                                  .compute_s = compute,
-                                                  .delay_s = delay,
-                                                  .bytes = (uint32_t)(alen *
-                                                                      8),
-                                                  .rows = (uint64_t)rows};
+    *(struct wire_hdr *)k->up =
+        (struct wire_hdr){.magic = WIRE_MAGIC,
+                          .kind = WIRE_ANSWER,
+                          .round = q->round,
+                          .len = alen,
+                          .seq = k->answers,
+                          .compute_s = compute,
+                          .delay_s = delay,
+                          .bytes = (uint32_t)(alen * sizeof(double)),
+                          .rows = (uint64_t)rows};
     MPI_Isend(k->up, (int)k->abytes, MPI_BYTE, k->parent, TAG_ANSWER,
               MPI_COMM_WORLD, &k->ureq);
     k->answers++;

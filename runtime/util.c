@@ -1,4 +1,5 @@
-/* util.c - clock, paths, files and number parsing for the runtime. */
+/* util.c - message buffers, clock, paths, files and number parsing for
+ * the runtime. */
 #include <config.h>
 
 #include "util.h"
@@ -9,6 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+void *util_alloc_aligned(size_t bytes)
+{
+    size_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;
+    void *p = aligned_alloc(64, rounded);
+    if (p)
+        memset(p, 0, rounded);
+    return p;
+}
 
 double util_now(void)
 {

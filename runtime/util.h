@@ -7,6 +7,11 @@
 
 #include <aiarun/aiarun.h>
 
+/* bytes, rounded up to a whole number of 64-byte lines (at least one),
+ * aligned to 64 and zeroed: a message buffer.  Free with free(); NULL
+ * when out of memory. */
+void *util_alloc_aligned(size_t bytes);
+
 /* Monotonic clock in seconds. */
 double util_now(void);
 

@@ -255,13 +255,12 @@ int worker_run(struct setup *s)
         /* receives take the largest query the codec makes */
         k.qbytes = sizeof(struct wire_hdr) + codec_bound(&k.qc);
         size_t abytes = sizeof(struct wire_hdr) + codec_bound(&k.ac);
-        k.qbuf = aligned_alloc(64, (k.qbytes + 63) / 64 * 64);
-        k.abuf = aligned_alloc(64, (abytes + 63) / 64 * 64);
+        k.qbuf = util_alloc_aligned(k.qbytes);
+        k.abuf = util_alloc_aligned(abytes);
         if (job->codec_query != CODEC_NONE)
             k.qdec = malloc((qlen ? qlen : 1) * sizeof *k.qdec);
         if (job->codec_answer != CODEC_NONE)
-            k.araw = aligned_alloc(64, (alen * sizeof(double) + 63) / 64 * 64
-                                           + 64);
+            k.araw = util_alloc_aligned(alen * sizeof(double));
         if (!k.qbuf || !k.abuf ||
             (job->codec_query != CODEC_NONE && !k.qdec) ||
             (job->codec_answer != CODEC_NONE && !k.araw)) {
