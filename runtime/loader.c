@@ -132,6 +132,9 @@ int loader_check(const struct aia_plugin_header *h, int kind,
         return aia_seterr(err, "%s: %s descriptor is %u bytes, this aiarun "
                                "expects %zu: built against another header",
                           path, kind_names[kind], h->size, kind_sizes[kind]);
+    if (h->pflags & ~AIA_PARAMS_OPEN)
+        return aia_seterr(err, "%s: descriptor sets unknown parameter flags "
+                               "0x%x", path, h->pflags & ~AIA_PARAMS_OPEN);
     if (!name_ok(h->name))
         return aia_seterr(err, "%s: descriptor name is missing or not a "
                                "plain name (letters, digits, '_', '-')",
@@ -170,7 +173,7 @@ int loader_check(const struct aia_plugin_header *h, int kind,
             return aia_seterr(err, "%s: problem '%s' must give both metric "
                                    "and metric_name, or neither",
                               path, h->name);
-        if (!reserved_zero(p->reserved, 8))
+        if (!reserved_zero(p->reserved, 7))
             return aia_seterr(err, "%s: '%s' sets reserved slots", path,
                               h->name);
     } else {

@@ -15,6 +15,7 @@
 #include "checkpoint.h"
 #include "codec.h"
 #include "deliver.h"
+#include "freeargs.h"
 #include "host.h"
 #include "params.h"
 #include "run.h"
@@ -133,10 +134,35 @@ static int load(const struct setup *s, const struct job_plugin *sec,
                 struct aia_error *err)
 {
     if (!(*p = loader_open(sec->spec, kind, s->job->dir, err))) {
+#ifndef HAVE_PYTHON
+        if (kind == AIA_KIND_PROBLEM && strcmp(sec->spec, "python") == 0)
+            aia_seterr(err, "plugin 'python' is not available: this aiarun "
+                            "was built without Python (configure found no "
+                            "python3-embed; install python3-dev and "
+                            "rebuild)");
+#endif
         job_blame(s->job, sec, err);
         return -1;
     }
+    if ((*p)->h->pflags & AIA_PARAMS_OPEN)
+        return (*args = freeargs_bind(s->job, sec, *p, err)) ? 0 : -1;
     return (*args = job_plugin_args(s->job, sec, *p, err)) ? 0 : -1;
+}
+
+/* --check: a problem that can validate its parameters without opening
+ * anything does (the python problem imports the class it names). */
+static int check_problem(struct setup *s, struct aia_error *err)
+{
+    if (!s->prob->check)
+        return 0;
+    struct aia_context ctx = context(s, s->prob_args);
+    ctx.role = AIA_ROLE_COORDINATOR;
+    ctx.data = NULL;
+    if (s->prob->check(&ctx, err) < 0) {
+        job_blame(s->job, &s->job->problem, err);
+        return -1;
+    }
+    return 0;
 }
 
 static int load_plugins(struct setup *s, int coordinator,
@@ -409,6 +435,8 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
     int rc = load_plugins(&s, 1, err);
     if (rc == 0)
         rc = check_codec(&s, err);
+    if (rc == 0)
+        rc = check_problem(&s, err);
     if (rc == 0 && nworkers > 0) {
         /* the pool of an -np nworkers+1 run: ranks 1 .. nworkers */
         if (!(s.ranks = calloc((size_t)nworkers, sizeof *s.ranks)))

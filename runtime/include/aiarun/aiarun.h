@@ -125,12 +125,20 @@ struct aia_plugin_header {
     uint32_t abi;  /* AIA_ABI_VERSION */
     uint32_t size; /* sizeof the whole descriptor */
     uint32_t kind; /* enum aia_kind */
-    uint32_t reserved0;
+    uint32_t pflags; /* AIA_PARAMS_*; 0 for a plugin that takes its table */
     const char *name;    /* must match the file name without ".so" */
     const char *version; /* the plugin's own version */
     const char *summary; /* one line */
     const struct aia_param *params; /* NULL: takes no parameters */
 };
+
+/* pflags: keys of the plugin's section beyond its table (and the
+ * runtime's) are accepted and appended to its aia_value array, after the
+ * table's entries: a plain scalar as AIA_INT, AIA_DOUBLE, AIA_BOOL or
+ * AIA_STRING (whichever it spells), a quoted one as AIA_STRING, a list of
+ * numbers as AIA_INTS or AIA_DOUBLES.  For bridges whose parameters are
+ * another language's (python). */
+#define AIA_PARAMS_OPEN 0x1u
 
 #define AIA_HEADER(kind_, type_, name_, version_, summary_, params_)        \
     {                                                                       \
@@ -316,7 +324,10 @@ struct aia_problem_plugin {
     int (*metric)(void *state, const double *x, double *value,
                   struct aia_error *err);
     const char *metric_name;
-    void (*reserved[8])(void);
+    /* Optional: validate ctx->args without opening anything (`aiarun
+     * --check`; ctx has no data, role coordinator).  0 or -1. */
+    int (*check)(const struct aia_context *ctx, struct aia_error *err);
+    void (*reserved[7])(void);
 };
 
 /* ------------------------------------------------------------------ */

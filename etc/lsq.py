@@ -1,0 +1,53 @@
+"""Least squares in NumPy, for aiarun's python problem: the same loss and
+gradient as the lrmse plugin (etc/python-lsq.yaml runs it)::
+
+    f(x) = 1/(2m) * sum_i (a_i . x - b_i)^2 + ridge/2 * ||x||^2
+
+on the rows of the job's data file that this rank holds (ctx.X, ctx.y:
+views of aiarun's buffers, never copied).
+"""
+import numpy as np
+
+
+class LeastSquares:
+    """``ridge``: the L2 penalty; ``block``: rows per step of the gradient.
+
+    The gradient takes the rows in blocks that stay in the cache between
+    the two products (A x - b, then A' r): one pass over memory, as C's
+    fused loop, instead of two.
+    """
+
+    def __init__(self, ridge=0.0, block=2048):
+        self.ridge = float(ridge)
+        self.block = int(block)
+
+    def open(self, ctx):
+        if ctx.X is None:
+            raise ValueError("LeastSquares needs dense rows from a data file "
+                             "(problem.data)")
+        self.A, self.b = ctx.X, ctx.y
+        self.r = np.empty(min(self.block, len(self.b)))
+        self.t = np.empty(ctx.cols)
+        return ctx.cols
+
+    def loss(self, x):
+        e = self.A @ x - self.b
+        f = 0.5 * (e @ e) / len(self.b) if len(self.b) else 0.0
+        return f + 0.5 * self.ridge * (x @ x)
+
+    def gradient(self, x, idx, g):
+        if idx is None:
+            A, b = self.A, self.b
+        else:
+            A, b = self.A[idx], self.b[idx]
+        g[:] = 0
+        for s in range(0, len(b), self.block):
+            Ab, bb = A[s:s + self.block], b[s:s + self.block]
+            r = self.r[:len(bb)]
+            np.dot(Ab, x, out=r)
+            r -= bb
+            np.dot(r, Ab, out=self.t)
+            g += self.t
+        g /= len(b)
+        if self.ridge:
+            g += self.ridge * x

@@ -1,0 +1,139 @@
+"""The Python side of aiarun's ``python`` problem plugin.
+
+A job names a class::
+
+    problem:
+      plugin: python
+      class: lsq:LeastSquares     # module:Class
+      ridge: 0.1                  # every other key: a constructor argument
+
+and aiarun, on every rank that holds the problem, builds it with those
+arguments and calls:
+
+``open(ctx) -> int``
+    ``ctx`` is a :class:`Context`: this rank's role, rank, pool index, the
+    seed, the job's folder, its :class:`Partition` and, when the job names
+    a data file, the rows it holds (``ctx.X``, ``ctx.y``, ``ctx.row_ids``,
+    or ``ctx.csr`` for sparse rows).  Returns the model's dimension.
+``loss(x) -> float``
+    the mean loss over this rank's rows (the coordinator holds every row).
+``gradient(x, idx, g)``
+    the gradient of the mean loss over rows ``idx`` (all rows when
+    ``idx`` is None), written into ``g``, or returned (then copied).
+``metric(x) -> float`` (optional)
+    a second figure reported beside the loss, named by ``metric_name``.
+``rows`` (attribute or method; required without a data file)
+    the rows this rank holds.
+
+``x``, ``g``, ``idx`` and the data arrays are views of aiarun's buffers,
+valid during the call only: copy what you keep.
+"""
+
+import numpy as np
+
+#: partition index of the coordinator's view: every row
+ALL = -1
+BLOCK, CYCLIC = 0, 1
+_GOLDEN = 0.6180339887498949
+
+
+class Partition:
+    """Which rows of the data a rank holds (as ``struct aia_partition``)."""
+
+    def __init__(self, index, count, scheme, weights):
+        self.index = index
+        self.count = count
+        self.scheme = "cyclic" if scheme == CYCLIC else "block"
+        self.weights = None if weights is None else np.array(weights)
+
+    def first(self, m, p):
+        """First row of part ``p`` of ``m`` rows under the block scheme."""
+        if p <= 0:
+            return 0
+        if p >= self.count:
+            return m
+        if self.weights is None:
+            return m * p // self.count
+        total = upto = 0.0
+        for i, w in enumerate(self.weights):
+            total += float(w)
+            if i < p:
+                upto += float(w)
+        r = int(float(m) * (upto / total) + 0.5)
+        return min(r, m)
+
+    def owner(self, m, r):
+        """The part that owns rows ``r`` (an int or an array) of ``m``."""
+        r = np.asarray(r, dtype=np.int64)
+        if self.scheme == "cyclic" and self.weights is None:
+            return r % self.count
+        pos = r
+        if self.scheme == "cyclic":
+            u = r.astype(np.float64) * _GOLDEN
+            u -= np.floor(u)
+            pos = np.minimum((u * float(m)).astype(np.int64), m - 1)
+        firsts = np.array([self.first(m, p) for p in range(self.count)])
+        return np.searchsorted(firsts, pos, side="right") - 1
+
+    def rows(self, m):
+        """The numbers of the rows this part holds, of ``m`` rows (all of
+        them for the coordinator's view)."""
+        if self.index == ALL:
+            return np.arange(m)
+        if self.scheme == "block":
+            return np.arange(self.first(m, self.index),
+                             self.first(m, self.index + 1))
+        return np.nonzero(self.owner(m, np.arange(m)) == self.index)[0]
+
+
+class Context:
+    """What ``open`` is told: see the module's documentation."""
+
+    def __init__(self, role, rank, worker, nworkers, seed, jobdir,
+                 partition, data):
+        self.role = role
+        self.coordinator = role == "coordinator"
+        self.rank = rank
+        self.worker = worker
+        self.nworkers = nworkers
+        self.seed = seed
+        self.jobdir = jobdir
+        self.partition = partition
+        self.X = self.y = self.row_ids = self.csr = None
+        self.rows = self.cols = self.total_rows = 0
+        self.source = None
+        if data is not None:
+            self.rows, self.cols = data["rows"], data["cols"]
+            self.total_rows = data["total_rows"]
+            self.y, self.row_ids = data["y"], data["row_ids"]
+            self.source = data["source"]
+            if data["x"] is not None:
+                self.X = data["x"].reshape(self.rows, self.cols)
+            else:
+                self.csr = (data["row_start"], data["col"], data["val"])
+
+    def __repr__(self):
+        return ("Context(role=%r, rank=%d, worker=%d, nworkers=%d, rows=%d)"
+                % (self.role, self.rank, self.worker, self.nworkers,
+                   self.rows))
+
+
+def context(role, rank, worker, nworkers, seed, jobdir, index, count,
+            scheme, weights, data):
+    """Called by the plugin: the Context handed to ``open``."""
+    return Context(role, rank, worker, nworkers, seed, jobdir,
+                   Partition(index, count, scheme, weights), data)
+
+
+def vector(buf, code):
+    """Called by the plugin: a NumPy view of one of aiarun's buffers."""
+    return np.frombuffer(buf, dtype=np.dtype(code).newbyteorder("="))
+
+
+def put(g, r):
+    """Called by the plugin: copy a returned gradient into aiarun's."""
+    r = np.asarray(r, dtype=np.float64)
+    if r.size != g.size:
+        raise ValueError("gradient() returned %d values for a model of %d"
+                         % (r.size, g.size))
+    np.copyto(g, r.reshape(g.shape))
