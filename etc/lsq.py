@@ -35,6 +35,13 @@ class LeastSquares:
         f = 0.5 * (e @ e) / len(self.b) if len(self.b) else 0.0
         return f + 0.5 * self.ridge * (x @ x)
 
+    def optimum(self):
+        """The minimiser (normal equations), on the coordinator."""
+        m, n = self.A.shape
+        G = self.A.T @ self.A / m + self.ridge * np.eye(n)
+        x = np.linalg.solve(G, self.A.T @ self.b / m)
+        return x, self.loss(x)
+
     def gradient(self, x, idx, g):
         if idx is None:
             A, b = self.A, self.b

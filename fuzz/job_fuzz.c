@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "freeargs.h"
 #include "job.h"
 #include "loader.h"
 #include "params.h"
@@ -72,21 +73,29 @@ static const struct aia_param logreg_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+/* python's table; its other keys are its class's (AIA_PARAMS_OPEN) */
+static const struct aia_param python_params[] = {
+    {"class", AIA_STRING, NULL, "", NULL, 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 struct table {
     const char *name;
     int kind;
     const struct aia_param *params;
+    uint32_t pflags;
 };
 
 /* The first of each kind is used for names the harness does not know, so
  * that every input's plugin section is bound against something. */
 static const struct table tables[] = {
-    {"sgd", AIA_KIND_ALGORITHM, sgd_params},
-    {"gd", AIA_KIND_ALGORITHM, gd_params},
-    {"average", AIA_KIND_ALGORITHM, average_params},
-    {"lrmse", AIA_KIND_PROBLEM, lrmse_params},
-    {"logreg", AIA_KIND_PROBLEM, logreg_params},
-    {NULL, 0, NULL},
+    {"sgd", AIA_KIND_ALGORITHM, sgd_params, 0},
+    {"gd", AIA_KIND_ALGORITHM, gd_params, 0},
+    {"average", AIA_KIND_ALGORITHM, average_params, 0},
+    {"lrmse", AIA_KIND_PROBLEM, lrmse_params, 0},
+    {"logreg", AIA_KIND_PROBLEM, logreg_params, 0},
+    {"python", AIA_KIND_PROBLEM, python_params, AIA_PARAMS_OPEN},
+    {NULL, 0, NULL, 0},
 };
 
 static const struct table *table_of(const char *spec, int kind)
@@ -119,9 +128,11 @@ static int bind_plugin(const struct job *job, const struct job_plugin *s,
         const struct table *t = table_of(s->spec, kind);
         h.name = t->name;
         h.params = t->params;
+        h.pflags = t->pflags;
     }
     struct plugin p = {.kind = kind, .path = (char *)"built-in", .h = &h};
-    *args = job_plugin_args(job, s, &p, err);
+    *args = h.pflags & AIA_PARAMS_OPEN ? freeargs_bind(job, s, &p, err)
+                                       : job_plugin_args(job, s, &p, err);
     return *args ? 0 : -1;
 }
 

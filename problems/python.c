@@ -13,6 +13,7 @@
  *     loss(x) -> float
  *     gradient(x, idx, g)     write the gradient into g, or return it
  *     metric(x) -> float      optional, named by the metric_name attribute
+ *     optimum() -> (x, f)     optional (coordinator): the exact minimiser
  *     rows                    optional attribute or method: rows held
  *                             (the data file's rows when there is one)
  *
@@ -378,9 +379,15 @@ static PyObject *method(PyObject *obj, const char *name, int need)
 static int python_metric(void *state, const double *x, double *value,
                          struct aia_error *err);
 
+static int python_optimum(void *state, double *x, double *f,
+                          struct aia_error *err);
+
 static int take_metric(struct py *py, const struct aia_context *ctx,
                        struct aia_error *err)
 {
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        PyObject_HasAttrString(py->obj, "optimum"))
+        aia_problem_plugin.optimum = python_optimum;
     if (!(py->metric = method(py->obj, "metric", 0)))
         return 0;
     if (ctx->role != AIA_ROLE_COORDINATOR)
@@ -518,6 +525,33 @@ static int python_metric(void *state, const double *x, double *value,
     return number(py, r, "metric", value, err);
 }
 
+/* optimum() -> (x, f): the exact minimiser and its loss, or None when
+ * it cannot be had. */
+static int python_optimum(void *state, double *x, double *f,
+                          struct aia_error *err)
+{
+    struct py *py = state;
+    char what[200];
+    snprintf(what, sizeof what, "%s.optimum", py->cls);
+    PyObject *r = PyObject_CallMethod(py->obj, "optimum", NULL);
+    if (r == Py_None) {
+        Py_DECREF(r);
+        return aia_seterr(err, "%s gave none", what);
+    }
+    PyObject *xo = NULL, *fo = NULL, *xa = NULL, *done = NULL;
+    if (r && PyArg_ParseTuple(r, "OO", &xo, &fo) &&
+        (xa = array(py->vector, x, py->n, 8, "d", 1)))
+        done = PyObject_CallFunctionObjArgs(py->put, xa, xo, NULL);
+    double v = done ? PyFloat_AsDouble(fo) : 0;
+    Py_XDECREF(done);
+    Py_XDECREF(xa);
+    Py_XDECREF(r);
+    if (!done || PyErr_Occurred())
+        return py_fail(err, what);
+    *f = v;
+    return 0;
+}
+
 static int python_gradient(void *state, const double *x, const size_t *idx,
                            size_t nidx, double *g, struct aia_error *err)
 {
@@ -545,8 +579,8 @@ static int python_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
-/* Not const: the coordinator fills metric and metric_name when the class
- * has a metric (take_metric). */
+/* Not const: the coordinator fills metric, metric_name and optimum when
+ * the class has them (take_metric). */
 struct aia_problem_plugin aia_problem_plugin = {
     .h = {AIA_ABI_VERSION, (uint32_t)sizeof(struct aia_problem_plugin),
           AIA_KIND_PROBLEM, AIA_PARAMS_OPEN, "python", "1.0",

@@ -104,3 +104,20 @@ float_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
 # field KEY LINE : the value of key=value in a summary line.
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# skip_test REASON : one test counted as skipped.
+skip_test() { test_count=$((test_count + 1)); echo "ok $test_count # SKIP $*"; }
+
+# python_missing MODULE... : why the python problem cannot run a class
+# that imports these modules (empty when it can), asking the interpreter
+# aiarun embeds (AIA_PYTHON), not the first python3 on PATH.
+python_missing() {
+    if [ "$AIA_HAVE_PYTHON" != yes ]; then
+        echo "aiarun was built without Python"
+        return
+    fi
+    for m in "$@"; do
+        "$AIA_PYTHON" -c "import $m" 2>/dev/null ||
+            { echo "$AIA_PYTHON cannot import $m"; return; }
+    done
+}

@@ -22,6 +22,9 @@ arguments and calls:
     ``idx`` is None), written into ``g``, or returned (then copied).
 ``metric(x) -> float`` (optional)
     a second figure reported beside the loss, named by ``metric_name``.
+``optimum() -> (x, f)`` (optional)
+    the exact minimiser and its loss, asked on the coordinator; None when
+    it cannot be had.
 ``rows`` (attribute or method; required without a data file)
     the rows this rank holds.
 

@@ -1,0 +1,153 @@
+#!/bin/sh
+# The python problem: NumPy least squares ends at lrmse's iterates, a
+# Python exception ends the run with its text and place on every rank, a
+# wrong class is refused at --check, the constructor gets the job's keys
+# with their YAML types.
+. "$top_srcdir/t/lib.sh"
+why=$(python_missing numpy)
+[ -z "$why" ] || skip_all "$why"
+scratch
+cd "$trash" || exit 99
+cp "$top_srcdir/etc/lsq.py" "$top_srcdir/etc/python-lsq.yaml" .
+mkdir data && cp "$top_srcdir/etc/data/lr.csv" data/
+
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
+# max |a - b| over two files of numbers, or "bad" when they differ in shape
+maxdiff() {
+    "$AIA_PYTHON" -c 'import sys, numpy as np
+a, b = np.loadtxt(sys.argv[1]), np.loadtxt(sys.argv[2])
+print("%.3g" % abs(a - b).max() if a.shape == b.shape and a.size else "bad")' "$1" "$2"
+}
+
+# --- the same rows, the same iterates as lrmse
+sed -e 's/plugin: python/plugin: lrmse/' -e '/class:/d' python-lsq.yaml > lrmse.yaml
+for alg in gd average; do
+    o="-o algorithm.plugin=$alg -o stop.iterations=60"
+    [ $alg = average ] && o="$o -o algorithm.batch=20 -o algorithm.local_steps=3 -o algorithm.step=0.2"
+    run 4 $o -o output.final=py-$alg.txt -o output.history=py-$alg.csv python-lsq.yaml
+    is "$rc" 0 "$alg: the NumPy class runs under mpirun -np 4"
+    [ "$rc" = 0 ] || diag "$err"
+    run 4 $o -o output.final=lr-$alg.txt -o output.history=lr-$alg.csv lrmse.yaml
+    d=$(maxdiff py-$alg.txt lr-$alg.txt)
+    ok $([ "$d" != bad ] && float_le "$d" 1e-12 && echo 0 || echo 1) \
+        "$alg: final iterate within 1e-12 of lrmse's ($d)"
+    cut -d, -f1,2,4 py-$alg.csv | sed 1d | tr , ' ' > py.txt
+    cut -d, -f1,2,4 lr-$alg.csv | sed 1d | tr , ' ' > lr.txt
+    d=$(maxdiff py.txt lr.txt)
+    ok $([ "$d" != bad ] && float_le "$d" 1e-12 && echo 0 || echo 1) \
+        "$alg: every history row's loss within 1e-12 of lrmse's ($d)"
+done
+run 4 python-lsq.yaml
+like "$out" "optimum=[0-9.]+ gap=" "the class's optimum() is reported"
+
+# --- an exception: its text and place, exit 1 from every rank
+cat > boom.py <<'PY'
+import numpy as np
+class Boom:
+    def __init__(self, after=2, dim=3, rows=10):
+        self.after, self.dim, self.rows, self.calls = after, dim, rows, 0
+    def open(self, ctx):
+        self.ctx = ctx
+        return self.dim
+    def loss(self, x):
+        return float(x @ x)
+    def gradient(self, x, idx, g):
+        self.calls += 1
+        if self.ctx.worker == 1 and self.calls > self.after:
+            raise ValueError("no gradient after %d calls" % self.after)
+        g[:] = 2 * x
+PY
+cat > boom.yaml <<'YAML'
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: python, class: boom:Boom, after: 2}
+pool: {wait: {nwait: 0}}
+stop: {iterations: 50}
+output: {history: boom.csv}
+YAML
+run 4 boom.yaml
+is "$rc" 1 "an exception in gradient: exit status 1"
+like "$err" "ValueError: no gradient after 2 calls \(at [^ ]*boom.py:13\)" \
+    "the error names the exception, its text and its file:line"
+like "$err" "aiarun\[0\]: stopping: rank 2 failed: .*boom:Boom.gradient: ValueError: no gradient after 2 calls" \
+    "the coordinator reports it, in one line, naming the rank"
+is "$(printf '%s\n' "$err" | grep 'no gradient after' | grep -cv '^aiarun\[[02]\]: ')" 0 \
+    "no other line (no Python traceback) carries it"
+like "$out" "iterations=[23] " "the summary is kept (the rounds before it)"
+ok $([ -s boom.csv ] && echo 0 || echo 1) "and the history"
+
+sed 's/after: 2/after: 2, dim: -1/' boom.yaml > neg.yaml
+run 3 neg.yaml
+is "$rc" 2 "open() returning a negative dimension: exit 2"
+like "$err" "neg.yaml:2:[0-9]+: problem: class 'boom:Boom': ValueError: a negative size" \
+    "named with the job's place and the class"
+
+# --- wrong class paths, refused at --check with exit 2
+for spec in nosuchmodule:Foo boom:NoSuch boom; do
+    sed "s/boom:Boom/$spec/" boom.yaml > bad.yaml
+    out=$("$AIARUN" --check bad.yaml 2>&1)
+    is "$?" 2 "class $spec: --check exits 2"
+    like "$out" "^aiarun: bad.yaml:2:[0-9]+: problem: class '$spec': " \
+        "class $spec: the message names the file, line and class"
+done
+like "$("$AIARUN" --check boom.yaml 2>&1)" "boom.yaml: ok" "a class that imports checks"
+sed "s/boom:Boom/nosuchmodule:Foo/" boom.yaml > bad.yaml
+run 3 bad.yaml
+is "$rc" 2 "and the run exits 2"
+like "$err" "ModuleNotFoundError: No module named 'nosuchmodule'" "saying why"
+
+# --- constructor arguments typed as YAML reads them
+cat > kw.py <<'PY'
+class Kw:
+    def __init__(self, **kw):
+        want = {"i": 3, "d": 0.5, "e": 1e-3, "b": True, "s": "text",
+                "q": "7", "li": [1, 2], "ld": [1.5, 2]}
+        for k, v in want.items():
+            if kw.get(k) != v or type(kw.get(k)) is not type(v):
+                raise TypeError("%s: %r is not %r" % (k, kw.get(k), v))
+        if [type(v) for v in kw["ld"]] != [float, float]:
+            raise TypeError("ld: %r" % kw["ld"])
+    rows = 4
+    def open(self, ctx):
+        return 2
+    def loss(self, x):
+        return 0.0
+    def gradient(self, x, idx, g):
+        return [0.0, 0.0]
+PY
+cat > kw.yaml <<'YAML'
+algorithm: {plugin: gd}
+problem:
+  plugin: python
+  class: kw:Kw
+  i: 3
+  d: 0.5
+  e: 1e-3
+  b: yes
+  s: text
+  q: "7"
+  li: [1, 2]
+  ld: [1.5, 2]
+stop: {iterations: 3}
+YAML
+run 3 kw.yaml
+is "$rc" 0 "every key but class reaches the constructor, typed"
+[ "$rc" = 0 ] || diag "$err"
+printf '  m: {a: 1}\n' > map.txt
+sed '/^  ld:/r map.txt' kw.yaml > map.yaml
+out=$("$AIARUN" --check map.yaml 2>&1)
+is "$?" 2 "a mapping for a constructor argument is refused"
+like "$out" "map.yaml:13:6: problem.m: plugin 'python' takes a single value or a list of numbers" \
+    "naming the file, line, column and key"
+
+sed -e 's/    rows = 4//' kw.py > norows.py
+sed 's/kw:Kw/norows:Kw/' kw.yaml > norows.yaml
+run 3 norows.yaml
+is "$rc" 2 "a class without rows and without a data file is refused"
+like "$err" "must say how many rows this rank holds" "saying what it lacks"
+done_testing
