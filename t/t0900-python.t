@@ -150,4 +150,21 @@ sed 's/kw:Kw/norows:Kw/' kw.yaml > norows.yaml
 run 3 norows.yaml
 is "$rc" 2 "a class without rows and without a data file is refused"
 like "$err" "must say how many rows this rank holds" "saying what it lacks"
+
+# --- PyTorch: autograd's gradient, trained with nwait below the pool
+why=$(python_missing torch)
+if [ -n "$why" ]; then
+    skip_test "PyTorch example: $why"
+    skip_test "PyTorch example: $why"
+else
+    cp "$top_srcdir/etc/torchnet.py" "$top_srcdir/etc/python-torch.yaml" .
+    for np in "3 1" "5 2"; do
+        set -- $np
+        AIA_TIMEOUT=300 run $1 -q -o pool.wait.nwait=$2 python-torch.yaml
+        acc=$(field accuracy "$out")
+        ok $([ "$rc" = 0 ] && float_le 0.9 "${acc:-0}" && echo 0 || echo 1) \
+            "PyTorch network, $1 ranks, nwait $2: held-out accuracy $acc >= 0.9"
+        [ "$rc" = 0 ] || diag "$err"
+    done
+fi
 done_testing
