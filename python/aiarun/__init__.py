@@ -1,8 +1,25 @@
-"""aiarun: the Python side of aiarun.
+"""aiarun's Python package: read what aiarun writes, plot it, and the
+Python side of the ``python`` problem plugin.
 
-``aiarun.bridge`` is what the ``python`` problem plugin calls: a job's
-class gets a :class:`aiarun.bridge.Context` and NumPy views of aiarun's
-buffers.
+    import aiarun
+    h = aiarun.read_history("run.csv")          # dict of NumPy arrays
+    df = aiarun.read_history("run.jsonl", frame=True)   # pandas
+    it = aiarun.read_iterates("x.bin")          # it.x: (records, dim) memmap
+    s = aiarun.read_summary("out.txt")          # {"stop": "iterations", ...}
+    aiarun.plot(["a.csv", "b.csv"], out="loss.png")
+
+NumPy is required; pandas only for ``frame=True``, matplotlib only for
+``plot``.  ``aiarun.bridge`` is what the plugin calls (see its
+documentation for the class a job names).
 """
 
+from .read import (Iterates, parse_summary, read_answers, read_final,
+                   read_history, read_iterates, read_summary, read_table,
+                   read_workers)
+from .plot import plot
+
 __version__ = "0.1.0"
+
+__all__ = ["Iterates", "parse_summary", "plot", "read_answers", "read_final",
+           "read_history", "read_iterates", "read_summary", "read_table",
+           "read_workers"]
