@@ -141,6 +141,15 @@ static int py_start(const struct aia_context *ctx, struct aia_error *err)
 {
     static int started;
     if (!started) {
+        /* one BLAS thread unless told otherwise: a rank is one process,
+         * and BLAS threads would compete with the other ranks' cores
+         * (bench/: OpenBLAS's two threads under load made the gradient
+         * ten times slower) */
+        static const char *const blas[] = {"OPENBLAS_NUM_THREADS",
+                                           "OMP_NUM_THREADS",
+                                           "MKL_NUM_THREADS"};
+        for (size_t i = 0; i < sizeof blas / sizeof blas[0]; i++)
+            setenv(blas[i], "1", 0);
         Dl_info info;
         if (dladdr((void *)&Py_InitializeEx, &info) && info.dli_fname)
             dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
