@@ -101,8 +101,12 @@ static int make_rows(struct aia_dataset *d, size_t rows, size_t cols)
         x[i] = aia_rng_normal(&g);
     for (size_t i = 0; i < rows; i++)
         y[i] = aia_rng_normal(&g), ids[i] = i;
-    *d = (struct aia_dataset){.rows = rows, .cols = cols, .total_rows = rows,
-                              .row_ids = ids, .y = y, .x = x,
+    *d = (struct aia_dataset){.rows = rows,
+                              .cols = cols,
+                              .total_rows = rows,
+                              .row_ids = ids,
+                              .y = y,
+                              .x = x,
                               .source = "generated"};
     return 0;
 }
@@ -131,7 +135,8 @@ int main(int argc, char **argv)
                         "REPS\n");
         return 2;
     }
-    size_t rows = strtoull(argv[4], NULL, 10), cols = strtoull(argv[5], NULL, 10);
+    size_t rows = strtoull(argv[4], NULL, 10),
+           cols = strtoull(argv[5], NULL, 10);
     int reps = atoi(argv[6]);
     if (rows < 10 || cols < 10 || reps < 1 || reps > 1000)
         return fprintf(stderr, "pybridge: bad sizes\n"), 2;

@@ -23,7 +23,8 @@
  * view is valid during the call only.
  *
  * A Python exception becomes one line: what was called, the exception's
- * type and text, and the innermost traceback frame (file:line).
+ * type and text, and the innermost traceback frame (file:line) of the
+ * user's code (not of an installed package such as NumPy).
  */
 #include <config.h>
 
@@ -66,6 +67,29 @@ struct py {
 extern struct aia_problem_plugin aia_problem_plugin;
 static char metric_name[64];
 
+/* " (at file:line)" of traceback entry t into buf.  1 when the file is
+ * an installed package's (NumPy's, PyTorch's) or generated code's
+ * ("<__array_function__ internals>"), 0 when not, -1 when the entry has
+ * no place (buf unchanged). */
+static int frame_place(PyObject *t, char *buf, size_t len)
+{
+    PyObject *line = PyObject_GetAttrString(t, "tb_lineno");
+    PyObject *frame = PyObject_GetAttrString(t, "tb_frame");
+    PyObject *code = frame ? PyObject_GetAttrString(frame, "f_code") : NULL;
+    PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+    const char *f = file ? PyUnicode_AsUTF8(file) : NULL;
+    int rc = -1;
+    if (f && line) {
+        snprintf(buf, len, " (at %s:%ld)", f, PyLong_AsLong(line));
+        rc = strstr(f, "-packages/") != NULL || f[0] == '<';
+    }
+    Py_XDECREF(line);
+    Py_XDECREF(frame);
+    Py_XDECREF(code);
+    Py_XDECREF(file);
+    return rc;
+}
+
 /* One line for the pending Python exception, after prefix. */
 static int py_fail(struct aia_error *err, const char *prefix)
 {
@@ -82,33 +106,26 @@ static int py_fail(struct aia_error *err, const char *prefix)
             if (*c == '\n' || *c == '\r')
                 *c = ' ';
     }
-    /* the innermost frame: where the exception was raised */
+    /* the innermost frame of the user's code: where the exception was
+     * raised, or where the user's code called the library (NumPy's,
+     * PyTorch's: installed packages) that raised it */
+    char any[160] = "";
     PyObject *t = tb;
     Py_XINCREF(t);
     while (t && t != Py_None) {
+        char here[160];
+        int rc = frame_place(t, here, sizeof here);
+        if (rc >= 0)
+            snprintf(any, sizeof any, "%s", here);
+        if (rc == 0)
+            snprintf(where, sizeof where, "%s", here);
         PyObject *next = PyObject_GetAttrString(t, "tb_next");
-        if (!next || next == Py_None) {
-            Py_XDECREF(next);
-            break;
-        }
         Py_DECREF(t);
         t = next;
     }
-    if (t && t != Py_None) {
-        PyObject *line = PyObject_GetAttrString(t, "tb_lineno");
-        PyObject *frame = PyObject_GetAttrString(t, "tb_frame");
-        PyObject *code = frame ? PyObject_GetAttrString(frame, "f_code") : NULL;
-        PyObject *file =
-            code ? PyObject_GetAttrString(code, "co_filename") : NULL;
-        const char *f = file ? PyUnicode_AsUTF8(file) : NULL;
-        if (f && line)
-            snprintf(where, sizeof where, " (at %s:%ld)", f,
-                     PyLong_AsLong(line));
-        Py_XDECREF(line);
-        Py_XDECREF(frame);
-        Py_XDECREF(code);
-        Py_XDECREF(file);
-    }
+    PyErr_Clear();
+    if (!*where)
+        snprintf(where, sizeof where, "%s", any);
     Py_XDECREF(t);
     Py_XDECREF(s);
     Py_XDECREF(type);
@@ -145,9 +162,8 @@ static int py_start(const struct aia_context *ctx, struct aia_error *err)
          * and BLAS threads would compete with the other ranks' cores
          * (bench/: OpenBLAS's two threads under load made the gradient
          * ten times slower) */
-        static const char *const blas[] = {"OPENBLAS_NUM_THREADS",
-                                           "OMP_NUM_THREADS",
-                                           "MKL_NUM_THREADS"};
+        static const char *const blas[] = {
+            "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"};
         for (size_t i = 0; i < sizeof blas / sizeof blas[0]; i++)
             setenv(blas[i], "1", 0);
         Dl_info info;

@@ -25,6 +25,9 @@ a, b = np.loadtxt(sys.argv[1]), np.loadtxt(sys.argv[2])
 print("%.3g" % abs(a - b).max() if a.shape == b.shape and a.size else "bad")' "$1" "$2"
 }
 
+# within 1e-12, and measured
+close12() { [ -n "$1" ] && [ "$1" != bad ] && float_le "$1" 1e-12; }
+
 # --- the same rows, the same iterates as lrmse
 sed -e 's/plugin: python/plugin: lrmse/' -e '/class:/d' python-lsq.yaml > lrmse.yaml
 for alg in gd average; do
@@ -35,12 +38,12 @@ for alg in gd average; do
     [ "$rc" = 0 ] || diag "$err"
     run 4 $o -o output.final=lr-$alg.txt -o output.history=lr-$alg.csv lrmse.yaml
     d=$(maxdiff py-$alg.txt lr-$alg.txt)
-    ok $([ "$d" != bad ] && float_le "$d" 1e-12 && echo 0 || echo 1) \
+    ok $(close12 "$d" && echo 0 || echo 1) \
         "$alg: final iterate within 1e-12 of lrmse's ($d)"
     cut -d, -f1,2,4 py-$alg.csv | sed 1d | tr , ' ' > py.txt
     cut -d, -f1,2,4 lr-$alg.csv | sed 1d | tr , ' ' > lr.txt
     d=$(maxdiff py.txt lr.txt)
-    ok $([ "$d" != bad ] && float_le "$d" 1e-12 && echo 0 || echo 1) \
+    ok $(close12 "$d" && echo 0 || echo 1) \
         "$alg: every history row's loss within 1e-12 of lrmse's ($d)"
 done
 run 4 python-lsq.yaml
@@ -80,6 +83,20 @@ is "$(printf '%s\n' "$err" | grep 'no gradient after' | grep -cv '^aiarun\[[02]\
     "no other line (no Python traceback) carries it"
 like "$out" "iterations=[23] " "the summary is kept (the rounds before it)"
 ok $([ -s boom.csv ] && echo 0 || echo 1) "and the history"
+
+# raised inside NumPy's Python code: the place named is the class's call
+cat > lib.py <<'PY'
+import numpy as np
+from boom import Boom
+class Lib(Boom):
+    def gradient(self, x, idx, g):
+        np.repeat(np.zeros(2), np.ones(2, dtype=np.uint64))
+PY
+sed 's/boom:Boom/lib:Lib/' boom.yaml > lib.yaml
+run 3 lib.yaml
+is "$rc" 1 "an exception raised in NumPy: exit 1"
+like "$err" "lib:Lib.gradient: TypeError: .* \(at [^ ]*/lib.py:5\)" \
+    "the place named is the line of the class that called NumPy"
 
 sed 's/after: 2/after: 2, dim: -1/' boom.yaml > neg.yaml
 run 3 neg.yaml
@@ -150,6 +167,38 @@ sed 's/kw:Kw/norows:Kw/' kw.yaml > norows.yaml
 run 3 norows.yaml
 is "$rc" 2 "a class without rows and without a data file is refused"
 like "$err" "must say how many rows this rank holds" "saying what it lacks"
+
+# --- sparse rows reach the class as CSR arrays; the partition helper
+# names exactly the rows the runtime handed over
+cp "$top_srcdir/etc/data/lr.svm" data/
+cat > sparse.py <<'PY'
+import numpy as np
+from lsq import LeastSquares
+class Sparse(LeastSquares):
+    def open(self, ctx):
+        want = ctx.partition.rows(ctx.total_rows)
+        if not np.array_equal(want, ctx.row_ids):
+            raise ValueError("partition.rows: %s, the runtime: %s"
+                             % (want[:5], ctx.row_ids[:5]))
+        start, col, val = ctx.csr
+        X = np.zeros((ctx.rows, ctx.cols))
+        X[np.repeat(np.arange(ctx.rows), np.diff(start)), col] = val
+        ctx.X = X
+        return super().open(ctx)
+PY
+sed -e 's/class: lsq:LeastSquares/class: sparse:Sparse/' -e 's/iterations: 100/iterations: 40/' \
+    -e 's|path: data/lr.csv|path: data/lr.svm\n    storage: sparse|' -e '/target: y/d' \
+    python-lsq.yaml > sparse.yaml
+sed -e 's/plugin: python/plugin: lrmse/' -e '/class:/d' sparse.yaml > sparse-lrmse.yaml
+for part in "cyclic" "cyclic -o problem.weights=[1,2,3]" "block -o problem.weights=[3,1,2]"; do
+    run 4 -o problem.partition=$part -o output.final=sp.txt sparse.yaml
+    is "$rc" 0 "sparse rows, $part: the class gets CSR arrays and the rows partition.rows names"
+    [ "$rc" = 0 ] || diag "$err"
+    run 4 -o problem.partition=$part -o output.final=spl.txt sparse-lrmse.yaml
+    d=$(maxdiff sp.txt spl.txt)
+    ok $(close12 "$d" && echo 0 || echo 1) \
+        "sparse rows, $part: lrmse's final iterate ($d)"
+done
 
 # --- PyTorch: autograd's gradient, trained with nwait below the pool
 why=$(python_missing torch)

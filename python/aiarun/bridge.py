@@ -129,8 +129,11 @@ def context(role, rank, worker, nworkers, seed, jobdir, index, count,
 
 
 def vector(buf, code):
-    """Called by the plugin: a NumPy view of one of aiarun's buffers."""
-    return np.frombuffer(buf, dtype=np.dtype(code).newbyteorder("="))
+    """Called by the plugin: a NumPy view of one of aiarun's buffers.  Row
+    numbers (size_t) are seen as int64, NumPy's index type, so that they
+    mix with other integers (they stay far below 2^63)."""
+    a = np.frombuffer(buf, dtype=np.dtype(code))
+    return a.view(np.int64) if code == "Q" else a
 
 
 def put(g, r):
