@@ -4,6 +4,14 @@
 # wrong class is refused at --check, the constructor gets the job's keys
 # with their YAML types.
 . "$top_srcdir/t/lib.sh"
+# Built without Python: a job naming the plugin is refused, saying why.
+if [ "$AIA_HAVE_PYTHON" != yes ]; then
+    out=$("$AIARUN" --check "$top_srcdir/etc/python-lsq.yaml" 2>&1)
+    is "$?" 2 "without Python, a python job is refused with exit 2"
+    like "$out" "python-lsq.yaml:[0-9]+:[0-9]+: problem: plugin 'python' is not available: this aiarun was built without Python" \
+        "saying that this aiarun was built without Python"
+    done_testing
+fi
 why=$(python_missing numpy)
 [ -z "$why" ] || skip_all "$why"
 scratch
