@@ -222,8 +222,9 @@ static void npy(void)
          "npy: a complex dtype, at its byte");
     n = npy_bytes(buf, 1, "<f8", shape, x, sizeof x - 8);
     o.path = put("bad.npy", buf, n);
-    like(refused(&o), "bad.npy: byte 128: the shape (7 x 3 of 8 bytes) needs "
-                      "296 bytes in all, the file has 288",
+    like(refused(&o),
+         "bad.npy: byte 128: the shape (7 x 3 of 8 bytes) needs "
+         "296 bytes in all, the file has 288",
          "npy: a short file");
     unsigned char *fo = buf;
     while (memcmp(fo, "False", 5) != 0)
@@ -308,8 +309,9 @@ static void idx(void)
     struct data_opts o =
         opts(DATA_IDX, gz("short-idx3-ubyte.gz", img, sizeof img - 4, 1));
     o.targets = gz("lab-idx1-ubyte.gz", lab, sizeof lab, 1);
-    like(refused(&o), "short-idx3-ubyte.gz: byte 33: the data end in row 6 "
-                      "of the 7",
+    like(refused(&o),
+         "short-idx3-ubyte.gz: byte 33: the data end in row 6 "
+         "of the 7",
          "idx: a short file, at its byte (uncompressed)");
     unsigned char bad[sizeof img];
     memcpy(bad, img, sizeof img);
@@ -322,8 +324,9 @@ static void idx(void)
     like(refused(&o), "lab6-idx1-ubyte.gz: byte 14: the data end in row 7",
          "idx: fewer labels than the header says");
     o.targets = NULL;
-    like(refused(&o), "img-idx3-ubyte.gz: the targets of an idx file come "
-                      "from a second one",
+    like(refused(&o),
+         "img-idx3-ubyte.gz: the targets of an idx file come "
+         "from a second one",
          "idx: no labels file");
     o.targets = o.path;
     like(refused(&o), "img-idx3-ubyte.gz: byte 3: 3 dimensions; targets need 1",
@@ -391,8 +394,9 @@ int main(void)
     hdf5();
 #else
     struct data_opts o = opts(DATA_HDF5, "/x.h5");
-    like(refused(&o), "x.h5: HDF5 files need libhdf5, and this aiarun was "
-                      "built without it",
+    like(refused(&o),
+         "x.h5: HDF5 files need libhdf5, and this aiarun was "
+         "built without it",
          "hdf5: refused clearly by a build without libhdf5");
 #endif
     char cmd[4300];

@@ -368,6 +368,49 @@ static inline void aia_gradient_end(double *g, const double *x, size_t n,
         g[j] = g[j] * inv + l2 * x[j];
 }
 
+/* ------------------------------------------------------------------ */
+/* Classifiers over C classes                                          */
+
+/* Check that every target of d is a class index 0 .. classes-1 (a whole
+ * number).  Rows are named from 1.  0 or -1 with err set. */
+static inline int aia_class_labels(const struct aia_dataset *d, size_t classes,
+                                   struct aia_error *err)
+{
+    const char *src = d->source ? d->source : "the data";
+    for (size_t i = 0; i < d->rows; i++) {
+        double y = d->y[i];
+        if (!(y >= 0 && y < (double)classes && y == floor(y)))
+            return aia_seterr(err,
+                              "%s: row %zu: label %g is not a class 0 to %zu",
+                              src, (d->row_ids ? d->row_ids[i] : i) + 1, y,
+                              classes - 1);
+    }
+    return 0;
+}
+
+/* Softmax cross-entropy of the scores z[0 .. c-1] for class y: returns
+ * log(sum exp z) - z[y], and turns z into its gradient, softmax(z) -
+ * onehot(y).  *argmax gets the highest score's class (the first on a
+ * tie). */
+static inline double aia_softmax_xent(double *z, size_t c, size_t y,
+                                      size_t *argmax)
+{
+    size_t best = 0;
+    for (size_t k = 1; k < c; k++)
+        if (z[k] > z[best])
+            best = k;
+    double top = z[best], sum = 0, zy = z[y] - top;
+    for (size_t k = 0; k < c; k++) {
+        z[k] = exp(z[k] - top);
+        sum += z[k];
+    }
+    for (size_t k = 0; k < c; k++)
+        z[k] /= sum;
+    z[y] -= 1;
+    *argmax = best;
+    return log(sum) - zy;
+}
+
 #ifdef __cplusplus
 }
 #endif
