@@ -302,7 +302,7 @@ static int logreg_gradient(void *state, const double *x, const size_t *idx,
 {
     struct logreg *p = state;
     cache(p);
-    size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, err);
+    size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, p->rs.n, err);
     if (count == 0)
         return -1;
     size_t n = p->rs.n;

@@ -379,7 +379,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
                           size_t nidx, double *g, struct aia_error *err)
 {
     struct lrmse *p = state;
-    size_t n = p->rs.n, count = aia_gradient_begin(&p->rs, idx, nidx, g, err);
+    size_t n = p->rs.n, count = aia_gradient_begin(&p->rs, idx, nidx, g, p->rs.n, err);
     if (count == 0)
         return -1;
     if (p->rs.all && !idx && gram(p, err) == 0) {

@@ -55,19 +55,14 @@ static int softmax_open(const struct aia_context *ctx,
                         const struct aia_partition *part, void **state,
                         struct aia_error *err)
 {
-    if (!ctx->data)
-        return aia_seterr(err, "softmax takes its rows from a data file: "
-                               "give problem.data (targets: class indices)");
     struct softmax *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
-    aia_rowset_init(&p->rs, ctx, part);
     p->c = (size_t)ctx->args[P_CLASSES].i;
-    p->l2 = ctx->args[P_L2].d;
-    if (aia_rowset_use(&p->rs, ctx->data, err) < 0 ||
-        aia_class_labels(ctx->data, p->c, err) < 0 ||
+    if (aia_rowset_classes(&p->rs, ctx, part, "softmax", p->c, err) < 0 ||
         aia_rowset_scratch(&p->rs, err) < 0)
         goto fail;
+    p->l2 = ctx->args[P_L2].d;
     if (!(p->z = malloc(p->c * sizeof *p->z))) {
         aia_seterr(err, "out of memory for %zu scores", p->c);
         goto fail;
@@ -100,7 +95,8 @@ static double row_pass(struct softmax *p, const double *x, size_t i,
     return f;
 }
 
-/* Mean loss (with the penalty) and accuracy over the rows held. */
+/* Mean loss (with the penalty) or accuracy over the rows held: the one
+ * asked for. */
 static void evaluate(struct softmax *p, const double *x, double *f, double *acc)
 {
     double sum = 0;
@@ -112,29 +108,27 @@ static void evaluate(struct softmax *p, const double *x, double *f, double *acc)
         good += (size_t)right;
     }
     double k = p->rs.k ? (double)p->rs.k : 1;
-    *f = sum / k;
-    if (p->l2 > 0)
-        *f += 0.5 * p->l2 * aia_dot(x, x, softmax_dim(p));
-    *acc = (double)good / k;
+    if (acc)
+        *acc = (double)good / k;
+    if (f)
+        *f = sum / k +
+             (p->l2 > 0 ? 0.5 * p->l2 * aia_dot(x, x, softmax_dim(p)) : 0);
 }
 
 static int softmax_loss(void *state, const double *x, double *f,
                         struct aia_error *err)
 {
-    double acc;
     (void)err;
-    evaluate(state, x, f, &acc);
+    evaluate(state, x, f, NULL);
     return 0;
 }
 
 static int softmax_metric(void *state, const double *x, double *value,
                           struct aia_error *err)
 {
-    struct softmax *p = state;
-    double f;
-    if (p->rs.k == 0)
+    if (((struct softmax *)state)->rs.k == 0)
         return aia_seterr(err, "an accuracy over no rows");
-    evaluate(p, x, &f, value);
+    evaluate(state, x, NULL, value);
     return 0;
 }
 
@@ -143,10 +137,7 @@ static int softmax_gradient(void *state, const double *x, const size_t *idx,
 {
     struct softmax *p = state;
     size_t n = p->rs.n, dim = softmax_dim(p);
-    /* aia_gradient_begin zeroes n entries: the rowset's n is the
-     * features, the model is longer */
-    memset(g, 0, dim * sizeof *g);
-    size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, err);
+    size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, dim, err);
     if (count == 0)
         return -1;
     double *gb = g + p->c * n;
@@ -175,8 +166,8 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .close = softmax_close,
     .dim = softmax_dim,
     .rows = aia_rowset_rows,
+    .metric_name = "accuracy",
     .loss = softmax_loss,
     .gradient = softmax_gradient,
     .metric = softmax_metric,
-    .metric_name = "accuracy",
 };

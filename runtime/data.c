@@ -17,9 +17,9 @@
  * value, its name in DATA_FORMAT_CHOICES, this entry and its pass. */
 static const struct data_format_entry {
     const char *name;
-    const char *exts;   /* file name endings that suggest it, '|'-separated */
-    int sparse;         /* its rows are built sparse */
-    int target_column;  /* a target column may be chosen */
+    const char *exts;  /* file name endings that suggest it, '|'-separated */
+    int sparse;        /* its rows are built sparse */
+    int target_column; /* a target column may be chosen */
     int (*pass)(struct data_pass *p);
 } formats[] = {
     [DATA_CSV] = {"csv", ".csv|.tsv|.txt", 0, 1, data_csv_pass},

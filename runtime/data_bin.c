@@ -131,4 +131,3 @@ out:
     fclose(f);
     return rc;
 }
-

@@ -309,9 +309,8 @@ int data_build_finish(struct data_pass *p, struct data_table *t)
     return 0;
 }
 
-
-int data_put_values(struct data_pass *p, size_t r, const double *v,
-                    size_t nv, int has_target, double y)
+int data_put_values(struct data_pass *p, size_t r, const double *v, size_t nv,
+                    int has_target, double y)
 {
     int store;
     p->rows++;
@@ -320,8 +319,8 @@ int data_put_values(struct data_pass *p, size_t r, const double *v,
     return data_store_values(p, r, v, nv, has_target, y, store);
 }
 
-int data_store_values(struct data_pass *p, size_t r, const double *v,
-                      size_t nv, int has_target, double y, int store)
+int data_store_values(struct data_pass *p, size_t r, const double *v, size_t nv,
+                      int has_target, double y, int store)
 {
     for (size_t j = 0; j < nv; j++)
         if (!isfinite(v[j]))
@@ -395,8 +394,8 @@ static int src_read(struct data_pass *p, struct data_source *src,
                       src->why ? src->why(src->h) : "short file");
 }
 
-int data_array_pass(struct data_pass *p, struct data_source *x,
-                    size_t width, int has_target, struct data_source *t)
+int data_array_pass(struct data_pass *p, struct data_source *x, size_t width,
+                    int has_target, struct data_source *t)
 {
     size_t rowb = width * (size_t)x->size;
     size_t chunk = (1u << 20) / (rowb ? rowb : 1);
@@ -426,13 +425,13 @@ int data_array_pass(struct data_pass *p, struct data_source *x,
             if (bad < 0)
                 rc = -1;
             else if (bad > 0 && (size_t)(bad - 1) < width)
-                rc = aia_seterr(p->err,
-                                "%s: row %zu, column %d (byte %ju): %s is "
-                                "not allowed",
-                                x->path, r + 1, bad,
-                                (uintmax_t)(at + i * rowb +
-                                            (size_t)(bad - 1) * x->size),
-                                isnan(v[bad - 1]) ? "NaN" : "infinity");
+                rc = aia_seterr(
+                    p->err,
+                    "%s: row %zu, column %d (byte %ju): %s is "
+                    "not allowed",
+                    x->path, r + 1, bad,
+                    (uintmax_t)(at + i * rowb + (size_t)(bad - 1) * x->size),
+                    isnan(v[bad - 1]) ? "NaN" : "infinity");
             else if (bad > 0)
                 rc = aia_seterr(p->err,
                                 "%s: row %zu (byte %ju): the target %s is "

@@ -29,8 +29,8 @@ struct h5 {
 };
 
 /* A dataset's dimensions: 0 or -1. */
-static int dims_of(struct data_pass *p, hid_t set, const char *name,
-                   int *ndim, hsize_t dims[2])
+static int dims_of(struct data_pass *p, hid_t set, const char *name, int *ndim,
+                   hsize_t dims[2])
 {
     hid_t space = H5Dget_space(set);
     int nd = space < 0 ? -1 : H5Sget_simple_extent_ndims(space);
@@ -54,15 +54,16 @@ static int read_rows(struct data_pass *p, hid_t set, const char *name,
     hsize_t start[2] = {first, 0}, n[2] = {count, width};
     int nd = H5Sget_simple_extent_ndims(space);
     hid_t mem = H5Screate_simple(nd, n, NULL);
-    herr_t rc = H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, n,
-                                    NULL);
+    herr_t rc =
+        H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, n, NULL);
     if (rc >= 0)
         rc = H5Dread(set, H5T_NATIVE_DOUBLE, mem, space, H5P_DEFAULT, buf);
     H5Sclose(mem);
     H5Sclose(space);
     if (rc < 0)
-        return aia_seterr(p->err, "%s: dataset '%s': rows %zu to %zu cannot "
-                                  "be read as float64",
+        return aia_seterr(p->err,
+                          "%s: dataset '%s': rows %zu to %zu cannot "
+                          "be read as float64",
                           p->o->path, name, first + 1, first + count);
     return 0;
 }
@@ -88,8 +89,8 @@ static int block(struct data_pass *p, struct h5 *h, size_t c, size_t n)
             b++;
         if (read_rows(p, h->x, h->xname, c + a, b - a, h->width,
                       h->buf + a * h->width) < 0 ||
-            (!has_target && read_rows(p, h->t, h->tname, c + a, b - a, 1,
-                                      h->tbuf + a) < 0))
+            (!has_target &&
+             read_rows(p, h->t, h->tname, c + a, b - a, 1, h->tbuf + a) < 0))
             return -1;
         a = b;
     }

@@ -80,11 +80,12 @@ static int idx_open(struct data_pass *p, struct idx *a, const char *path,
     for (size_t d = 0; d < a->ndim; d++) {
         unsigned char b[4];
         if (idx_read(a->f, b, 4) != 4)
-            return aia_seterr(p->err, "%s: byte %zu: the file ends in its "
-                                      "header",
+            return aia_seterr(p->err,
+                              "%s: byte %zu: the file ends in its "
+                              "header",
                               path, 4 + 4 * d);
-        size_t v = (size_t)b[0] << 24 | (size_t)b[1] << 16 |
-                   (size_t)b[2] << 8 | b[3];
+        size_t v =
+            (size_t)b[0] << 24 | (size_t)b[1] << 16 | (size_t)b[2] << 8 | b[3];
         if (d == 0)
             a->rows = v;
         else if (v == 0 || a->width > UINT32_MAX / v)
@@ -133,9 +134,9 @@ int data_idx_pass(struct data_pass *p)
     p->cols = x.width;
     if (data_build_init(p, p->cols) < 0)
         goto out;
-    struct data_source xs = {x.path, idx_read, idx_why, x.f,    x.kind,
+    struct data_source xs = {x.path, idx_read, idx_why, x.f,     x.kind,
                              x.size, 1,        x.rows,  x.offset};
-    struct data_source ts = {t.path, idx_read, idx_why, t.f,    t.kind,
+    struct data_source ts = {t.path, idx_read, idx_why, t.f,     t.kind,
                              t.size, 1,        t.rows,  t.offset};
     rc = data_array_pass(p, &xs, x.width, 0, &ts);
     if (rc == 0 && (idx_end(p, &x, xs.at) < 0 || idx_end(p, &t, ts.at) < 0))

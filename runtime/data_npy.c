@@ -35,7 +35,7 @@ static size_t npy_read(void *h, void *buf, size_t bytes)
 }
 
 /* The byte of s in the file: the header's text starts at base. */
-#define AT(s) ((uintmax_t)((s) - text) + base)
+#define AT(s) ((uintmax_t)((s)-text) + base)
 
 /* s at the value of key in the dict text; NULL when absent. */
 static const char *value_of(const char *text, const char *key)
@@ -79,8 +79,9 @@ static int parse_header(struct data_pass *p, struct npy *a, const char *text,
     a->big = order == '>' && size > 1;
     s = value_of(text, "'fortran_order'");
     if (!s || (strncmp(s, "False", 5) != 0 && strncmp(s, "True", 4) != 0))
-        return aia_seterr(p->err, "%s: byte %ju: no 'fortran_order' in the "
-                                  "header",
+        return aia_seterr(p->err,
+                          "%s: byte %ju: no 'fortran_order' in the "
+                          "header",
                           a->path, s ? AT(s) : base);
     if (*s == 'T')
         return aia_seterr(p->err,
@@ -111,9 +112,8 @@ static int parse_header(struct data_pass *p, struct npy *a, const char *text,
     int good = need_2d ? a->ndim == 2
                        : a->ndim == 1 || (a->ndim == 2 && a->shape[1] == 1);
     if (!good)
-        return aia_seterr(p->err,
-                          "%s: byte %ju: a %zu-dimensional array; %s", a->path,
-                          AT(s), a->ndim,
+        return aia_seterr(p->err, "%s: byte %ju: a %zu-dimensional array; %s",
+                          a->path, AT(s), a->ndim,
                           need_2d ? "the rows need a 2-D one (rows x columns)"
                                   : "targets need a 1-D one");
     return 0;
@@ -134,17 +134,17 @@ static int npy_open(struct data_pass *p, struct npy *a, const char *path,
     unsigned char m[12];
     size_t got = fread(m, 1, sizeof m, a->f);
     if (got < 10 || memcmp(m, "\x93NUMPY", 6) != 0)
-        return aia_seterr(p->err,
-                          "%s: byte 0: not a .npy file (no \\x93NUMPY magic)",
-                          path);
+        return aia_seterr(
+            p->err, "%s: byte 0: not a .npy file (no \\x93NUMPY magic)", path);
     if (m[6] < 1 || m[6] > 3)
         return aia_seterr(p->err, "%s: byte 6: version %d.%d is not 1, 2 or 3",
                           path, m[6], m[7]);
     uintmax_t hlen = m[8] | (uintmax_t)m[9] << 8, base = 10;
     if (m[6] >= 2) {
         if (got < 12)
-            return aia_seterr(p->err, "%s: byte %zu: the file ends in its "
-                                      "header",
+            return aia_seterr(p->err,
+                              "%s: byte %zu: the file ends in its "
+                              "header",
                               path, got);
         hlen |= (uintmax_t)m[10] << 16 | (uintmax_t)m[11] << 24;
         base = 12;
@@ -212,9 +212,9 @@ int data_npy_pass(struct data_pass *p)
     if ((has_target && data_target(p, width) < 0) ||
         data_build_init(p, p->cols) < 0)
         goto out;
-    struct data_source xs = {x.path, npy_read, NULL, x.f,  x.kind,
+    struct data_source xs = {x.path, npy_read, NULL, x.f,     x.kind,
                              x.size, x.big,    n,    x.offset};
-    struct data_source ts = {t.path, npy_read, NULL, t.f,  t.kind,
+    struct data_source ts = {t.path, npy_read, NULL, t.f,     t.kind,
                              t.size, t.big,    n,    t.offset};
     if (fseek(x.f, (long)x.offset, SEEK_SET) != 0 ||
         (t.f && fseek(t.f, (long)t.offset, SEEK_SET) != 0)) {

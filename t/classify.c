@@ -240,9 +240,106 @@ static void softmax(void)
     plugtest_free(&pr.t);
 }
 
+/* The network's loss and accuracy computed here, from the documented
+ * initialisation (He's, stream 0x4d4c5000000000000 + layer) plus x. */
+static void mlp_direct(const size_t *width, size_t nl, uint64_t seed,
+                       const double *x, double *loss, double *acc)
+{
+    size_t dim = 0, off[8];
+    for (size_t l = 1; l <= nl; l++) {
+        off[l - 1] = dim;
+        dim += width[l] * (width[l - 1] + 1);
+    }
+    double *w = calloc(dim, sizeof *w);
+    for (size_t l = 1; l <= nl; l++) {
+        struct aia_rng g;
+        aia_rng_seed(&g, seed, 0x4d4c500000000000ull + l);
+        for (size_t j = 0; j < width[l] * width[l - 1]; j++)
+            w[off[l - 1] + j] =
+                sqrt(2.0 / (double)width[l - 1]) * aia_rng_normal(&g);
+    }
+    for (size_t j = 0; j < dim; j++)
+        w[j] += x[j];
+    double sum = 0;
+    size_t good = 0;
+    for (size_t i = 0; i < M; i++) {
+        double a[16], h[16];
+        memcpy(a, X + i * N, N * sizeof *a);
+        for (size_t l = 1; l <= nl; l++) {
+            const double *W = w + off[l - 1], *b = W + width[l] * width[l - 1];
+            for (size_t o = 0; o < width[l]; o++) {
+                h[o] = b[o];
+                for (size_t k = 0; k < width[l - 1]; k++)
+                    h[o] += W[o * width[l - 1] + k] * a[k];
+                if (l < nl && h[o] < 0)
+                    h[o] = 0;
+            }
+            memcpy(a, h, width[l] * sizeof *a);
+        }
+        size_t best = 0;
+        double top = a[0], se = 0;
+        for (size_t k = 1; k < C; k++)
+            if (a[k] > a[best])
+                best = k, top = a[k];
+        for (size_t k = 0; k < C; k++)
+            se += exp(a[k] - top);
+        sum += log(se) + top - a[(size_t)Y[i]];
+        good += best == (size_t)Y[i];
+    }
+    double ww = 0;
+    for (size_t j = 0; j < dim; j++)
+        ww += w[j] * w[j];
+    *loss = sum / M + 0.5 * 0.01 * ww;
+    *acc = (double)good / M;
+    free(w);
+}
+
+static void mlp(void)
+{
+    struct prob pr = {"mlp", NULL, {0}};
+    plugtest_load(&pr.t, "mlp", AIA_KIND_PROBLEM,
+                  "{classes: 3, hidden: [5, 4], l2: 0.01}");
+    pr.p = (const struct aia_problem_plugin *)pr.t.p->h;
+    struct aia_dataset d = dense(0, M);
+    void *s = must_open(&pr, &d);
+    size_t n = pr.p->dim(s), width[] = {N, 5, 4, C};
+    is_int((long long)n, 5 * (N + 1) + 4 * 6 + C * 5,
+           "mlp: dim counts every weight and bias");
+    double *x = calloc(n, sizeof *x);
+    struct aia_rng g;
+    aia_rng_seed(&g, 4, 4);
+    for (size_t j = 0; j < n; j++)
+        x[j] = 0.1 * aia_rng_normal(&g);
+    double f, acc, fd, accd;
+    struct aia_error err;
+    pr.p->metric(s, x, &acc, &err);
+    f = loss_at(&pr, s, x);
+    mlp_direct(width, 3, 11, x, &fd, &accd);
+    is_double(f, fd, 1e-12,
+              "mlp: the loss is the network's computed "
+              "directly from the seeded initial weights + x");
+    is_double(acc, accd, 0, "mlp: so is the accuracy (%g)", accd);
+    double *x0 = calloc(n, sizeof *x0);
+    void *s2;
+    struct aia_partition part = {0, 1, AIA_PART_BLOCK, 0, NULL};
+    struct aia_context ctx = plugtest_ctx(pr.t.args, AIA_ROLE_WORKER, 1, 1, 12);
+    ctx.data = &d;
+    pr.p->open(&ctx, &part, &s2, &err);
+    ok(loss_at(&pr, s2, x0) != loss_at(&pr, s, x0),
+       "mlp: another seed starts from other weights");
+    pr.p->close(s2);
+    ok(pr.p->optimum == NULL, "mlp: no optimum (non-convex)");
+    pr.p->close(s);
+    common(&pr, x);
+    free(x);
+    free(x0);
+    plugtest_free(&pr.t);
+}
+
 int main(void)
 {
     make_rows();
     softmax();
+    mlp();
     return done_testing();
 }

@@ -339,14 +339,15 @@ aia_rowset_optimum(struct aia_rowset *rs,
 }
 
 /* Start a gradient over the rows idx[0 .. nidx-1] (every held row when idx
- * is NULL): g (n doubles) zeroed, every index checked against the k rows
+ * is NULL): g (dim doubles) zeroed, every index checked against the k rows
  * held.  Returns the number of rows, or 0 with err set. */
 static inline size_t aia_gradient_begin(const struct aia_rowset *rs,
                                         const size_t *idx, size_t nidx,
-                                        double *g, struct aia_error *err)
+                                        double *g, size_t dim,
+                                        struct aia_error *err)
 {
     size_t count = idx ? nidx : rs->k;
-    memset(g, 0, rs->n * sizeof *g);
+    memset(g, 0, dim * sizeof *g);
     if (count == 0) {
         aia_seterr(err, "a gradient over no rows");
         return 0;
@@ -380,12 +381,31 @@ static inline int aia_class_labels(const struct aia_dataset *d, size_t classes,
     for (size_t i = 0; i < d->rows; i++) {
         double y = d->y[i];
         if (!(y >= 0 && y < (double)classes && y == floor(y)))
-            return aia_seterr(err,
-                              "%s: row %zu: label %g is not a class 0 to %zu",
-                              src, (d->row_ids ? d->row_ids[i] : i) + 1, y,
-                              classes - 1);
+            return aia_seterr(
+                err, "%s: row %zu: label %g is not a class 0 to %zu", src,
+                (d->row_ids ? d->row_ids[i] : i) + 1, y, classes - 1);
     }
     return 0;
+}
+
+/* Start rs on the rows of ctx->data, whose targets must be classes
+ * 0 .. classes-1; plugin names the problem in the message when the job
+ * gives no data file.  0 or -1 with err set. */
+static inline int aia_rowset_classes(struct aia_rowset *rs,
+                                     const struct aia_context *ctx,
+                                     const struct aia_partition *part,
+                                     const char *plugin, size_t classes,
+                                     struct aia_error *err)
+{
+    aia_rowset_init(rs, ctx, part);
+    if (!ctx->data)
+        return aia_seterr(err,
+                          "%s takes its rows from a data file: give "
+                          "problem.data (targets: class indices)",
+                          plugin);
+    if (aia_rowset_use(rs, ctx->data, err) < 0)
+        return -1;
+    return aia_class_labels(ctx->data, classes, err);
 }
 
 /* Softmax cross-entropy of the scores z[0 .. c-1] for class y: returns
