@@ -448,7 +448,7 @@ static int logreg_optimum(void *state, double *x, double *f,
                           struct aia_error *err)
 {
     return aia_rowset_optimum(&((struct logreg *)state)->rs, solve, state, x, f,
-                              err);
+                              ((struct logreg *)state)->rs.n, err);
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {

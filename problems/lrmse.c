@@ -341,7 +341,7 @@ static int lrmse_optimum(void *state, double *x, double *f,
                          struct aia_error *err)
 {
     struct lrmse *p = state;
-    return aia_rowset_optimum(&p->rs, solve, p, x, f, err);
+    return aia_rowset_optimum(&p->rs, solve, p, x, f, p->rs.n, err);
 }
 
 /* (G + lambda I) v, row j */

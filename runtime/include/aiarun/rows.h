@@ -318,12 +318,11 @@ static inline size_t aia_rowset_rows(void *state)
 #define AIA_ROWSET_SIZES .dim = aia_rowset_dim, .rows = aia_rowset_rows
 
 /* The optimum on the coordinator: solve(state, err) is called once (it
- * sets rs->xopt, n doubles, and rs->fopt, or fails saying why); later
+ * sets rs->xopt, dim doubles, and rs->fopt, or fails saying why); later
  * calls give its result again.  0 or -1. */
-static inline int
-aia_rowset_optimum(struct aia_rowset *rs,
-                   int (*solve)(void *state, struct aia_error *err),
-                   void *state, double *x, double *f, struct aia_error *err)
+static inline int aia_rowset_optimum(
+    struct aia_rowset *rs, int (*solve)(void *state, struct aia_error *err),
+    void *state, double *x, double *f, size_t dim, struct aia_error *err)
 {
     if (!rs->all)
         return aia_seterr(err, "the optimum is known to the coordinator only");
@@ -333,7 +332,7 @@ aia_rowset_optimum(struct aia_rowset *rs,
         *err = rs->why;
         return -1;
     }
-    memcpy(x, rs->xopt, rs->n * sizeof *x);
+    memcpy(x, rs->xopt, dim * sizeof *x);
     *f = rs->fopt;
     return 0;
 }
