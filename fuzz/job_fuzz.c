@@ -72,6 +72,28 @@ static const struct aia_param logreg_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static const struct aia_param pca_params[] = {
+    {"k", AIA_INT, "3", "", NULL, 1, 1e6},
+    {"rows", AIA_INT, "2000", "", NULL, 1, 1e12},
+    {"cols", AIA_INT, "50", "", NULL, 1, 1e9},
+    {"density", AIA_DOUBLE, "0.2", "", NULL, 1e-9, 1},
+    {"decay", AIA_DOUBLE, "0.8", "", NULL, 1e-6, 1},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param softmax_params[] = {
+    {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param mlp_params[] = {
+    {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
+    {"hidden", AIA_INTS, "[64]", "", NULL, 1, 1e6},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 struct table {
     const char *name;
     int kind;
@@ -86,6 +108,9 @@ static const struct table tables[] = {
     {"average", AIA_KIND_ALGORITHM, average_params},
     {"lrmse", AIA_KIND_PROBLEM, lrmse_params},
     {"logreg", AIA_KIND_PROBLEM, logreg_params},
+    {"pca", AIA_KIND_PROBLEM, pca_params},
+    {"softmax", AIA_KIND_PROBLEM, softmax_params},
+    {"mlp", AIA_KIND_PROBLEM, mlp_params},
     {NULL, 0, NULL},
 };
 
