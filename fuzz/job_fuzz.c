@@ -73,6 +73,28 @@ static const struct aia_param logreg_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static const struct aia_param pca_params[] = {
+    {"k", AIA_INT, "3", "", NULL, 1, 1e6},
+    {"rows", AIA_INT, "2000", "", NULL, 1, 1e12},
+    {"cols", AIA_INT, "50", "", NULL, 1, 1e9},
+    {"density", AIA_DOUBLE, "0.2", "", NULL, 1e-9, 1},
+    {"decay", AIA_DOUBLE, "0.8", "", NULL, 1e-6, 1},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param softmax_params[] = {
+    {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param mlp_params[] = {
+    {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
+    {"hidden", AIA_INTS, "[64]", "", NULL, 1, 1e6},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 /* python's table; its other keys are its class's (AIA_PARAMS_OPEN) */
 static const struct aia_param python_params[] = {
     {"class", AIA_STRING, NULL, "", NULL, 0, 0},
@@ -95,6 +117,9 @@ static const struct table tables[] = {
     {"lrmse", AIA_KIND_PROBLEM, lrmse_params, 0},
     {"logreg", AIA_KIND_PROBLEM, logreg_params, 0},
     {"python", AIA_KIND_PROBLEM, python_params, AIA_PARAMS_OPEN},
+    {"pca", AIA_KIND_PROBLEM, pca_params, 0},
+    {"softmax", AIA_KIND_PROBLEM, softmax_params, 0},
+    {"mlp", AIA_KIND_PROBLEM, mlp_params, 0},
     {NULL, 0, NULL, 0},
 };
 

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/rows.h>
 
 /* Above this dimension the Hessian is not built: no optimum. */
 #define HESS_MAX 4096
@@ -72,45 +73,26 @@ static const struct aia_param params[] = {
 };
 
 struct logreg {
-    size_t m, n;
+    struct aia_rowset rs; /* first: rows, scratch row, optimum */
     double l2, flip, margin;
-    uint64_t seed;
     double *wtrue, wnorm;
-    /* rows given, or NULL: generated */
-    const struct aia_dataset *data;
-    int all;     /* the coordinator's view */
-    size_t k;    /* rows held */
-    double *A;   /* generated rows held, k x n (NULL: data, or not yet) */
-    double *s;   /* each held row's label as a sign, -1 or +1 */
-    double *row; /* n scratch */
-    /* coordinator */
-    int opt; /* 0 not tried, 1 known, -1 impossible */
-    double *xopt, fopt;
-    struct aia_error why; /* why the optimum is not known */
-};
-
-/* One row, dense (a: n entries) or sparse (nnz entries col/val). */
-struct row {
-    const double *a;
-    const uint32_t *col;
-    const double *val;
-    size_t nnz;
-    double s;
+    double *A; /* generated rows held, k x n (NULL: data, or not yet) */
+    double *s; /* each held row's label as a sign, -1 or +1 */
 };
 
 static void gen_row(const struct logreg *p, size_t r, double *a, double *s)
 {
     struct aia_rng g;
-    aia_rng_seed(&g, p->seed, STREAM_ROWS + (uint64_t)r);
+    aia_rng_seed(&g, p->rs.seed, STREAM_ROWS + (uint64_t)r);
     double z = 0;
-    for (size_t j = 0; j < p->n; j++) {
+    for (size_t j = 0; j < p->rs.n; j++) {
         a[j] = aia_rng_normal(&g);
         z += a[j] * p->wtrue[j];
     }
     z /= p->wnorm; /* signed distance to the plane */
     if (fabs(z) < p->margin) {
         double push = z < 0 ? -p->margin : p->margin;
-        for (size_t j = 0; j < p->n; j++)
+        for (size_t j = 0; j < p->rs.n; j++)
             a[j] += push * p->wtrue[j] / p->wnorm;
         z += push;
     }
@@ -125,33 +107,11 @@ static void logreg_close(void *state)
     struct logreg *p = state;
     if (!p)
         return;
+    aia_rowset_free(&p->rs);
     free(p->wtrue);
     free(p->A);
     free(p->s);
-    free(p->row);
-    free(p->xopt);
     free(p);
-}
-
-/* Rows of part that this rank holds: their count, and when rows is not
- * NULL, their indices. */
-static size_t owned(const struct aia_partition *part, size_t m, size_t *rows)
-{
-    if (part->scheme == AIA_PART_BLOCK) {
-        size_t first = aia_partition_first(part, m, part->index);
-        size_t last = aia_partition_first(part, m, part->index + 1);
-        for (size_t r = first; rows && r < last; r++)
-            rows[r - first] = r;
-        return last - first;
-    }
-    size_t k = 0;
-    for (size_t r = 0; r < m; r++)
-        if (aia_partition_owner(part, m, r) == part->index) {
-            if (rows)
-                rows[k] = r;
-            k++;
-        }
-    return k;
 }
 
 /* The rows given are complete, their sparse columns in range and their
@@ -160,20 +120,10 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
                      struct aia_error *err)
 {
     const char *src = d->source ? d->source : "the data";
-    if (d->cols == 0)
-        return aia_seterr(err, "%s: no feature columns", src);
-    if (p->all && d->rows != d->total_rows)
-        return aia_seterr(err,
-                          "%s: the coordinator was given %zu of the %zu rows",
-                          src, d->rows, d->total_rows);
-    p->data = d;
-    p->n = d->cols;
-    p->m = d->total_rows;
-    p->k = d->rows;
+    if (aia_rowset_use(&p->rs, d, err) < 0)
+        return -1;
     if (d->rows == 0)
         return 0;
-    if (!d->y || (!d->x && (!d->row_start || !d->col || !d->val)))
-        return aia_seterr(err, "%s: rows without labels or features", src);
     if (!(p->s = malloc(d->rows * sizeof *p->s)))
         return aia_seterr(err, "out of memory for %zu labels", d->rows);
     int zero = 0, minus = 0;
@@ -190,12 +140,6 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
             return aia_seterr(err, "%s: row %zu: label %g is not 0/1 or -1/+1",
                               src, id, y);
         }
-        if (d->x)
-            continue;
-        for (size_t k = d->row_start[i]; k < d->row_start[i + 1]; k++)
-            if (d->col[k] >= d->cols)
-                return aia_seterr(err, "%s: row %zu: column %lu of %zu", src,
-                                  id, (unsigned long)d->col[k] + 1, d->cols);
     }
     /* Labels -1, 0 and 1 together are three classes, not two (the
      * coordinator, which holds every row, sees any such mix). */
@@ -207,64 +151,48 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
     return 0;
 }
 
-/* Say once, on the coordinator, that the generator's parameters given in
- * the job have no effect: the rows come from the data file. */
-static void note_ignored(const struct aia_context *ctx)
-{
-    static const int gen[] = {P_ROWS, P_COLS, P_FLIP, P_MARGIN};
-    if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
-        return;
-    for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++)
-        if (ctx->args[gen[i]].given)
-            ctx->host->log(ctx->host, AIA_LOG_WARN,
-                           "logreg: %s is ignored: the rows come from %s",
-                           ctx->args[gen[i]].name,
-                           ctx->data->source ? ctx->data->source
-                                             : "the data file");
-}
-
 /* Draw the rows held: a worker's own at open, every row on the
  * coordinator at first need.  0, or -1 out of memory. */
 static int draw_rows(struct logreg *p, const size_t *rows)
 {
-    size_t k = p->k ? p->k : 1;
-    if (!(p->A = malloc(k * p->n * sizeof *p->A)) ||
+    size_t k = p->rs.k ? p->rs.k : 1;
+    if (!(p->A = malloc(k * p->rs.n * sizeof *p->A)) ||
         !(p->s = malloc(k * sizeof *p->s))) {
         free(p->A);
         p->A = NULL;
         return -1;
     }
-    for (size_t i = 0; i < p->k; i++)
-        gen_row(p, rows ? rows[i] : i, p->A + i * p->n, &p->s[i]);
+    for (size_t i = 0; i < p->rs.k; i++)
+        gen_row(p, rows ? rows[i] : i, p->A + i * p->rs.n, &p->s[i]);
     return 0;
 }
 
 static int open_generated(struct logreg *p, const struct aia_context *ctx,
                           const struct aia_partition *part)
 {
-    p->m = (size_t)ctx->args[P_ROWS].i;
-    p->n = (size_t)ctx->args[P_COLS].i;
     p->flip = ctx->args[P_FLIP].d;
     p->margin = ctx->args[P_MARGIN].d;
-    if (!(p->wtrue = malloc(p->n * sizeof *p->wtrue)))
+    p->rs.m = (size_t)ctx->args[P_ROWS].i;
+    p->rs.n = (size_t)ctx->args[P_COLS].i;
+    if (!(p->wtrue = malloc(p->rs.n * sizeof *p->wtrue)))
         return -1;
     struct aia_rng g;
-    aia_rng_seed(&g, p->seed, STREAM_WTRUE);
+    aia_rng_seed(&g, p->rs.seed, STREAM_WTRUE);
     double ww = 0;
-    for (size_t j = 0; j < p->n; j++) {
+    for (size_t j = 0; j < p->rs.n; j++) {
         p->wtrue[j] = aia_rng_normal(&g);
         ww += p->wtrue[j] * p->wtrue[j];
     }
     p->wnorm = sqrt(ww);
-    if (p->all) {
-        p->k = p->m;
+    if (p->rs.all) {
+        p->rs.k = p->rs.m;
         return 0;
     }
-    p->k = owned(part, p->m, NULL);
-    size_t *rows = malloc((p->k ? p->k : 1) * sizeof *rows);
+    p->rs.k = aia_owned_rows(part, p->rs.m, NULL);
+    size_t *rows = malloc((p->rs.k ? p->rs.k : 1) * sizeof *rows);
     if (!rows)
         return -1;
-    owned(part, p->m, rows);
+    aia_owned_rows(part, p->rs.m, rows);
     int rc = draw_rows(p, rows);
     free(rows);
     return rc;
@@ -274,141 +202,55 @@ static int logreg_open(const struct aia_context *ctx,
                        const struct aia_partition *part, void **state,
                        struct aia_error *err)
 {
+    static const int gen[] = {P_ROWS, P_COLS, P_FLIP, P_MARGIN};
     struct logreg *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
+    aia_rowset_init(&p->rs, ctx, part);
     p->l2 = ctx->args[P_L2].d;
-    p->seed = ctx->seed;
-    p->all = part->index == AIA_PART_ALL;
     if (ctx->data) {
-        if (load_data(p, ctx->data, err) < 0) {
-            logreg_close(p);
-            return -1;
-        }
-        note_ignored(ctx);
+        if (load_data(p, ctx->data, err) < 0)
+            goto fail;
+        aia_note_ignored(ctx, "logreg", gen, sizeof gen / sizeof gen[0]);
     } else if (open_generated(p, ctx, part) < 0) {
-        logreg_close(p);
-        return aia_seterr(err,
-                          "out of memory for this rank's rows of %zu columns",
-                          (size_t)ctx->args[P_COLS].i);
+        aia_seterr(err, "out of memory for this rank's rows of %zu columns",
+                   (size_t)ctx->args[P_COLS].i);
+        goto fail;
     }
-    if (!(p->row = malloc(p->n * sizeof *p->row))) {
-        size_t n = p->n;
-        logreg_close(p);
-        return aia_seterr(err, "out of memory for a row of %zu columns", n);
-    }
+    if (aia_rowset_scratch(&p->rs, err) < 0)
+        goto fail;
     *state = p;
     return 0;
-}
-
-static size_t logreg_dim(void *state)
-{
-    return ((struct logreg *)state)->n;
-}
-
-static size_t logreg_rows(void *state)
-{
-    return ((struct logreg *)state)->k;
+fail:
+    logreg_close(p);
+    return -1;
 }
 
 /* The coordinator draws its generated rows once, when they fit; when they
  * do not, get_row draws each again on every pass. */
 static void cache(struct logreg *p)
 {
-    if (p->all && !p->data && !p->A && p->k > 0 && p->n <= CACHE_MAX / p->k)
+    if (p->rs.all && !p->rs.data && !p->A && p->rs.k > 0 &&
+        p->rs.n <= CACHE_MAX / p->rs.k)
         draw_rows(p, NULL);
 }
 
-/* Row i of what this rank holds.  A row drawn again goes to the scratch
- * row, valid until the next call. */
-static void get_row(struct logreg *p, size_t i, struct row *r)
+/* Row i of what this rank holds, and its label as a sign.  A row drawn
+ * again goes to the scratch row, valid until the next call. */
+static double get_row(struct logreg *p, size_t i, struct aia_row *r)
 {
-    const struct aia_dataset *d = p->data;
-    r->col = NULL;
-    r->val = NULL;
-    r->nnz = 0;
-    if (d && !d->x) {
-        r->a = NULL;
-        r->col = d->col + d->row_start[i];
-        r->val = d->val + d->row_start[i];
-        r->nnz = d->row_start[i + 1] - d->row_start[i];
-        r->s = p->s[i];
-    } else if (d) {
-        r->a = d->x + i * p->n;
-        r->s = p->s[i];
+    double s;
+    if (p->rs.data) {
+        aia_data_row(p->rs.data, i, r);
+        s = p->s[i];
     } else if (p->A) {
-        r->a = p->A + i * p->n;
-        r->s = p->s[i];
+        aia_dense_row(r, p->A + i * p->rs.n);
+        s = p->s[i];
     } else {
-        gen_row(p, i, p->row, &r->s);
-        r->a = p->row;
+        gen_row(p, i, p->rs.row, &s);
+        aia_dense_row(r, p->rs.row);
     }
-}
-
-/* Four partial sums: the additions no longer wait on each other, so the
- * loop runs at memory speed (bench/: 2.9x under the bandwidth bound with
- * one sum). */
-static double dot(const double *restrict a, const double *restrict x,
-                  size_t n)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    size_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-        s0 += a[j] * x[j];
-        s1 += a[j + 1] * x[j + 1];
-        s2 += a[j + 2] * x[j + 2];
-        s3 += a[j + 3] * x[j + 3];
-    }
-    for (; j < n; j++)
-        s0 += a[j] * x[j];
-    return (s0 + s1) + (s2 + s3);
-}
-
-static double row_dot(const struct row *r, const double *x, size_t n)
-{
-    if (r->a)
-        return dot(r->a, x, n);
-    double s = 0;
-    for (size_t k = 0; k < r->nnz; k++)
-        s += r->val[k] * x[r->col[k]];
     return s;
-}
-
-/* g += alpha * a */
-/* g += alpha * a, with no aliasing, so the compiler vectorizes it. */
-static void axpy(double alpha, const double *restrict a, double *restrict g,
-                 size_t n)
-{
-    for (size_t j = 0; j < n; j++)
-        g[j] += alpha * a[j];
-}
-
-static void row_axpy(const struct row *r, double alpha, double *g, size_t n)
-{
-    if (r->a) {
-        axpy(alpha, r->a, g, n);
-        return;
-    }
-    for (size_t k = 0; k < r->nnz; k++)
-        g[r->col[k]] += alpha * r->val[k];
-}
-
-/* Upper triangle of H += w a a' (see lrmse.c for the sparse pairs). */
-static void row_outer(const struct row *r, double w, double *H, size_t n)
-{
-    if (r->a) {
-        for (size_t j = 0; j < n; j++) {
-            double wa = w * r->a[j];
-            double *Hj = H + j * n;
-            for (size_t l = j; l < n; l++)
-                Hj[l] += wa * r->a[l];
-        }
-        return;
-    }
-    for (size_t k = 0; k < r->nnz; k++)
-        for (size_t q = 0; q < r->nnz; q++)
-            if (r->col[k] <= r->col[q])
-                H[r->col[k] * n + r->col[q]] += w * r->val[k] * r->val[q];
 }
 
 /* log(1 + exp(-z)) without overflow. */
@@ -430,18 +272,18 @@ static double mean_loss(struct logreg *p, const double *x, size_t *wrong)
 {
     double sum = 0;
     size_t bad = 0;
-    for (size_t i = 0; i < p->k; i++) {
-        struct row r;
-        get_row(p, i, &r);
-        double z = r.s * row_dot(&r, x, p->n);
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        double sg = get_row(p, i, &r);
+        double z = sg * aia_row_dot(&r, x, p->rs.n);
         sum += softplus_neg(z);
         bad += !(z > 0);
     }
     if (wrong)
         *wrong = bad;
-    double f = p->k ? sum / (double)p->k : 0;
+    double f = p->rs.k ? sum / (double)p->rs.k : 0;
     if (p->l2 > 0)
-        f += 0.5 * p->l2 * dot(x, x, p->n);
+        f += 0.5 * p->l2 * aia_dot(x, x, p->rs.n);
     return f;
 }
 
@@ -459,24 +301,18 @@ static int logreg_gradient(void *state, const double *x, const size_t *idx,
                            size_t nidx, double *g, struct aia_error *err)
 {
     struct logreg *p = state;
-    size_t n = p->n, count = idx ? nidx : p->k;
-    memset(g, 0, n * sizeof *g);
-    if (count == 0)
-        return aia_seterr(err, "a gradient over no rows");
     cache(p);
+    size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, p->rs.n, err);
+    if (count == 0)
+        return -1;
+    size_t n = p->rs.n;
     for (size_t t = 0; t < count; t++) {
-        size_t i = idx ? idx[t] : t;
-        if (i >= p->k)
-            return aia_seterr(err, "row %zu is not among the %zu held", i,
-                              p->k);
-        struct row r;
-        get_row(p, i, &r);
-        double z = r.s * row_dot(&r, x, n);
-        row_axpy(&r, -sigma_neg(z) * r.s, g, n);
+        struct aia_row r;
+        double sg = get_row(p, idx ? idx[t] : t, &r);
+        double z = sg * aia_row_dot(&r, x, n);
+        aia_row_axpy(&r, -sigma_neg(z) * sg, g, n);
     }
-    double inv = 1.0 / (double)count;
-    for (size_t j = 0; j < n; j++)
-        g[j] = g[j] * inv + p->l2 * x[j];
+    aia_gradient_end(g, x, n, count, p->l2);
     return 0;
 }
 
@@ -484,37 +320,12 @@ static int logreg_metric(void *state, const double *x, double *value,
                          struct aia_error *err)
 {
     struct logreg *p = state;
-    if (p->k == 0)
+    if (p->rs.k == 0)
         return aia_seterr(err, "an accuracy over no rows");
     cache(p);
     size_t wrong;
     mean_loss(p, x, &wrong);
-    *value = (double)(p->k - wrong) / (double)p->k;
-    return 0;
-}
-
-/* In place: H = L L' (lower triangle), 0 or -1 when not numerically
- * positive definite. */
-static int cholesky(double *H, size_t n)
-{
-    double big = 0;
-    for (size_t j = 0; j < n; j++)
-        big = fmax(big, H[j * n + j]);
-    for (size_t j = 0; j < n; j++) {
-        double s = H[j * n + j];
-        for (size_t k = 0; k < j; k++)
-            s -= H[j * n + k] * H[j * n + k];
-        if (!(s > 1e-14 * big))
-            return -1;
-        double l = sqrt(s);
-        H[j * n + j] = l;
-        for (size_t i = j + 1; i < n; i++) {
-            double t = H[i * n + j];
-            for (size_t k = 0; k < j; k++)
-                t -= H[i * n + k] * H[j * n + k];
-            H[i * n + j] = t / l;
-        }
-    }
+    *value = (double)(p->rs.k - wrong) / (double)p->rs.k;
     return 0;
 }
 
@@ -523,21 +334,21 @@ static int cholesky(double *H, size_t n)
 static double newton_pass(struct logreg *p, const double *x, double *g,
                           double *H, size_t *wrong)
 {
-    size_t n = p->n, bad = 0;
+    size_t n = p->rs.n, bad = 0;
     double sum = 0;
     memset(g, 0, n * sizeof *g);
     memset(H, 0, n * n * sizeof *H);
-    for (size_t i = 0; i < p->k; i++) {
-        struct row r;
-        get_row(p, i, &r);
-        double z = r.s * row_dot(&r, x, n);
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        double sg = get_row(p, i, &r);
+        double z = sg * aia_row_dot(&r, x, n);
         double e = exp(-fabs(z));
         sum += softplus_neg(z);
         bad += !(z > 0);
-        row_axpy(&r, -sigma_neg(z) * r.s, g, n);
-        row_outer(&r, e / ((1 + e) * (1 + e)), H, n);
+        aia_row_axpy(&r, -sigma_neg(z) * sg, g, n);
+        aia_row_outer(&r, e / ((1 + e) * (1 + e)), H, n);
     }
-    double inv = 1.0 / (double)p->k;
+    double inv = 1.0 / (double)p->rs.k;
     for (size_t j = 0; j < n; j++) {
         g[j] = g[j] * inv + p->l2 * x[j];
         for (size_t l = j; l < n; l++)
@@ -545,24 +356,7 @@ static double newton_pass(struct logreg *p, const double *x, double *g,
         H[j * n + j] += p->l2;
     }
     *wrong = bad;
-    return sum * inv + 0.5 * p->l2 * dot(x, x, n);
-}
-
-/* d = -H^-1 g from the Cholesky factor in H. */
-static void newton_dir(const double *L, const double *g, double *d, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        double t = -g[i];
-        for (size_t k = 0; k < i; k++)
-            t -= L[i * n + k] * d[k];
-        d[i] = t / L[i * n + i];
-    }
-    for (size_t i = n; i-- > 0;) {
-        double t = d[i];
-        for (size_t k = i + 1; k < n; k++)
-            t -= L[k * n + i] * d[k];
-        d[i] = t / L[i * n + i];
-    }
+    return sum * inv + 0.5 * p->l2 * aia_dot(x, x, n);
 }
 
 /* Newton's method from 0 with Armijo backtracking.  It stops when the
@@ -573,7 +367,7 @@ static void newton_dir(const double *L, const double *g, double *d, size_t n)
 static int newton(struct logreg *p, double *x, double *H, double *g, double *d,
                   double *xt, struct aia_error *err)
 {
-    size_t n = p->n, wrong;
+    size_t n = p->rs.n, wrong;
     double prev = INFINITY;
     memset(x, 0, n * sizeof *x);
     for (int it = 0; it < NEWTON_MAX; it++) {
@@ -586,14 +380,19 @@ static int newton(struct logreg *p, double *x, double *H, double *g, double *d,
                               "step %d classifies all %zu correctly): "
                               "with l2 = 0 the loss has no finite "
                               "minimiser; set l2 > 0",
-                              it, p->k);
-        if (cholesky(H, n) < 0)
+                              it, p->rs.k);
+        double big = 0;
+        for (size_t j = 0; j < n; j++)
+            big = fmax(big, H[j * n + j]);
+        if (aia_cholesky(H, n, 0, 1e-14 * big) < 0)
             return aia_seterr(err,
                               "the Hessian is singular at Newton step "
                               "%d (%zu rows, %zu columns, l2 %g)",
-                              it, p->k, n, p->l2);
-        newton_dir(H, g, d, n);
-        double dec = -dot(g, d, n);
+                              it, p->rs.k, n, p->l2);
+        aia_cholesky_solve(H, g, d, n); /* d = -H^-1 g */
+        for (size_t j = 0; j < n; j++)
+            d[j] = -d[j];
+        double dec = -aia_dot(g, d, n);
         if (dec <= 1e-20 || (dec <= 1e-14 && dec > 0.5 * prev))
             return 0;
         prev = dec;
@@ -614,31 +413,32 @@ static int newton(struct logreg *p, double *x, double *H, double *g, double *d,
                       NEWTON_MAX);
 }
 
-static int solve(struct logreg *p, struct aia_error *err)
+static int solve(void *state, struct aia_error *err)
 {
-    size_t n = p->n;
+    struct logreg *p = state;
+    size_t n = p->rs.n;
     if (n > HESS_MAX)
         return aia_seterr(err, "dimension %zu is above %d: no Hessian", n,
                           HESS_MAX);
-    if (p->k == 0)
+    if (p->rs.k == 0)
         return aia_seterr(err, "no rows: no optimum");
-    if ((double)p->k * (double)n * (double)n > NEWTON_WORK)
+    if ((double)p->rs.k * (double)n * (double)n > NEWTON_WORK)
         return aia_seterr(err,
                           "%zu rows of %zu columns: a Newton step would take "
                           "%.2g operations, above %.2g",
-                          p->k, n, (double)p->k * (double)n * (double)n,
+                          p->rs.k, n, (double)p->rs.k * (double)n * (double)n,
                           NEWTON_WORK);
     cache(p);
     double *H = malloc(n * n * sizeof *H);
     double *v = malloc(3 * n * sizeof *v);
-    p->xopt = malloc(n * sizeof *p->xopt);
+    p->rs.xopt = malloc(n * sizeof *p->rs.xopt);
     int rc = -1;
-    if (!H || !v || !p->xopt)
+    if (!H || !v || !p->rs.xopt)
         aia_seterr(err, "out of memory for the %zu x %zu Hessian", n, n);
     else
-        rc = newton(p, p->xopt, H, v, v + n, v + 2 * n, err);
+        rc = newton(p, p->rs.xopt, H, v, v + n, v + 2 * n, err);
     if (rc == 0)
-        p->fopt = mean_loss(p, p->xopt, NULL);
+        p->rs.fopt = mean_loss(p, p->rs.xopt, NULL);
     free(H);
     free(v);
     return rc;
@@ -647,18 +447,8 @@ static int solve(struct logreg *p, struct aia_error *err)
 static int logreg_optimum(void *state, double *x, double *f,
                           struct aia_error *err)
 {
-    struct logreg *p = state;
-    if (!p->all)
-        return aia_seterr(err, "the optimum is known to the coordinator only");
-    if (p->opt == 0)
-        p->opt = solve(p, &p->why) == 0 ? 1 : -1;
-    if (p->opt < 0) {
-        *err = p->why;
-        return -1;
-    }
-    memcpy(x, p->xopt, p->n * sizeof *x);
-    *f = p->fopt;
-    return 0;
+    return aia_rowset_optimum(&((struct logreg *)state)->rs, solve, state, x, f,
+                              ((struct logreg *)state)->rs.n, err);
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {
@@ -670,11 +460,10 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .flags = AIA_PROBLEM_DATA,
     .open = logreg_open,
     .close = logreg_close,
-    .dim = logreg_dim,
-    .rows = logreg_rows,
     .loss = logreg_loss,
     .gradient = logreg_gradient,
     .optimum = logreg_optimum,
     .metric = logreg_metric,
+    AIA_ROWSET_SIZES,
     .metric_name = "accuracy",
 };

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/rows.h>
 
 /* A loop the compiler may vectorize freely (-fopenmp-simd, see
  * configure.ac); nothing without it. */
@@ -81,39 +82,23 @@ static const struct aia_param params[] = {
 };
 
 struct lrmse {
-    size_t m, n;
+    struct aia_rowset rs; /* first: rows, scratch row, optimum */
     double noise, ridge;
-    uint64_t seed;
     double *xtrue;
     double *scale; /* column scales; NULL when the condition is 1 */
-    const struct aia_dataset *data; /* rows given, or NULL: generated */
-    int all;       /* the coordinator's view */
-    size_t k;      /* rows held */
     double *A, *b; /* generated rows of a worker: k x n row-major, k */
-    double *row;   /* n scratch */
     /* coordinator */
     double *G, *c; /* n x n, n: A'A/m, A'b/m */
     double bb;     /* b'b/m */
-    int opt;       /* 0 not tried, 1 known, -1 impossible */
-    double *xopt, fopt, *d;
-    struct aia_error why; /* why the optimum is not known */
-};
-
-/* One row, dense (a: n entries) or sparse (nnz entries col/val). */
-struct row {
-    const double *a;
-    const uint32_t *col;
-    const double *val;
-    size_t nnz;
-    double b;
+    double *d;     /* n scratch */
 };
 
 static void gen_row(const struct lrmse *p, size_t r, double *a, double *b)
 {
     struct aia_rng g;
-    aia_rng_seed(&g, p->seed, 2 * (uint64_t)r + 1);
+    aia_rng_seed(&g, p->rs.seed, 2 * (uint64_t)r + 1);
     double dot = 0;
-    for (size_t j = 0; j < p->n; j++) {
+    for (size_t j = 0; j < p->rs.n; j++) {
         a[j] = aia_rng_normal(&g);
         if (p->scale)
             a[j] *= p->scale[j];
@@ -131,138 +116,71 @@ static void lrmse_close(void *state)
     free(p->scale);
     free(p->A);
     free(p->b);
-    free(p->row);
     free(p->G);
     free(p->c);
-    free(p->xopt);
     free(p->d);
+    aia_rowset_free(&p->rs);
     free(p);
-}
-
-/* Rows of part that this rank holds: their count, and when rows is not
- * NULL, their indices. */
-static size_t owned(const struct aia_partition *part, size_t m, size_t *rows)
-{
-    if (part->scheme == AIA_PART_BLOCK) {
-        size_t first = aia_partition_first(part, m, part->index);
-        size_t last = aia_partition_first(part, m, part->index + 1);
-        for (size_t r = first; rows && r < last; r++)
-            rows[r - first] = r;
-        return last - first;
-    }
-    size_t k = 0;
-    for (size_t r = 0; r < m; r++)
-        if (aia_partition_owner(part, m, r) == part->index) {
-            if (rows)
-                rows[k] = r;
-            k++;
-        }
-    return k;
-}
-
-/* The rows given are complete and their sparse columns in range, so that
- * no later access can go astray.  Rows are named from 1 in messages. */
-static int check_data(const struct aia_dataset *d, int all,
-                      struct aia_error *err)
-{
-    const char *src = d->source ? d->source : "the data";
-    if (d->cols == 0)
-        return aia_seterr(err, "%s: no feature columns", src);
-    if (all && d->rows != d->total_rows)
-        return aia_seterr(err,
-                          "%s: the coordinator was given %zu of the %zu rows",
-                          src, d->rows, d->total_rows);
-    if (d->rows == 0)
-        return 0;
-    if (!d->y || (!d->x && (!d->row_start || !d->col || !d->val)))
-        return aia_seterr(err, "%s: rows without targets or features", src);
-    if (d->x)
-        return 0;
-    for (size_t i = 0; i < d->rows; i++)
-        for (size_t k = d->row_start[i]; k < d->row_start[i + 1]; k++)
-            if (d->col[k] >= d->cols)
-                return aia_seterr(err, "%s: row %zu: column %lu of %zu", src,
-                                  (d->row_ids ? d->row_ids[i] : i) + 1,
-                                  (unsigned long)d->col[k] + 1, d->cols);
-    return 0;
-}
-
-/* Say once, on the coordinator, that the generator's parameters given in
- * the job have no effect: the rows come from the data file. */
-static void note_ignored(const struct aia_context *ctx)
-{
-    static const int gen[] = {P_ROWS,      P_COLS,    P_NOISE,
-                              P_CONDITION, P_CORRUPT, P_CORRUPT_NOISE};
-    if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
-        return;
-    for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++)
-        if (ctx->args[gen[i]].given)
-            ctx->host->log(ctx->host, AIA_LOG_WARN,
-                           "lrmse: %s is ignored: the rows come from %s",
-                           ctx->args[gen[i]].name,
-                           ctx->data->source ? ctx->data->source
-                                             : "the data file");
 }
 
 static int open_data(struct lrmse *p, const struct aia_context *ctx,
                      struct aia_error *err)
 {
     const struct aia_dataset *d = ctx->data;
-    if (check_data(d, p->all, err) < 0)
+    static const int gen[] = {P_ROWS,      P_COLS,    P_NOISE,
+                              P_CONDITION, P_CORRUPT, P_CORRUPT_NOISE};
+    if (aia_rowset_use(&p->rs, d, err) < 0)
         return -1;
-    note_ignored(ctx);
-    p->data = d;
-    p->n = d->cols;
-    p->m = d->total_rows;
-    p->k = d->rows;
+    aia_note_ignored(ctx, "lrmse", gen, sizeof gen / sizeof gen[0]);
     return 0;
 }
 
 static int open_generated(struct lrmse *p, const struct aia_context *ctx,
                           const struct aia_partition *part)
 {
-    p->m = (size_t)ctx->args[P_ROWS].i;
-    p->n = (size_t)ctx->args[P_COLS].i;
+    p->rs.m = (size_t)ctx->args[P_ROWS].i;
+    p->rs.n = (size_t)ctx->args[P_COLS].i;
     p->noise = ctx->args[P_NOISE].d;
     double kappa = ctx->args[P_CONDITION].d;
-    p->xtrue = malloc(p->n * sizeof *p->xtrue);
+    p->xtrue = malloc(p->rs.n * sizeof *p->xtrue);
     if (!p->xtrue)
         return -1;
     struct aia_rng g;
-    aia_rng_seed(&g, p->seed, STREAM_XTRUE);
-    for (size_t j = 0; j < p->n; j++)
+    aia_rng_seed(&g, p->rs.seed, STREAM_XTRUE);
+    for (size_t j = 0; j < p->rs.n; j++)
         p->xtrue[j] = aia_rng_normal(&g);
     /* Only scale when asked, so that condition 1 draws the very rows it
      * always drew. */
-    if (kappa > 1 && p->n > 1) {
-        if (!(p->scale = malloc(p->n * sizeof *p->scale)))
+    if (kappa > 1 && p->rs.n > 1) {
+        if (!(p->scale = malloc(p->rs.n * sizeof *p->scale)))
             return -1;
-        for (size_t j = 0; j < p->n; j++)
-            p->scale[j] = pow(kappa, -(double)j / (2.0 * (double)(p->n - 1)));
+        for (size_t j = 0; j < p->rs.n; j++)
+            p->scale[j] =
+                pow(kappa, -(double)j / (2.0 * (double)(p->rs.n - 1)));
     }
-    if (p->all) {
-        p->k = p->m;
+    if (p->rs.all) {
+        p->rs.k = p->rs.m;
         return 0;
     }
-    p->k = owned(part, p->m, NULL);
-    size_t *rows = malloc((p->k ? p->k : 1) * sizeof *rows);
-    p->A = malloc((p->k ? p->k : 1) * p->n * sizeof *p->A);
-    p->b = malloc((p->k ? p->k : 1) * sizeof *p->b);
+    p->rs.k = aia_owned_rows(part, p->rs.m, NULL);
+    size_t *rows = malloc((p->rs.k ? p->rs.k : 1) * sizeof *rows);
+    p->A = malloc((p->rs.k ? p->rs.k : 1) * p->rs.n * sizeof *p->A);
+    p->b = malloc((p->rs.k ? p->rs.k : 1) * sizeof *p->b);
     if (!rows || !p->A || !p->b) {
         free(rows);
         return -1;
     }
-    owned(part, p->m, rows);
-    for (size_t i = 0; i < p->k; i++)
-        gen_row(p, rows[i], p->A + i * p->n, &p->b[i]);
+    aia_owned_rows(part, p->rs.m, rows);
+    for (size_t i = 0; i < p->rs.k; i++)
+        gen_row(p, rows[i], p->A + i * p->rs.n, &p->b[i]);
     free(rows);
     const struct aia_value *bad = &ctx->args[P_CORRUPT];
     for (size_t i = 0; i < bad->n; i++) {
         if (bad->ints[i] != part->index)
             continue;
         struct aia_rng bg;
-        aia_rng_seed(&bg, p->seed, STREAM_CORRUPT + (uint64_t)part->index);
-        for (size_t r = 0; r < p->k; r++)
+        aia_rng_seed(&bg, p->rs.seed, STREAM_CORRUPT + (uint64_t)part->index);
+        for (size_t r = 0; r < p->rs.k; r++)
             p->b[r] += ctx->args[P_CORRUPT_NOISE].d * aia_rng_normal(&bg);
         break;
     }
@@ -276,111 +194,41 @@ static int lrmse_open(const struct aia_context *ctx,
     struct lrmse *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
+    aia_rowset_init(&p->rs, ctx, part);
     p->ridge = ctx->args[P_RIDGE].d;
-    p->seed = ctx->seed;
-    p->all = part->index == AIA_PART_ALL;
-    if (ctx->data) {
-        if (open_data(p, ctx, err) < 0) {
-            lrmse_close(p);
-            return -1;
-        }
-    } else if (open_generated(p, ctx, part) < 0) {
+    int rc = -1;
+    if (ctx->data)
+        rc = open_data(p, ctx, err);
+    else if (open_generated(p, ctx, part) == 0)
+        rc = 0;
+    else
+        aia_seterr(err, "out of memory for this rank's rows of %zu columns",
+                   (size_t)ctx->args[P_COLS].i);
+    if (rc < 0 || aia_rowset_scratch(&p->rs, err) < 0) {
         lrmse_close(p);
-        return aia_seterr(err,
-                          "out of memory for this rank's rows of %zu columns",
-                          (size_t)ctx->args[P_COLS].i);
-    }
-    if (!(p->row = malloc(p->n * sizeof *p->row))) {
-        size_t n = p->n;
-        lrmse_close(p);
-        return aia_seterr(err, "out of memory for a row of %zu columns", n);
+        return -1;
     }
     *state = p;
     return 0;
 }
 
-static size_t lrmse_dim(void *state)
+/* Row i of what this rank holds, and its target.  A generated row on the
+ * coordinator is drawn again into the scratch row, valid until the next
+ * call. */
+static double get_row(struct lrmse *p, size_t i, struct aia_row *r)
 {
-    return ((struct lrmse *)state)->n;
-}
-
-static size_t lrmse_rows(void *state)
-{
-    return ((struct lrmse *)state)->k;
-}
-
-/* Row i of what this rank holds.  A generated row on the coordinator is
- * drawn again into the scratch row, valid until the next call. */
-static void get_row(struct lrmse *p, size_t i, struct row *r)
-{
-    const struct aia_dataset *d = p->data;
-    r->col = NULL;
-    r->val = NULL;
-    r->nnz = 0;
-    if (d) {
-        r->b = d->y[i];
-        if (d->x) {
-            r->a = d->x + i * p->n;
-        } else {
-            r->a = NULL;
-            r->col = d->col + d->row_start[i];
-            r->val = d->val + d->row_start[i];
-            r->nnz = d->row_start[i + 1] - d->row_start[i];
-        }
-    } else if (!p->all) {
-        r->b = p->b[i];
-        r->a = p->A + i * p->n;
+    double b;
+    if (p->rs.data) {
+        aia_data_row(p->rs.data, i, r);
+        b = p->rs.data->y[i];
+    } else if (!p->rs.all) {
+        b = p->b[i];
+        aia_dense_row(r, p->A + i * p->rs.n);
     } else {
-        gen_row(p, i, p->row, &r->b);
-        r->a = p->row;
+        gen_row(p, i, p->rs.row, &b);
+        aia_dense_row(r, p->rs.row);
     }
-}
-
-/* Four partial sums: the additions no longer wait on each other, so the
- * loop runs at memory speed (bench/: 2.9x under the bandwidth bound with
- * one sum). */
-static inline double dot(const double *restrict a,
-                         const double *restrict x, size_t n)
-{
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    size_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-        s0 += a[j] * x[j];
-        s1 += a[j + 1] * x[j + 1];
-        s2 += a[j + 2] * x[j + 2];
-        s3 += a[j + 3] * x[j + 3];
-    }
-    for (; j < n; j++)
-        s0 += a[j] * x[j];
-    return (s0 + s1) + (s2 + s3);
-}
-
-static double row_dot(const struct row *r, const double *x, size_t n)
-{
-    if (r->a)
-        return dot(r->a, x, n);
-    double s = 0;
-    for (size_t k = 0; k < r->nnz; k++)
-        s += r->val[k] * x[r->col[k]];
-    return s;
-}
-
-/* g += alpha * a, with no aliasing, so the compiler vectorizes it. */
-static void axpy(double alpha, const double *restrict a, double *restrict g,
-                 size_t n)
-{
-    for (size_t j = 0; j < n; j++)
-        g[j] += alpha * a[j];
-}
-
-static void row_axpy(const struct row *r, double alpha, double *g, size_t n)
-{
-    if (r->a) {
-        axpy(alpha, r->a, g, n);
-        return;
-    }
-    for (size_t k = 0; k < r->nnz; k++)
-        g[r->col[k]] += alpha * r->val[k];
+    return b;
 }
 
 /* g += sum_i (a_i . x - b_i) a_i over k contiguous dense rows: the
@@ -397,31 +245,11 @@ static void dense_gradient(const double *restrict A, const double *restrict b,
 {
     for (size_t i = 0; i < k; i++) {
         const double *restrict a = A + i * n;
-        double e = dot(a, x, n) - b[i];
+        double e = aia_dot(a, x, n) - b[i];
         SIMD_LOOP
         for (size_t j = 0; j < n; j++)
             g[j] += e * a[j];
     }
-}
-
-/* The upper triangle of G += a a'.  A sparse row visits the ordered pairs
- * of its entries whose columns are in order, which is right even when a
- * column were stored twice. */
-static void row_outer(const struct row *r, double *G, size_t n)
-{
-    if (r->a) {
-        for (size_t j = 0; j < n; j++) {
-            double aj = r->a[j];
-            double *Gj = G + j * n;
-            for (size_t l = j; l < n; l++)
-                Gj[l] += aj * r->a[l];
-        }
-        return;
-    }
-    for (size_t k = 0; k < r->nnz; k++)
-        for (size_t q = 0; q < r->nnz; q++)
-            if (r->col[k] <= r->col[q])
-                G[r->col[k] * n + r->col[q]] += r->val[k] * r->val[q];
 }
 
 /* G = A'A/m, c = A'b/m, bb = b'b/m, once. */
@@ -429,12 +257,12 @@ static int gram(struct lrmse *p, struct aia_error *err)
 {
     if (p->G)
         return 0;
-    if (p->n > GRAM_MAX)
+    if (p->rs.n > GRAM_MAX)
         return aia_seterr(err, "dimension %zu is above %d: no Gram matrix",
-                          p->n, GRAM_MAX);
-    if (p->k == 0)
+                          p->rs.n, GRAM_MAX);
+    if (p->rs.k == 0)
         return aia_seterr(err, "no rows: no Gram matrix");
-    size_t n = p->n;
+    size_t n = p->rs.n;
     double *G = calloc(n * n, sizeof *G), *c = calloc(n, sizeof *c);
     if (!G || !c) {
         free(G);
@@ -443,14 +271,14 @@ static int gram(struct lrmse *p, struct aia_error *err)
                           n, n);
     }
     double bb = 0;
-    for (size_t i = 0; i < p->k; i++) {
-        struct row r;
-        get_row(p, i, &r);
-        row_outer(&r, G, n);
-        row_axpy(&r, r.b, c, n);
-        bb += r.b * r.b;
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        double b = get_row(p, i, &r);
+        aia_row_outer(&r, 1, G, n);
+        aia_row_axpy(&r, b, c, n);
+        bb += b * b;
     }
-    double inv = 1.0 / (double)p->k;
+    double inv = 1.0 / (double)p->rs.k;
     for (size_t j = 0; j < n; j++) {
         for (size_t l = j; l < n; l++)
             G[l * n + j] = G[j * n + l] *= inv;
@@ -467,77 +295,45 @@ static int gram(struct lrmse *p, struct aia_error *err)
 static double direct_loss(struct lrmse *p, const double *x)
 {
     double s = 0;
-    for (size_t i = 0; i < p->k; i++) {
-        struct row r;
-        get_row(p, i, &r);
-        double e = row_dot(&r, x, p->n) - r.b;
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        double b = get_row(p, i, &r);
+        double e = aia_row_dot(&r, x, p->rs.n) - b;
         s += e * e;
     }
-    double f = p->k ? 0.5 * s / (double)p->k : 0;
+    double f = p->rs.k ? 0.5 * s / (double)p->rs.k : 0;
     if (p->ridge > 0)
-        f += 0.5 * p->ridge * dot(x, x, p->n);
+        f += 0.5 * p->ridge * aia_dot(x, x, p->rs.n);
     return f;
 }
 
-/* In place: G = L L' (lower triangle), 0 or -1 when not positive
- * definite. */
-static int cholesky(double *G, size_t n)
+static int solve(void *state, struct aia_error *err)
 {
-    for (size_t j = 0; j < n; j++) {
-        double s = G[j * n + j];
-        for (size_t k = 0; k < j; k++)
-            s -= G[j * n + k] * G[j * n + k];
-        if (!(s > 1e-12 * (1 + fabs(G[j * n + j]))))
-            return -1;
-        double l = sqrt(s);
-        G[j * n + j] = l;
-        for (size_t i = j + 1; i < n; i++) {
-            double t = G[i * n + j];
-            for (size_t k = 0; k < j; k++)
-                t -= G[i * n + k] * G[j * n + k];
-            G[i * n + j] = t / l;
-        }
-    }
-    return 0;
-}
-
-static int solve(struct lrmse *p, struct aia_error *err)
-{
-    size_t n = p->n;
+    struct lrmse *p = state;
+    size_t n = p->rs.n;
     if (gram(p, err) < 0)
         return -1;
     double *L = malloc(n * n * sizeof *L);
-    p->xopt = malloc(n * sizeof *p->xopt);
+    p->rs.xopt = malloc(n * sizeof *p->rs.xopt);
     p->d = malloc(n * sizeof *p->d);
-    if (!L || !p->xopt || !p->d) {
+    if (!L || !p->rs.xopt || !p->d) {
         free(L);
         return aia_seterr(err, "out of memory for the normal equations");
     }
     memcpy(L, p->G, n * n * sizeof *L);
     for (size_t j = 0; j < n; j++)
         L[j * n + j] += p->ridge;
-    if (cholesky(L, n) < 0) {
+    if (aia_cholesky(L, n, 1e-12, 1e-12) < 0) {
         free(L);
         return aia_seterr(err,
                           "the normal equations are singular (%zu rows, "
                           "%zu columns, ridge %g)",
-                          p->k, n, p->ridge);
+                          p->rs.k, n, p->ridge);
     }
-    double *x = p->xopt;
-    for (size_t i = 0; i < n; i++) { /* L y = c */
-        double t = p->c[i];
-        for (size_t k = 0; k < i; k++)
-            t -= L[i * n + k] * x[k];
-        x[i] = t / L[i * n + i];
-    }
-    for (size_t i = n; i-- > 0;) { /* L' x = y */
-        double t = x[i];
-        for (size_t k = i + 1; k < n; k++)
-            t -= L[k * n + i] * x[k];
-        x[i] = t / L[i * n + i];
-    }
+    double *x = p->rs.xopt;
+    aia_cholesky_solve(L, p->c, x, n);
     free(L);
-    p->fopt = direct_loss(p, x);
+    p->rs.fopt = direct_loss(p, x);
     return 0;
 }
 
@@ -545,41 +341,31 @@ static int lrmse_optimum(void *state, double *x, double *f,
                          struct aia_error *err)
 {
     struct lrmse *p = state;
-    if (!p->all)
-        return aia_seterr(err, "the optimum is known to the coordinator only");
-    if (p->opt == 0)
-        p->opt = solve(p, &p->why) == 0 ? 1 : -1;
-    if (p->opt < 0) {
-        *err = p->why;
-        return -1;
-    }
-    memcpy(x, p->xopt, p->n * sizeof *x);
-    *f = p->fopt;
-    return 0;
+    return aia_rowset_optimum(&p->rs, solve, p, x, f, p->rs.n, err);
 }
 
 /* (G + lambda I) v, row j */
 static double hess_row(const struct lrmse *p, size_t j, const double *v)
 {
-    return dot(p->G + j * p->n, v, p->n) + p->ridge * v[j];
+    return aia_dot(p->G + j * p->rs.n, v, p->rs.n) + p->ridge * v[j];
 }
 
 static int lrmse_loss(void *state, const double *x, double *f,
                       struct aia_error *err)
 {
     struct lrmse *p = state;
-    size_t n = p->n;
-    if (!p->all || gram(p, err) < 0) {
+    size_t n = p->rs.n;
+    if (!p->rs.all || gram(p, err) < 0) {
         *f = direct_loss(p, x);
         return 0;
     }
-    if (p->opt == 1) {
+    if (p->rs.opt == 1) {
         for (size_t j = 0; j < n; j++)
-            p->d[j] = x[j] - p->xopt[j];
+            p->d[j] = x[j] - p->rs.xopt[j];
         double q = 0;
         for (size_t j = 0; j < n; j++)
             q += p->d[j] * hess_row(p, j, p->d);
-        *f = p->fopt + 0.5 * q;
+        *f = p->rs.fopt + 0.5 * q;
         return 0;
     }
     double q = 0;
@@ -593,37 +379,31 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
                           size_t nidx, double *g, struct aia_error *err)
 {
     struct lrmse *p = state;
-    size_t n = p->n, count = idx ? nidx : p->k;
-    memset(g, 0, n * sizeof *g);
+    size_t n = p->rs.n, count = aia_gradient_begin(&p->rs, idx, nidx, g, p->rs.n, err);
     if (count == 0)
-        return aia_seterr(err, "a gradient over no rows");
-    if (p->all && !idx && gram(p, err) == 0) {
+        return -1;
+    if (p->rs.all && !idx && gram(p, err) == 0) {
         for (size_t j = 0; j < n; j++)
             g[j] = hess_row(p, j, x) - p->c[j];
         return 0;
     }
     /* contiguous dense rows, the common case, take the fast loop */
     const double *A = NULL, *y = NULL;
-    if (!idx && p->data && p->data->x)
-        A = p->data->x, y = p->data->y;
-    else if (!idx && !p->data && !p->all)
+    if (!idx && p->rs.data && p->rs.data->x)
+        A = p->rs.data->x, y = p->rs.data->y;
+    else if (!idx && !p->rs.data && !p->rs.all)
         A = p->A, y = p->b;
     if (A) {
-        dense_gradient(A, y, p->k, n, x, g);
+        dense_gradient(A, y, p->rs.k, n, x, g);
         count = 0;
     }
     for (size_t t = 0; t < count; t++) {
         size_t i = idx ? idx[t] : t;
-        if (i >= p->k)
-            return aia_seterr(err, "row %zu is not among the %zu held", i,
-                              p->k);
-        struct row r;
-        get_row(p, i, &r);
-        row_axpy(&r, row_dot(&r, x, n) - r.b, g, n);
+        struct aia_row r;
+        double b = get_row(p, i, &r);
+        aia_row_axpy(&r, aia_row_dot(&r, x, n) - b, g, n);
     }
-    double inv = 1.0 / (double)(idx ? nidx : p->k);
-    for (size_t j = 0; j < n; j++)
-        g[j] = g[j] * inv + p->ridge * x[j];
+    aia_gradient_end(g, x, n, idx ? nidx : p->rs.k, p->ridge);
     return 0;
 }
 
@@ -634,10 +414,9 @@ const struct aia_problem_plugin aia_problem_plugin = {
                     "error)",
                     params),
     .flags = AIA_PROBLEM_DATA,
+    AIA_ROWSET_SIZES,
     .open = lrmse_open,
     .close = lrmse_close,
-    .dim = lrmse_dim,
-    .rows = lrmse_rows,
     .loss = lrmse_loss,
     .gradient = lrmse_gradient,
     .optimum = lrmse_optimum,

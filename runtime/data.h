@@ -1,4 +1,5 @@
-/* data.h - rows of a data file (CSV, libsvm, raw float64) for problems.
+/* data.h - rows of a data file (CSV, libsvm, raw float64, NumPy .npy,
+ * MNIST idx, HDF5) for problems.
  *
  * The runtime reads a job's data file here and hands each rank its rows as
  * a struct aia_dataset.  No MPI: a rank reads the rows it keeps, and the
@@ -23,6 +24,21 @@
  * binary  little-endian IEEE float64, row-major, cols values per row with
  *         the target among them; no header.  Its shape comes from the
  *         options and the file size.
+ * npy     NumPy's format, versions 1.0 to 3.0: a 2-D array (rows x
+ *         columns) of little-endian float64 or float32 in C order; the
+ *         target is a column (target), or all columns are features and the
+ *         targets come from a 1-D .npy file (targets) of float64, float32
+ *         or integers.
+ * idx     MNIST's format (big-endian header, then the values), gzip-
+ *         compressed or not: an idx file of 2 or more dimensions (the
+ *         first counts the rows; a row is the rest, flattened) of unsigned
+ *         or signed bytes, int16/32, float32 or float64; the targets (class
+ *         labels, say) from a 1-D idx file (targets), as idx1 label files
+ *         are shipped.
+ * hdf5    a 2-D dataset (dataset, default "x") of an HDF5 file, read as
+ *         float64; the target is a column (target) or a 1-D dataset of the
+ *         same file (targets).  A rank reads only the hyperslabs of its own
+ *         rows.  Needs a build with libhdf5.
  *
  * In text formats lines may end in LF or CRLF, the last one may lack its
  * line end, and blank lines (only blanks) are allowed at the end of the
@@ -40,7 +56,17 @@
 
 #include <aiarun/aiarun.h>
 
-enum data_format { DATA_CSV = 0, DATA_LIBSVM = 1, DATA_BINARY = 2 };
+/* The formats, in the order of the registry in data.c and of
+ * DATA_FORMAT_CHOICES (the job file's names after "auto"). */
+enum data_format {
+    DATA_CSV = 0,
+    DATA_LIBSVM = 1,
+    DATA_BINARY = 2,
+    DATA_NPY = 3,
+    DATA_IDX = 4,
+    DATA_HDF5 = 5
+};
+#define DATA_FORMAT_CHOICES "csv|libsvm|binary|npy|idx|hdf5"
 
 /* Values of data_opts.header. */
 #define DATA_HEADER_AUTO (-1)
@@ -74,6 +100,15 @@ struct data_opts {
      * largest index among the rows read.  A caller that reads part of a
      * file passes data_scan's count so that every part has the same. */
     size_t features;
+    /* npy, idx: a second file holding the targets (1-D), already resolved;
+     * hdf5: the name of the targets' 1-D dataset.  NULL: a target column
+     * (npy, hdf5). */
+    const char *targets;
+    /* hdf5: the features' dataset; NULL: "x". */
+    const char *dataset;
+    /* npy, idx, hdf5: every feature is multiplied by it (1/255 for
+     * pixels, say); 0 or 1: as stored. */
+    double scale;
 };
 
 /* Rows read by data_read.  d is the view handed to problems; it points
@@ -94,10 +129,17 @@ struct data_table {
  * delimiter detected, dense. */
 void data_opts_init(struct data_opts *o);
 
-/* The format a path's extension suggests: .csv .tsv .txt -> DATA_CSV,
- * .svm .libsvm .svmlight -> DATA_LIBSVM, .bin .f64 -> DATA_BINARY;
- * -1 for any other. */
+/* The format a path's ending suggests: .csv .tsv .txt -> DATA_CSV,
+ * .svm .libsvm .svmlight -> DATA_LIBSVM, .bin .f64 -> DATA_BINARY, .npy ->
+ * DATA_NPY, -ubyte -ubyte.gz .idx .idx.gz -> DATA_IDX, .h5 .hdf5 .he5 ->
+ * DATA_HDF5; -1 for any other. */
 int data_format_guess(const char *path);
+
+/* The name of a format ("csv"), or NULL for no format. */
+const char *data_format_name(int format);
+
+/* Whether a format's rows are read sparse unless asked otherwise. */
+int data_format_sparse(int format);
 
 /* Read the whole file once and check every row as data_read would.  Sets
  * *rows to the number of data rows (header excluded) and *cols to the

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "data.h"
 
@@ -88,8 +89,61 @@ const char *data_num_why(enum data_num kind, const char *s, size_t len,
  * their names).  0 or -1. */
 int data_target(struct data_pass *p, size_t n);
 
-/* The text passes: read the lines of o->path.  0 or -1. */
+/* Move b into t, spreading sparse rows out when the caller wants dense
+ * ones (libsvm files are read sparse).  0 or -1. */
+int data_build_finish(struct data_pass *p, struct data_table *t);
+
+/* Free the rows built so far. */
+void data_build_free(struct data_build *b);
+
+/* "out of memory" for the file; -1. */
+int data_oom(struct data_pass *p);
+
+/* Row r of a file whose values come as numbers: v holds the row's nv
+ * values, the target among them at p->target when has_target, else y is
+ * the target.  The features are multiplied by p->o->scale (when not 0).
+ * Stored when data_take says so.  Returns 0; -1 with err set (memory);
+ * or 1 + j when value j is not finite, for the caller to say where. */
+int data_put_values(struct data_pass *p, size_t r, const double *v,
+                    size_t nv, int has_target, double y);
+
+/* The same for a row that data_take (called by the caller, p->rows
+ * counted) said to parse; store is what it set. */
+int data_store_values(struct data_pass *p, size_t r, const double *v,
+                      size_t nv, int has_target, double y, int store);
+
+/* The value of size bytes at s: kind 'f' (float, size 4 or 8), 'i'
+ * (signed) or 'u' (unsigned integer, size 1, 2, 4 or 8); big: big-endian,
+ * else little-endian. */
+double data_decode(const unsigned char *s, char kind, int size, int big);
+
+/* Values stored one after the other, rows x width of them, read through
+ * read (bytes read; fewer at the end or on an error, which why tells). */
+struct data_source {
+    const char *path; /* for messages */
+    size_t (*read)(void *h, void *buf, size_t bytes);
+    const char *(*why)(void *h); /* NULL: "short file" */
+    void *h;
+    char kind; /* as data_decode takes them */
+    int size, big;
+    size_t rows;
+    uintmax_t at; /* the file's byte (uncompressed) of the next value */
+};
+
+/* Every row of x (x->rows of width values; the target among them at
+ * p->target when has_target), the targets from t (one value a row) when
+ * t is not NULL.  Refuses values that are not finite, naming the row,
+ * column and byte.  0 or -1. */
+int data_array_pass(struct data_pass *p, struct data_source *x,
+                    size_t width, int has_target, struct data_source *t);
+
+/* Each format's pass over o->path, counting every row in p->rows and
+ * building the kept ones.  0 or -1. */
 int data_csv_pass(struct data_pass *p);
 int data_svm_pass(struct data_pass *p);
+int data_bin_pass(struct data_pass *p);
+int data_npy_pass(struct data_pass *p);
+int data_idx_pass(struct data_pass *p);
+int data_hdf5_pass(struct data_pass *p);
 
 #endif

@@ -25,6 +25,9 @@ static void opts_of(const struct job_data *d, size_t features,
     o->cols = d->cols;
     o->sparse = d->sparse;
     o->features = features;
+    o->targets = d->targets;
+    o->dataset = d->dataset;
+    o->scale = d->scale;
 }
 
 struct keep {

@@ -47,10 +47,11 @@ static const struct aia_param data_params[] = {
     {"path", AIA_STRING, NULL,
      "the data file, relative to the job file's folder", NULL, 0, 0},
     {"format", AIA_ENUM, "auto",
-     "csv, libsvm (svmlight) or binary (little-endian float64, row-major); "
-     "auto: from the extension (.csv .tsv .txt, .svm .libsvm .svmlight, "
-     ".bin .f64)",
-     "auto|csv|libsvm|binary", 0, 0},
+     "csv, libsvm (svmlight), binary (little-endian float64, row-major), "
+     "npy (NumPy), idx (MNIST, gzip or not) or hdf5; auto: from the "
+     "extension (.csv .tsv .txt, .svm .libsvm .svmlight, .bin .f64, .npy, "
+     "-ubyte -ubyte.gz .idx .idx.gz, .h5 .hdf5 .he5)",
+     "auto|" DATA_FORMAT_CHOICES, 0, 0},
     {"header", AIA_ENUM, "auto",
      "csv: whether the first line names the columns (auto: when one of its "
      "cells is not a number)",
@@ -78,6 +79,14 @@ static const struct aia_param data_params[] = {
      "read: each worker reads its own rows (a shared file system); scatter: "
      "rank 0 reads the file once and sends each worker its rows",
      "read|scatter", 0, 0},
+    {"targets", AIA_STRING, "\"\"",
+     "npy, idx: a second file of the targets (1-D; idx: the labels file); "
+     "hdf5: the targets' 1-D dataset; empty: a target column (npy, hdf5)",
+     NULL, 0, 0},
+    {"dataset", AIA_STRING, "x", "hdf5: the rows' 2-D dataset", NULL, 0, 0},
+    {"scale", AIA_DOUBLE, "1",
+     "npy, idx, hdf5: every feature is multiplied by it (1/255 for pixels)",
+     NULL, -1e300, 1e300},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -377,6 +386,19 @@ static int data_section(struct job *job, struct aia_error *err)
     d->sparse = v[7].i == 0 ? d->format == DATA_LIBSVM : v[7].i == 2;
     d->features = (size_t)v[8].i;
     d->delivery = (int)v[9].i;
+    d->targets = NULL; /* a file (npy, idx) or a dataset's name (hdf5) */
+    if (*v[10].s && d->format < DATA_NPY)
+        return aia_seterr(err, "%s: problem.data: targets: only npy, idx and "
+                               "hdf5 files take their targets from elsewhere",
+                          where);
+    if (*v[10].s && (d->format == DATA_NPY || d->format == DATA_IDX) &&
+        !(d->targets = v[10].s[0] == '/' ? strdup(v[10].s)
+                                         : util_join(job->dir, v[10].s)))
+        return aia_seterr(err, "out of memory");
+    if (*v[10].s && d->format == DATA_HDF5 && !(d->targets = strdup(v[10].s)))
+        return aia_seterr(err, "out of memory");
+    d->dataset = v[11].s;
+    d->scale = v[12].d;
     if (d->format == DATA_BINARY && d->cols == 0)
         return aia_seterr(err, "%s: problem.data: a binary file needs cols "
                                "(values per row, the target's included)",
@@ -665,6 +687,7 @@ void job_free(struct job *job)
     manifest_free(job->m);
     free(job->dir);
     free(job->data.path);
+    free(job->data.targets);
     free(job);
 }
 

@@ -25,6 +25,9 @@ struct job_data {
     int sparse;
     size_t features;
     int delivery;      /* enum job_delivery */
+    char *targets;       /* npy, idx: a file (resolved); hdf5: a dataset */
+    const char *dataset; /* hdf5: the rows' dataset */
+    double scale;        /* multiplies every feature (npy, idx, hdf5) */
     const struct mnode *key; /* problem.data's key, for messages */
 };
 

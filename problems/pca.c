@@ -1,0 +1,467 @@
+/* pca.c - the top-k principal subspace of the rows a_i (n features), as
+ * DSAG computes it: the model is an n x k matrix V (row-major, flattened),
+ * and the loss the mean squared reconstruction error
+ *
+ *     f(V) = 1/(2m) sum_i ||a_i - V V' a_i||^2
+ *
+ * whose minima are exactly the V with orthonormal columns spanning the
+ * top-k eigenvectors of E = A'A/m (the rows are taken as they are, not
+ * centred).  A worker's gradient over its rows is built from W = A_i'(A_i
+ * V), the product DSAG's workers compute, two passes over the (dense or
+ * sparse) rows:
+ *
+ *     grad f = (-2 W + W (V'V) + V (V'W)) / m_i
+ *
+ * The model x is the offset of V from a seeded initial V0 (Gaussian,
+ * N(0, 1/n) entries), V = V0 + x, so that the algorithms' start x = 0 is
+ * a full-rank V, not the saddle V = 0.
+ *
+ * The metric is the explained variance, the fraction of the rows' squared
+ * norm that their projection on span(V) keeps:
+ * tr((V'V)^-1 V'EV) / tr(E).  The optimum comes from an eigen-solve of E
+ * (LAPACKE's dsyev when the build has it, else cyclic Jacobi) when n is at
+ * most EIG_MAX: V* the top-k eigenvectors, f* = (tr E - sum of the top k
+ * eigenvalues) / 2.
+ *
+ * Without a data file the rows are generated sparse: entry j of row r is
+ * nonzero with probability `density`, then N(0, decay^j) (from the seed,
+ * stream r), so that E's eigenvalues fall off geometrically.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <aiarun/aiarun.h>
+#include <aiarun/rows.h>
+
+#ifdef HAVE_LAPACKE
+#include <lapacke.h>
+#endif
+
+#define EIG_MAX 2000
+#define STREAM_V0 0x5043413000000000ull
+#define STREAM_ROWS 0x5043410000000000ull
+
+enum { P_K, P_ROWS, P_COLS, P_DENSITY, P_DECAY };
+
+static const struct aia_param params[] = {
+    {"k", AIA_INT, "3", "components: the dimension of the subspace", NULL, 1,
+     1e6},
+    {"rows", AIA_INT, "2000", "rows m of the generated data, over all workers",
+     NULL, 1, 1e12},
+    {"cols", AIA_INT, "50", "columns n of the generated data", NULL, 1, 1e9},
+    {"density", AIA_DOUBLE, "0.2",
+     "share of the generated entries that are not zero", NULL, 1e-9, 1},
+    {"decay", AIA_DOUBLE, "0.8",
+     "variance of generated column j: decay^j (the eigenvalues' fall)", NULL,
+     1e-6, 1},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+struct pca {
+    struct aia_rowset rs;      /* first: rows, optimum */
+    size_t kc;                 /* components */
+    double *v0, *v;            /* n x k: the initial V, and V0 + x */
+    double *w, *gram, *vw, *b; /* n x k, k x k, k x k, k */
+    double trace;              /* tr(E) */
+    const struct aia_host *host;
+    /* generated rows, CSR */
+    struct aia_dataset gen;
+    size_t *ids, *start;
+    uint32_t *col;
+    double *val, *y;
+};
+
+static void pca_close(void *state)
+{
+    struct pca *p = state;
+    if (!p)
+        return;
+    free(p->v0);
+    free(p->v);
+    free(p->w);
+    free(p->gram);
+    free(p->vw);
+    free(p->b);
+    free(p->ids);
+    free(p->start);
+    free(p->col);
+    free(p->val);
+    free(p->y);
+    aia_rowset_free(&p->rs);
+    free(p);
+}
+
+/* The generated rows this rank holds, as a dataset.  0 or -1. */
+static int generate(struct pca *p, const struct aia_context *ctx,
+                    const struct aia_partition *part, struct aia_error *err)
+{
+    size_t m = (size_t)ctx->args[P_ROWS].i, n = (size_t)ctx->args[P_COLS].i;
+    double density = ctx->args[P_DENSITY].d, decay = ctx->args[P_DECAY].d;
+    size_t k = part->index == AIA_PART_ALL ? m : aia_owned_rows(part, m, NULL);
+    p->ids = malloc((k ? k : 1) * sizeof *p->ids);
+    p->start = malloc((k + 1) * sizeof *p->start);
+    p->y = calloc(k ? k : 1, sizeof *p->y);
+    size_t cap = 64, nnz = 0;
+    p->col = malloc(cap * sizeof *p->col);
+    p->val = malloc(cap * sizeof *p->val);
+    if (!p->ids || !p->start || !p->y || !p->col || !p->val)
+        return aia_seterr(err, "out of memory for %zu rows", k);
+    if (part->index == AIA_PART_ALL)
+        for (size_t i = 0; i < m; i++)
+            p->ids[i] = i;
+    else
+        aia_owned_rows(part, m, p->ids);
+    for (size_t i = 0; i < k; i++) {
+        struct aia_rng g;
+        aia_rng_seed(&g, ctx->seed, STREAM_ROWS + p->ids[i]);
+        p->start[i] = nnz;
+        double sd = 1;
+        for (size_t j = 0; j < n; j++, sd *= sqrt(decay)) {
+            if (aia_rng_uniform(&g) >= density)
+                continue;
+            if (nnz == cap) {
+                cap *= 2;
+                uint32_t *c = realloc(p->col, cap * sizeof *c);
+                double *v = c ? realloc(p->val, cap * sizeof *v) : NULL;
+                if (c)
+                    p->col = c;
+                if (!v)
+                    return aia_seterr(err, "out of memory for the rows");
+                p->val = v;
+            }
+            p->col[nnz] = (uint32_t)j;
+            p->val[nnz++] = sd * aia_rng_normal(&g);
+        }
+    }
+    p->start[k] = nnz;
+    p->gen = (struct aia_dataset){.rows = k,
+                                  .cols = n,
+                                  .total_rows = m,
+                                  .row_ids = p->ids,
+                                  .y = p->y,
+                                  .row_start = p->start,
+                                  .col = p->col,
+                                  .val = p->val,
+                                  .source = "the generated rows"};
+    return 0;
+}
+
+static int pca_open(const struct aia_context *ctx,
+                    const struct aia_partition *part, void **state,
+                    struct aia_error *err)
+{
+    struct pca *p = calloc(1, sizeof *p);
+    if (!p)
+        return aia_seterr(err, "out of memory");
+    aia_rowset_init(&p->rs, ctx, part);
+    p->kc = (size_t)ctx->args[P_K].i;
+    p->host = ctx->host;
+    const struct aia_dataset *d = ctx->data;
+    if (!d && generate(p, ctx, part, err) < 0)
+        goto fail;
+    if (aia_rowset_use(&p->rs, d ? d : &p->gen, err) < 0)
+        goto fail;
+    size_t n = p->rs.n, k = p->kc;
+    if (k > n) {
+        aia_seterr(err, "k = %zu components of %zu columns", k, n);
+        goto fail;
+    }
+    p->v0 = malloc(n * k * sizeof *p->v0);
+    p->v = malloc(n * k * sizeof *p->v);
+    p->w = malloc(n * k * sizeof *p->w);
+    p->gram = malloc(k * k * sizeof *p->gram);
+    p->vw = malloc(k * k * sizeof *p->vw);
+    p->b = malloc(k * sizeof *p->b);
+    if (!p->v0 || !p->v || !p->w || !p->gram || !p->vw || !p->b) {
+        aia_seterr(err, "out of memory for %zu x %zu", n, k);
+        goto fail;
+    }
+    struct aia_rng g;
+    aia_rng_seed(&g, ctx->seed, STREAM_V0);
+    for (size_t j = 0; j < n * k; j++)
+        p->v0[j] = aia_rng_normal(&g) / sqrt((double)n);
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        aia_data_row(p->rs.data, i, &r);
+        if (r.a)
+            p->trace += aia_dot(r.a, r.a, n);
+        else
+            p->trace += aia_dot(r.val, r.val, r.nnz);
+    }
+    *state = p;
+    return 0;
+fail:
+    pca_close(p);
+    return -1;
+}
+
+static size_t pca_dim(void *state)
+{
+    struct pca *p = state;
+    return p->rs.n * p->kc;
+}
+
+/* V = V0 + x; gram = V'V. */
+static void set_v(struct pca *p, const double *x)
+{
+    size_t n = p->rs.n, k = p->kc;
+    for (size_t j = 0; j < n * k; j++)
+        p->v[j] = p->v0[j] + x[j];
+    memset(p->gram, 0, k * k * sizeof *p->gram);
+    for (size_t j = 0; j < n; j++)
+        for (size_t a = 0; a < k; a++)
+            for (size_t c = 0; c < k; c++)
+                p->gram[a * k + c] += p->v[j * k + a] * p->v[j * k + c];
+}
+
+/* b = V' a for row r (k values). */
+static void project(const struct pca *p, const struct aia_row *r, double *b)
+{
+    size_t k = p->kc;
+    memset(b, 0, k * sizeof *b);
+    if (r->a) {
+        for (size_t j = 0; j < p->rs.n; j++)
+            aia_axpy(r->a[j], p->v + j * k, b, k);
+        return;
+    }
+    for (size_t e = 0; e < r->nnz; e++)
+        aia_axpy(r->val[e], p->v + (size_t)r->col[e] * k, b, k);
+}
+
+/* Sums over the rows sel (all when NULL) of ||a||^2 - 2||b||^2 + b'Gb,
+ * and when w is not NULL, W = sum a b'. */
+static double pass(struct pca *p, const size_t *sel, size_t count, double *w)
+{
+    size_t n = p->rs.n, k = p->kc;
+    double s = 0;
+    if (w)
+        memset(w, 0, n * k * sizeof *w);
+    for (size_t t = 0; t < count; t++) {
+        struct aia_row r;
+        aia_data_row(p->rs.data, sel ? sel[t] : t, &r);
+        project(p, &r, p->b);
+        double aa = r.a ? aia_dot(r.a, r.a, n) : aia_dot(r.val, r.val, r.nnz);
+        double bgb = 0;
+        for (size_t a = 0; a < k; a++)
+            bgb += p->b[a] * aia_dot(p->gram + a * k, p->b, k);
+        s += aa - 2 * aia_dot(p->b, p->b, k) + bgb;
+        if (!w)
+            continue;
+        if (r.a)
+            for (size_t j = 0; j < n; j++)
+                aia_axpy(r.a[j], p->b, w + j * k, k);
+        else
+            for (size_t e = 0; e < r.nnz; e++)
+                aia_axpy(r.val[e], p->b, w + (size_t)r.col[e] * k, k);
+    }
+    return s;
+}
+
+static int pca_loss(void *state, const double *x, double *f,
+                    struct aia_error *err)
+{
+    struct pca *p = state;
+    (void)err;
+    set_v(p, x);
+    *f = p->rs.k ? 0.5 * pass(p, NULL, p->rs.k, NULL) / (double)p->rs.k : 0;
+    return 0;
+}
+
+static int pca_gradient(void *state, const double *x, const size_t *idx,
+                        size_t nidx, double *g, struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n, k = p->kc;
+    size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, n * k, err);
+    if (count == 0)
+        return -1;
+    set_v(p, x);
+    pass(p, idx, count, p->w);
+    /* vw = V'W */
+    memset(p->vw, 0, k * k * sizeof *p->vw);
+    for (size_t j = 0; j < n; j++)
+        for (size_t a = 0; a < k; a++)
+            aia_axpy(p->v[j * k + a], p->w + j * k, p->vw + a * k, k);
+    for (size_t j = 0; j < n; j++)
+        for (size_t a = 0; a < k; a++) {
+            double s = -2 * p->w[j * k + a];
+            for (size_t c = 0; c < k; c++)
+                s += p->w[j * k + c] * p->gram[c * k + a] +
+                     p->v[j * k + c] * p->vw[c * k + a];
+            g[j * k + a] = s;
+        }
+    aia_gradient_end(g, x, n * k, count, 0);
+    return 0;
+}
+
+/* The explained variance: tr(G^-1 V'EV) / tr(E), V'EV from the rows. */
+static int pca_metric(void *state, const double *x, double *value,
+                      struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n, k = p->kc;
+    if (!(p->trace > 0))
+        return aia_seterr(err, "the rows are all zero: no variance");
+    set_v(p, x);
+    pass(p, NULL, p->rs.k, p->w); /* W = A'AV */
+    memset(p->vw, 0, k * k * sizeof *p->vw);
+    for (size_t j = 0; j < n; j++)
+        for (size_t a = 0; a < k; a++)
+            aia_axpy(p->v[j * k + a], p->w + j * k, p->vw + a * k, k);
+    if (aia_cholesky(p->gram, k, 1e-13, 0) < 0)
+        return aia_seterr(err, "V is rank-deficient: no subspace");
+    double t = 0;
+    for (size_t c = 0; c < k; c++) { /* column c of G^-1 V'AA'V */
+        for (size_t a = 0; a < k; a++)
+            p->b[a] = p->vw[a * k + c];
+        aia_cholesky_solve(p->gram, p->b, p->b, k);
+        t += p->b[c];
+    }
+    *value = t / p->trace;
+    return 0;
+}
+
+#ifndef HAVE_LAPACKE
+/* Cyclic Jacobi on the symmetric n x n matrix S (destroyed): eigenvalues
+ * in ev, eigenvectors in the columns of Q (row-major), unsorted. */
+static void jacobi(double *S, double *Q, double *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            Q[i * n + j] = i == j;
+    for (int sweep = 0; sweep < 100; sweep++) {
+        double off = 0, all = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                all += S[i * n + j] * S[i * n + j];
+                off += i != j ? S[i * n + j] * S[i * n + j] : 0;
+            }
+        if (off <= 1e-30 * all)
+            break;
+        for (size_t a = 0; a < n; a++)
+            for (size_t c = a + 1; c < n; c++) {
+                double sac = S[a * n + c];
+                if (sac == 0)
+                    continue;
+                double th = (S[c * n + c] - S[a * n + a]) / (2 * sac);
+                double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
+                double cs = 1 / sqrt(t * t + 1), sn = t * cs;
+                for (size_t i = 0; i < n; i++) { /* columns a, c */
+                    double x = S[i * n + a], y = S[i * n + c];
+                    S[i * n + a] = cs * x - sn * y;
+                    S[i * n + c] = sn * x + cs * y;
+                }
+                for (size_t i = 0; i < n; i++) { /* rows a, c */
+                    double x = S[a * n + i], y = S[c * n + i];
+                    S[a * n + i] = cs * x - sn * y;
+                    S[c * n + i] = sn * x + cs * y;
+                }
+                for (size_t i = 0; i < n; i++) {
+                    double x = Q[i * n + a], y = Q[i * n + c];
+                    Q[i * n + a] = cs * x - sn * y;
+                    Q[i * n + c] = sn * x + cs * y;
+                }
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        ev[i] = S[i * n + i];
+}
+#endif
+
+static int solve(void *state, struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n, k = p->kc, m = p->rs.k;
+    if (n > EIG_MAX)
+        return aia_seterr(err, "%zu columns: above %d, no eigen-solve", n,
+                          EIG_MAX);
+    double *E = calloc(n * n, sizeof *E), *Q = malloc(n * n * sizeof *Q);
+    double *ev = malloc(n * sizeof *ev);
+    p->rs.xopt = malloc(n * k * sizeof *p->rs.xopt);
+    if (!E || !Q || !ev || !p->rs.xopt) {
+        free(E);
+        free(Q);
+        free(ev);
+        return aia_seterr(err, "out of memory for the %zu x %zu matrix", n, n);
+    }
+    for (size_t i = 0; i < m; i++) {
+        struct aia_row r;
+        aia_data_row(p->rs.data, i, &r);
+        aia_row_outer(&r, 1.0 / (double)m, E, n);
+    }
+    for (size_t j = 0; j < n; j++)
+        for (size_t l = j + 1; l < n; l++)
+            E[l * n + j] = E[j * n + l];
+    size_t *top = malloc(k * sizeof *top);
+#ifdef HAVE_LAPACKE
+    /* ascending eigenvalues; the vectors replace E, in its columns */
+    int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)n, E,
+                             (lapack_int)n, ev);
+    memcpy(Q, E, n * n * sizeof *Q);
+    for (size_t a = 0; top && a < k; a++)
+        top[a] = n - 1 - a;
+#else
+    int info = 0;
+    jacobi(E, Q, ev, n);
+    for (size_t a = 0; top && a < k; a++) { /* the k largest, in order */
+        size_t best = n;
+        for (size_t j = 0; j < n; j++) {
+            int used = 0;
+            for (size_t c = 0; c < a; c++)
+                used |= top[c] == j;
+            if (!used && (best == n || ev[j] > ev[best]))
+                best = j;
+        }
+        top[a] = best;
+    }
+#endif
+    int rc = 0;
+    if (info != 0 || !top) {
+        rc = aia_seterr(err, "the eigen-solve failed (%d)", info);
+    } else {
+        double kept = 0;
+        for (size_t a = 0; a < k; a++) {
+            kept += ev[top[a]];
+            for (size_t j = 0; j < n; j++)
+                p->rs.xopt[j * k + a] = Q[j * n + top[a]] - p->v0[j * k + a];
+        }
+        p->rs.fopt = 0.5 * (p->trace / (double)m - kept);
+        if (p->host && p->host->log)
+            p->host->log(p->host, AIA_LOG_INFO,
+                         "pca: the eigen-solve's top %zu components explain "
+                         "%.12f of the variance",
+                         k, kept * (double)m / p->trace);
+    }
+    free(top);
+    free(E);
+    free(Q);
+    free(ev);
+    return rc;
+}
+
+static int pca_optimum(void *state, double *x, double *f, struct aia_error *err)
+{
+    struct pca *p = state;
+    return aia_rowset_optimum(&p->rs, solve, p, x, f, pca_dim(p), err);
+}
+
+const struct aia_problem_plugin aia_problem_plugin = {
+    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "pca", "1.0",
+                    "top-k principal subspace of given or generated sparse "
+                    "rows (loss: half the mean squared reconstruction error; "
+                    "the model: V - V0, n x k)",
+                    params),
+    .flags = AIA_PROBLEM_DATA,
+    .open = pca_open,
+    .close = pca_close,
+    .dim = pca_dim,
+    .rows = aia_rowset_rows,
+    .loss = pca_loss,
+    .gradient = pca_gradient,
+    .optimum = pca_optimum,
+    .metric = pca_metric,
+    .metric_name = "explained_variance",
+};

@@ -1,0 +1,173 @@
+/* softmax.c - multinomial logistic regression over C classes, optionally
+ * L2-regularised, on rows from a data file whose targets are class
+ * indices 0 .. C-1.
+ *
+ * The model x is the C x n weight matrix W (row-major, one row a class)
+ * followed by the C biases b: dim = C (n + 1).  With scores
+ * z_i = W a_i + b and p_i = softmax(z_i):
+ *
+ *     f(x)      = 1/m sum_i (log sum_c exp z_ic - z_i,y_i) + l2/2 ||x||^2
+ *     grad_W f  = 1/m sum_i (p_i - e_y_i) a_i' + l2 W
+ *     grad_b f  = 1/m sum_i (p_i - e_y_i) + l2 b
+ *
+ * The scores are shifted by their largest before exp, so no overflow.
+ * Sparse rows are never expanded.  The metric is the accuracy: the
+ * fraction of rows whose highest score is their class (the first class
+ * on a tie).  No optimum is offered.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <aiarun/aiarun.h>
+#include <aiarun/rows.h>
+
+enum { P_CLASSES, P_L2 };
+
+static const struct aia_param params[] = {
+    {"classes", AIA_INT, NULL,
+     "classes C: the targets are class indices 0 to C-1", NULL, 2, 1e6},
+    {"l2", AIA_DOUBLE, "0", "L2 penalty: the loss gains l2/2 ||x||^2", NULL, 0,
+     1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+struct softmax {
+    struct aia_rowset rs; /* first: rows, scratch row */
+    size_t c;             /* classes */
+    double l2;
+    double *z; /* c scores */
+};
+
+static void softmax_close(void *state)
+{
+    struct softmax *p = state;
+    if (!p)
+        return;
+    free(p->z);
+    aia_rowset_free(&p->rs);
+    free(p);
+}
+
+static int softmax_open(const struct aia_context *ctx,
+                        const struct aia_partition *part, void **state,
+                        struct aia_error *err)
+{
+    struct softmax *p = calloc(1, sizeof *p);
+    if (!p)
+        return aia_seterr(err, "out of memory");
+    p->c = (size_t)ctx->args[P_CLASSES].i;
+    if (aia_rowset_classes(&p->rs, ctx, part, "softmax", p->c, err) < 0 ||
+        aia_rowset_scratch(&p->rs, err) < 0)
+        goto fail;
+    p->l2 = ctx->args[P_L2].d;
+    if (!(p->z = malloc(p->c * sizeof *p->z))) {
+        aia_seterr(err, "out of memory for %zu scores", p->c);
+        goto fail;
+    }
+    *state = p;
+    return 0;
+fail:
+    softmax_close(p);
+    return -1;
+}
+
+static size_t softmax_dim(void *state)
+{
+    struct softmax *p = state;
+    return p->c * (p->rs.n + 1);
+}
+
+/* Row i: its scores in p->z turned into their gradient (p - e_y); returns
+ * its loss and sets *right when the row is classified right. */
+static double row_pass(struct softmax *p, const double *x, size_t i,
+                       struct aia_row *r, int *right)
+{
+    size_t n = p->rs.n, y = (size_t)p->rs.data->y[i], top;
+    const double *b = x + p->c * n;
+    aia_data_row(p->rs.data, i, r);
+    for (size_t k = 0; k < p->c; k++)
+        p->z[k] = aia_row_dot(r, x + k * n, n) + b[k];
+    double f = aia_softmax_xent(p->z, p->c, y, &top);
+    *right = top == y;
+    return f;
+}
+
+/* Mean loss (with the penalty) or accuracy over the rows held: the one
+ * asked for. */
+static void evaluate(struct softmax *p, const double *x, double *f, double *acc)
+{
+    double sum = 0;
+    size_t good = 0;
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        int right;
+        sum += row_pass(p, x, i, &r, &right);
+        good += (size_t)right;
+    }
+    double k = p->rs.k ? (double)p->rs.k : 1;
+    if (acc)
+        *acc = (double)good / k;
+    if (f)
+        *f = sum / k +
+             (p->l2 > 0 ? 0.5 * p->l2 * aia_dot(x, x, softmax_dim(p)) : 0);
+}
+
+static int softmax_loss(void *state, const double *x, double *f,
+                        struct aia_error *err)
+{
+    (void)err;
+    evaluate(state, x, f, NULL);
+    return 0;
+}
+
+static int softmax_metric(void *state, const double *x, double *value,
+                          struct aia_error *err)
+{
+    if (((struct softmax *)state)->rs.k == 0)
+        return aia_seterr(err, "an accuracy over no rows");
+    evaluate(state, x, NULL, value);
+    return 0;
+}
+
+static int softmax_gradient(void *state, const double *x, const size_t *idx,
+                            size_t nidx, double *g, struct aia_error *err)
+{
+    struct softmax *p = state;
+    size_t n = p->rs.n, dim = softmax_dim(p);
+    size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, dim, err);
+    if (count == 0)
+        return -1;
+    double *gb = g + p->c * n;
+    for (size_t t = 0; t < count; t++) {
+        struct aia_row r;
+        int right;
+        row_pass(p, x, idx ? idx[t] : t, &r, &right);
+        for (size_t k = 0; k < p->c; k++) {
+            aia_row_axpy(&r, p->z[k], g + k * n, n);
+            gb[k] += p->z[k];
+        }
+    }
+    aia_gradient_end(g, x, dim, count, p->l2);
+    return 0;
+}
+
+const struct aia_problem_plugin aia_problem_plugin = {
+    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "softmax",
+                    "1.0",
+                    "multinomial logistic regression over C classes, "
+                    "optionally L2, on given rows (loss: mean "
+                    "cross-entropy)",
+                    params),
+    .flags = AIA_PROBLEM_DATA,
+    .open = softmax_open,
+    .close = softmax_close,
+    .dim = softmax_dim,
+    .rows = aia_rowset_rows,
+    .metric_name = "accuracy",
+    .loss = softmax_loss,
+    .gradient = softmax_gradient,
+    .metric = softmax_metric,
+};
