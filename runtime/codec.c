@@ -21,6 +21,14 @@ const char *codec_name(int id)
     return id >= 0 && id < CODEC_COUNT ? names[id] : "?";
 }
 
+int codec_lookup(const char *name)
+{
+    for (int id = 0; id < CODEC_COUNT; id++)
+        if (strcmp(names[id], name) == 0)
+            return id;
+    return -1;
+}
+
 int codec_available(int id)
 {
 #ifndef HAVE_ZSTD

@@ -26,8 +26,6 @@
 #include "util.h"
 #include "wire.h"
 
-#define ERROR_TEXT 1024
-
 void coord_fail(struct coord *c, const char *fmt, ...)
 {
     if (c->why == STOP_ERROR)
@@ -60,8 +58,8 @@ static int coord_alloc(struct coord *c)
     if (job->codec_answer != CODEC_NONE &&
         !(c->adec = malloc((alen ? alen : 1) * sizeof *c->adec)))
         return -1;
-    if (c->rbytes < sizeof(struct wire_hdr) + ERROR_TEXT)
-        c->rbytes = sizeof(struct wire_hdr) + ERROR_TEXT;
+    if (c->rbytes < sizeof(struct wire_hdr) + WIRE_ERROR_TEXT)
+        c->rbytes = sizeof(struct wire_hdr) + WIRE_ERROR_TEXT;
     c->rreq = malloc((size_t)n * sizeof *c->rreq);
     c->sreq = malloc((size_t)n * sizeof *c->sreq);
     c->rbuf = calloc((size_t)n, sizeof *c->rbuf);
@@ -421,7 +419,7 @@ static void distrust(struct coord *c, int w, const char *why, int bytes)
 static void on_error(struct coord *c, int w, const struct wire_hdr *h)
 {
     char *text = (char *)WIRE_PAYLOAD(h);
-    text[ERROR_TEXT - 1] = '\0';
+    text[WIRE_ERROR_TEXT - 1] = '\0';
     coord_fail(c, "stopping: rank %d failed: %s", c->s->ranks[w], text);
 }
 
