@@ -380,6 +380,8 @@ int run_job(const struct run_opts *opts)
         goto out;
     s.job = job_load(opts->path, text, len, opts->overrides, &err);
     if (agree(&s, !s.job, &err) < 0 ||
+        agree(&s, s.rank == 0 && job_check_outputs(s.job, &err) < 0, &err) <
+            0 ||
         agree(&s, resolve_pool(&s, &err) < 0, &err) < 0)
         goto out;
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
