@@ -213,7 +213,7 @@ void record_checkpoint(struct coord *c, int force)
         .state_len = len,
         .state = state,
     };
-    if (checkpoint_write(job->checkpoint, s->identity, &k, &err) < 0)
+    if (checkpoint_write(job->checkpoint, &s->identity, &k, &err) < 0)
         coord_fail(c, "%s", err.text);
     free(state);
     c->ckpt_iter = c->iteration;
@@ -224,7 +224,7 @@ int record_read_resume(struct coord *c)
 {
     const struct setup *s = c->s;
     struct aia_error err;
-    if (checkpoint_read(c->job->checkpoint, s->identity, s->shape.query_len,
+    if (checkpoint_read(c->job->checkpoint, &s->identity, s->shape.query_len,
                         &c->resume, &err) < 0) {
         coord_fail(c, "cannot resume: %s", err.text);
         return -1;

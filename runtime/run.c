@@ -317,27 +317,38 @@ static uint64_t hash_args(uint64_t h, const struct aia_value *v)
 
 /* What a checkpoint must have been written by: the same algorithm and
  * problem with the same parameters, data, partition, pool and seed.
- * Limits, outputs, the wait condition and stragglers may change. */
-static uint64_t identity(const struct setup *s)
+ * Limits, outputs, the wait condition and stragglers may change.  Each
+ * part hashed apart, so that a refusal names the part that differs. */
+static void identity(const struct setup *s, struct checkpoint_id *id)
 {
     const struct job *job = s->job;
-    uint64_t h = CHECKPOINT_HASH0;
-    h = hash_str(h, s->alg->h.name);
-    h = hash_str(h, s->alg->h.version);
-    h = hash_args(h, s->alg_args);
-    h = hash_str(h, s->prob->h.name);
-    h = hash_str(h, s->prob->h.version);
-    h = hash_args(h, s->prob_args);
-    h = hash_str(h, job->data.path);
-    int64_t fields[] = {(int64_t)job->seed, job->part_scheme, job->mode,
-                        s->nworkers, (int64_t)s->shape.query_len,
-                        (int64_t)s->shape.answer_len, (int64_t)s->dim};
-    h = checkpoint_hash(h, fields, sizeof fields);
-    h = checkpoint_hash(h, s->ranks, (size_t)s->nworkers * sizeof *s->ranks);
+    const uint64_t h0 = CHECKPOINT_HASH0;
+    memset(id, 0, sizeof *id);
+    checkpoint_id_add(id, "algorithm",
+                      hash_str(hash_str(h0, s->alg->h.name),
+                               s->alg->h.version));
+    checkpoint_id_add(id, "algorithm keys", hash_args(h0, s->alg_args));
+    checkpoint_id_add(id, "problem",
+                      hash_str(hash_str(h0, s->prob->h.name),
+                               s->prob->h.version));
+    checkpoint_id_add(id, "problem keys", hash_args(h0, s->prob_args));
+    checkpoint_id_add(id, "data", hash_str(h0, job->data.path));
+    checkpoint_id_add(id, "seed", checkpoint_hash(h0, &job->seed,
+                                                  sizeof job->seed));
+    int64_t part[] = {job->part_scheme, (int64_t)job->nweights};
+    uint64_t h = checkpoint_hash(h0, part, sizeof part);
     if (job->weights)
         h = checkpoint_hash(h, job->weights,
                             job->nweights * sizeof *job->weights);
-    return h;
+    checkpoint_id_add(id, "partition", h);
+    int64_t pool[] = {job->mode, s->nworkers};
+    h = checkpoint_hash(h0, pool, sizeof pool);
+    checkpoint_id_add(id, "pool",
+                      checkpoint_hash(h, s->ranks,
+                                      (size_t)s->nworkers * sizeof *s->ranks));
+    int64_t shape[] = {(int64_t)s->shape.query_len,
+                       (int64_t)s->shape.answer_len, (int64_t)s->dim};
+    checkpoint_id_add(id, "shapes", checkpoint_hash(h0, shape, sizeof shape));
 }
 
 static void teardown(struct setup *s)
@@ -396,7 +407,7 @@ int run_job(const struct run_opts *opts)
         agree(&s, gather_rows(&s, &err) < 0, &err) < 0)
         goto out;
     if (coordinator)
-        s.identity = identity(&s);
+        identity(&s, &s.identity);
     s.resume = opts->resume;
     status = coordinator ? coord_run(&s) : worker_run(&s);
 out:
