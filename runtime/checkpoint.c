@@ -25,15 +25,14 @@ uint64_t checkpoint_hash(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-void checkpoint_id_add(struct checkpoint_id *id, const char *name,
-                       uint64_t h)
+void checkpoint_id_add(struct checkpoint_id *id, const char *name, uint64_t h)
 {
     if (id->n < CHECKPOINT_PARTS) {
         snprintf(id->name[id->n], CHECKPOINT_NAME, "%s", name);
         id->part[id->n++] = h;
     }
-    id->all = checkpoint_hash(id->all ? id->all : CHECKPOINT_HASH0, &h,
-                              sizeof h);
+    id->all =
+        checkpoint_hash(id->all ? id->all : CHECKPOINT_HASH0, &h, sizeof h);
 }
 
 /* A growing byte buffer. */
@@ -184,8 +183,7 @@ static int differs(const char *path, struct cursor *r,
     char fname[CHECKPOINT_PARTS][CHECKPOINT_NAME];
     uint64_t fpart[CHECKPOINT_PARTS];
     for (uint32_t i = 0; i < n[0]; i++)
-        if (take(r, fname[i], CHECKPOINT_NAME) < 0 ||
-            take(r, &fpart[i], 8) < 0)
+        if (take(r, fname[i], CHECKPOINT_NAME) < 0 || take(r, &fpart[i], 8) < 0)
             return aia_seterr(err, "%s: damaged (its identity)", path);
     for (int i = 0; i < id->n; i++) {
         uint32_t j = 0;
@@ -229,9 +227,10 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
         return aia_seterr(err, "%s: not an aiarun checkpoint", path);
     if (take(&r, head, sizeof head) < 0 || head[0] != LAYOUT ||
         head[1] != AIA_ABI_VERSION)
-        return aia_seterr(err, "%s: written by another aiarun (checkpoint "
-                               "layout %u, plugin ABI %u; this one writes "
-                               "%d and %d)",
+        return aia_seterr(err,
+                          "%s: written by another aiarun (checkpoint "
+                          "layout %u, plugin ABI %u; this one writes "
+                          "%d and %d)",
                           path, head[0], head[1], LAYOUT, AIA_ABI_VERSION);
     if (len >= 8)
         memcpy(&sum, text + len - 8, 8);
@@ -258,19 +257,15 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
     c->answers_bytes = v[5];
     c->iterates_bytes = v[6];
     c->query_len = (size_t)v[7];
-    const char *bad = c->iteration < 0 || c->iteration > CHECKPOINT_MAX_COUNT
-                          ? "iteration"
-                      : c->epoch < 0 || c->epoch > CHECKPOINT_MAX_COUNT
-                          ? "epoch"
-                      : c->round > (uint64_t)CHECKPOINT_MAX_COUNT ? "round"
-                      : !(c->elapsed >= 0 && c->elapsed < 1e12) ? "time"
-                      : c->history_bytes > CHECKPOINT_MAX_BYTES
-                          ? "history size"
-                      : c->answers_bytes > CHECKPOINT_MAX_BYTES
-                          ? "answer log size"
-                      : c->iterates_bytes > CHECKPOINT_MAX_BYTES
-                          ? "iterate file size"
-                          : NULL;
+    const char *bad =
+        c->iteration < 0 || c->iteration > CHECKPOINT_MAX_COUNT ? "iteration"
+        : c->epoch < 0 || c->epoch > CHECKPOINT_MAX_COUNT       ? "epoch"
+        : c->round > (uint64_t)CHECKPOINT_MAX_COUNT             ? "round"
+        : !(c->elapsed >= 0 && c->elapsed < 1e12)               ? "time"
+        : c->history_bytes > CHECKPOINT_MAX_BYTES               ? "history size"
+        : c->answers_bytes > CHECKPOINT_MAX_BYTES  ? "answer log size"
+        : c->iterates_bytes > CHECKPOINT_MAX_BYTES ? "iterate file size"
+                                                   : NULL;
     if (bad) {
         aia_seterr(err, "%s: damaged: its %s is out of bounds", path, bad);
         goto fail;
@@ -287,8 +282,9 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
         goto short_file;
     for (size_t i = 0; i < query_len; i++)
         if (!isfinite(c->query[i])) {
-            aia_seterr(err, "%s: damaged: value %zu of its query is not "
-                            "finite",
+            aia_seterr(err,
+                       "%s: damaged: value %zu of its query is not "
+                       "finite",
                        path, i);
             goto fail;
         }

@@ -54,8 +54,8 @@ static const char *output_path(const struct job *job, size_t i)
 }
 
 /* The place of output.KEY in the job file, into where. */
-static const char *place(const struct job *job, const char *key,
-                         char *where, size_t len)
+static const char *place(const struct job *job, const char *key, char *where,
+                         size_t len)
 {
     const struct mnode *sec = mnode_get(job->m->root, "output", NULL);
     return params_where(where, len, job->m->path, mnode_get(sec, key, NULL));
@@ -78,8 +78,9 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
         util_shown(shown, sizeof shown, path, 160);
         struct stat st;
         if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-            rc = aia_seterr(err, "%s: output.%s: '%s' is %s: outputs are "
-                                 "regular files or new paths",
+            rc = aia_seterr(err,
+                            "%s: output.%s: '%s' is %s: outputs are "
+                            "regular files or new paths",
                             where, outputs[i].key, shown,
                             S_ISDIR(st.st_mode)    ? "a folder"
                             : S_ISFIFO(st.st_mode) ? "a FIFO"
@@ -94,15 +95,16 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
         }
         for (size_t j = 0; j < i && rc == 0; j++)
             if (name[j] && strcmp(name[i], name[j]) == 0)
-                rc = aia_seterr(err, "%s: output.%s: '%s' is also "
-                                     "output.%s: give each output its "
-                                     "own file",
-                                where, outputs[i].key, shown,
-                                outputs[j].key);
+                rc = aia_seterr(err,
+                                "%s: output.%s: '%s' is also "
+                                "output.%s: give each output its "
+                                "own file",
+                                where, outputs[i].key, shown, outputs[j].key);
         for (size_t j = 0; j < 2 && rc == 0; j++)
             if (in[j] && strcmp(name[i], in[j]) == 0)
-                rc = aia_seterr(err, "%s: output.%s: '%s' is %s, an input: "
-                                     "it would be overwritten",
+                rc = aia_seterr(err,
+                                "%s: output.%s: '%s' is %s, an input: "
+                                "it would be overwritten",
                                 where, outputs[i].key, shown, inkey[j]);
     }
     for (size_t i = 0; i < NOUT; i++)

@@ -39,9 +39,14 @@ int main(void)
     job_id(&id, 7);
     double q[3] = {1, -2, 0.5};
     unsigned char state[5] = {1, 2, 3, 4, 5};
-    struct checkpoint k = {.iteration = 40, .epoch = 3, .round = 40,
-                           .elapsed = 1.5, .history_bytes = 900,
-                           .query_len = 3, .query = q, .state_len = 5,
+    struct checkpoint k = {.iteration = 40,
+                           .epoch = 3,
+                           .round = 40,
+                           .elapsed = 1.5,
+                           .history_bytes = 900,
+                           .query_len = 3,
+                           .query = q,
+                           .state_len = 5,
                            .state = state};
     struct checkpoint got;
     struct aia_error err = {""};
@@ -88,8 +93,8 @@ int main(void)
     bad[5].k.iteration = 1ll << 62;
     bad[6].k.query = inf_q;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        is_int(round_trip(&bad[i].k, &id, &id, &got, &err), -1,
-               "%s is refused", bad[i].what);
+        is_int(round_trip(&bad[i].k, &id, &id, &got, &err), -1, "%s is refused",
+               bad[i].what);
         like(err.text, bad[i].want, "saying so (%s)", err.text);
         ok(got.query == NULL && got.state == NULL, "and nothing is kept");
     }
