@@ -171,8 +171,8 @@ int main(int argc, char **argv)
         case OPT_REFERENCE:
             mode = c;
             break;
-        default:
-            usage(stderr);
+        default: /* getopt has named the option */
+            fprintf(stderr, "Try 'aiarun --help' for the options.\n");
             return RUN_BAD_JOB;
         }
     }

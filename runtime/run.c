@@ -200,6 +200,22 @@ static int open_problem(struct setup *s, struct aia_error *err)
         return -1;
     }
     s->dim = s->prob->dim(s->prob_s);
+    if (s->windex >= 0 && s->prob->rows(s->prob_s) == 0) {
+        /* the algorithm would refuse it, and be blamed */
+        const struct job *job = s->job;
+        const struct mnode *n = job->data.path ? job->data.key
+                                : mnode_get(job->problem.node, "rows", NULL);
+        char where[256];
+        params_where(where, sizeof where, job->m->path,
+                     n ? n : job->problem.key);
+        return aia_seterr(err, "%s: %s: worker %d (rank %d) holds none of "
+                               "the problem's rows: give at least one row a "
+                               "worker, or fewer workers (pool.workers, "
+                               "mpirun -np)",
+                          where, job->data.path ? "problem.data" :
+                          n ? "problem.rows" : "problem", s->windex + 1,
+                          s->rank);
+    }
     return 0;
 }
 
@@ -423,16 +439,9 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
     if (rc == 0)
         rc = check_codec(&s, err);
     if (rc == 0 && nworkers > 0) {
-        /* the pool of an -np nworkers+1 run: ranks 1 .. nworkers */
-        if (!(s.ranks = calloc((size_t)nworkers, sizeof *s.ranks)))
-            rc = aia_seterr(err, "out of memory");
-        for (int w = 0; rc == 0 && w < nworkers; w++)
-            s.ranks[w] = w + 1;
-        if (rc == 0 && job->workers)
-            for (int w = 0; w < nworkers && (size_t)w < job->nworkers; w++)
-                s.ranks[w] = (int)job->workers[w];
-        if (rc == 0)
-            rc = straggle_check(job, s.ranks, nworkers, err);
+        /* the pool of an -np nworkers+1 run, checked as mpirun's would be */
+        s.size = nworkers + 1;
+        rc = resolve_pool(&s, err);
         if (rc == 0)
             rc = create_wait(&s, err);
     }

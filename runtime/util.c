@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -180,7 +181,10 @@ int util_parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
+    /* ERANGE on a finite value is underflow: v is the nearest double (0
+     * or a denormal), which the caller's bounds judge */
+    if (end == s || *end != '\0' || !isfinite(v) ||
+        (errno == ERANGE && fabs(v) >= DBL_MIN))
         return 0;
     *out = v;
     return 1;
