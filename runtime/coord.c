@@ -868,7 +868,14 @@ int coord_run(struct setup *s)
         if (c.direct[w] && send_query(&c, w, util_now()) < 0)
             coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);
     loop(&c);
-    if (c.why == STOP_SIGNAL) {
+    /* SIGUSR1 asks for a stop while the job is whole: stop as at a limit */
+    if (c.why == STOP_SIGNAL && poll_signal == SIGUSR1) {
+        poll_signal = 0; /* so that the shutdown waits for the workers */
+        host_error("stopped by SIGUSR1%s%s", s->job->checkpoint ?
+                   "; checkpoint in " : "", s->job->checkpoint ?
+                   s->job->checkpoint : "");
+    }
+    if (c.why == STOP_SIGNAL && poll_signal) {
         signal_exit(&c);
         record_finish(&c);
         coord_free(&c);
