@@ -307,6 +307,20 @@ static int check_markov(struct job *job, const struct mnode *node,
     return 0;
 }
 
+static int check_limits(struct job *job, const struct mnode *node,
+                        const struct mnode *key, const struct aia_value *v,
+                        struct aia_error *err)
+{
+    (void)key, (void)v;
+    if (job->memory_text &&
+        job_parse_bytes(job->memory_text, &job->memory_limit) < 0)
+        return blame(job, mnode_get(node, "memory", NULL), err,
+                     "limits.memory: '%s': expected bytes, as 8e9, 512M or "
+                     "16G",
+                     job->memory_text);
+    return 0;
+}
+
 /* What the sections say of each other. */
 static int check_across(struct job *job, struct aia_error *err)
 {
@@ -422,6 +436,9 @@ static const struct job_field output_fields[] = {
     {"checkpoint_every", JF_INT64, F(checkpoint_every), 0, NULL, NULL, 0},
     {"checkpoint_seconds", JF_DOUBLE, F(checkpoint_seconds), 0, NULL, NULL, 0},
     END};
+static const struct job_field limits_fields[] = {
+    {"memory", JF_TEXT, F(memory_text), 0, NULL, NULL, 0},
+    END};
 static const struct job_field stragglers_fields[] = {
     {"work_ms", JF_DOUBLE, ST(work), 0, NULL, NULL, 1e-3},
     {"link_mbps", JF_DOUBLE, ST(link_bps), 0, NULL, NULL, 1e6},
@@ -457,7 +474,7 @@ static const struct job_field corrupt_fields[] = {
 const struct job_section job_sections[] = {
     {"", job_keys_top, JS_PLAIN, top_fields, NULL,
      "Sections: `algorithm`, `problem`, `pool`, `stop`, `output`, "
-     "`stragglers`."},
+     "`limits`, `stragglers`."},
     {"algorithm", job_keys_algorithm, JS_PLUGIN, NULL, check_algorithm,
      "Every other key is a parameter of the algorithm plugin (`aiarun "
      "--list-plugins`)."},
@@ -477,6 +494,8 @@ const struct job_section job_sections[] = {
      "The run stops at the first limit or target reached; one of "
      "iterations, epochs and time is required."},
     {"output", job_keys_output, JS_PLAIN, output_fields, NULL, NULL},
+    {"limits", job_keys_limits, JS_PLAIN, limits_fields, check_limits,
+     "Bounds a job is checked against before it allocates."},
     {"stragglers", job_keys_stragglers, JS_PLAIN, stragglers_fields, NULL,
      "Injected delays, seeded by `seed`, for experiments and tests. A "
      "worker that is delayed still notices a stop at once."},

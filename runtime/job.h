@@ -112,6 +112,10 @@ struct job {
     int64_t checkpoint_every;  /* iterations; 0: not by iterations */
     double checkpoint_seconds; /* 0: not by time */
     const struct mnode *checkpoint_node;
+    /* limits */
+    double memory_limit; /* bytes; 0: the machine's available memory */
+    const char *memory_text;
+    const struct mnode *memory_node;
     /* bound values of the runtime's sections, owned */
     struct aia_value *v[16];
 };
@@ -140,6 +144,20 @@ void job_blame(const struct job *job, const struct job_plugin *s,
  * or a new path, none the same file as another output, the job file or
  * the data file.  0, or -1 with err naming the file, line and key. */
 int job_check_outputs(const struct job *job, struct aia_error *err);
+
+/* Parse bytes ("8e9", "512M", "16G", "2TiB": powers of 1024) into *out.
+ * 0, or -1 when s is not such a size. */
+int job_parse_bytes(const char *s, double *out);
+
+/* Refuse a job whose rows would take more memory on this machine than it
+ * has available (MemAvailable), or than limits.memory or the environment's
+ * AIARUN_MEMORY_LIMIT allow.  The machine hosts local of the nworkers
+ * workers, and the coordinator when coord; args are the problem's bound
+ * parameters (rows, cols of a generator).  0, or -1 with err giving the
+ * estimate, the limit and the key to change. */
+int job_check_memory(const struct job *job, const struct aia_value *args,
+                     int nworkers, int local, int coord,
+                     struct aia_error *err);
 
 /* Print the reference of the job file's runtime keys in markdown. */
 void job_reference(FILE *out);

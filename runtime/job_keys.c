@@ -211,6 +211,16 @@ const struct aia_param job_keys_corrupt[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+const struct aia_param job_keys_limits[] = {
+    {"memory", AIA_STRING, "\"\"",
+     "the most memory the job's rows may take on one machine: bytes, or "
+     "with K, M, G or T (powers of 1024); a job estimated to need more is "
+     "refused at start (empty: AIARUN_MEMORY_LIMIT, else the machine's "
+     "available memory)",
+     NULL, 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 const struct aia_param job_keys_output[] = {
     {"history", AIA_STRING, "\"\"",
      "CSV file of the loss history, relative to the current folder "

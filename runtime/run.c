@@ -274,6 +274,26 @@ static int create_wait(struct setup *s, struct aia_error *err)
     return 0;
 }
 
+/* The memory the rows will take on each machine, checked before any is
+ * allocated by the lowest rank there that has the problem's parameters
+ * (job_check_memory).  Collective. */
+static int check_memory(struct setup *s, int active, struct aia_error *err)
+{
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                            MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return 0;
+    int mine[3] = {s->windex >= 0, s->rank == 0, active ? -s->rank : INT_MIN};
+    int sum[2], checker;
+    MPI_Allreduce(mine, sum, 2, MPI_INT, MPI_SUM, node);
+    MPI_Allreduce(&mine[2], &checker, 1, MPI_INT, MPI_MAX, node);
+    MPI_Comm_free(&node);
+    if (!active || -checker != s->rank)
+        return 0;
+    return job_check_memory(s->job, s->prob_args, s->nworkers, sum[0],
+                            sum[1], err);
+}
+
 /* Every rank must agree on the message sizes and the model's length. */
 static int check_shapes(struct setup *s, struct aia_error *err)
 {
@@ -414,6 +434,7 @@ int run_job(const struct run_opts *opts)
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
     if (agree(&s, active && load_plugins(&s, coordinator, &err) < 0, &err) <
             0 ||
+        agree(&s, check_memory(&s, active, &err) < 0, &err) < 0 ||
         agree(&s, load_data(&s, active, &err) < 0, &err) < 0)
         goto out;
     if (agree(&s, active && open_problem(&s, &err) < 0, &err) < 0 ||
@@ -438,6 +459,8 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
     int rc = load_plugins(&s, 1, err);
     if (rc == 0)
         rc = check_codec(&s, err);
+    if (rc == 0) /* every rank on this machine */
+        rc = job_check_memory(job, s.prob_args, 1, 1, 1, err);
     if (rc == 0 && nworkers > 0) {
         /* the pool of an -np nworkers+1 run, checked as mpirun's would be */
         s.size = nworkers + 1;
