@@ -237,9 +237,11 @@ static int finish_round(struct coord *c, double now)
         coord_fail(c, "out of memory for a query buffer");
         return -1;
     }
+    c->err.text[0] = '\0';
     if (c->s->alg->query(c->s->alg_s, WIRE_PAYLOAD(c->q[q].buf), &c->err) <
         0) {
         struct aia_error e = c->err;
+        util_error_text(&e);
         coord_fail(c, "algorithm '%s': query: %s", c->s->alg->h.name, e.text);
         return -1;
     }
@@ -339,8 +341,10 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .compute_s = h->compute_s,
     };
     const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
+    c->err.text[0] = '\0';
     if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {
         struct aia_error e = c->err;
+        util_error_text(&e);
         coord_fail(c, "algorithm '%s': absorb (answer of rank %d): %s",
              s->alg->h.name, s->ranks[w], e.text);
         return;

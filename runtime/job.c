@@ -573,6 +573,6 @@ void job_blame(const struct job *job, const struct job_plugin *s,
 {
     char where[256], text[AIA_ERROR_LEN];
     params_where(where, sizeof where, job->m->path, s->key);
-    snprintf(text, sizeof text, "%s", err->text);
+    snprintf(text, sizeof text, "%s", util_error_text(err));
     aia_seterr(err, "%s: %s: %s", where, s->name, text);
 }

@@ -174,6 +174,17 @@ const char *util_shown(char *buf, size_t len, const char *s, size_t max)
     return buf;
 }
 
+const char *util_error_text(struct aia_error *err)
+{
+    char raw[AIA_ERROR_LEN];
+    memcpy(raw, err->text, sizeof raw);
+    raw[sizeof raw - 1] = '\0';
+    if (!raw[0])
+        snprintf(raw, sizeof raw, "(no reason given)");
+    util_shown(err->text, sizeof err->text, raw, sizeof raw);
+    return err->text;
+}
+
 int util_parse_double(const char *s, double *out)
 {
     if (!s || !*s)
