@@ -20,7 +20,7 @@ like "$err" "unrecognized option '--bogus'" "naming the option"
 unlike "$err" "Usage:" "not the whole help"
 
 err=$("$AIARUN" --check -o bogus=1 job.yaml 2>&1)
-like "$err" "bogus: unknown key; known keys: seed, algorithm, problem, pool, stop, output, stragglers" \
+like "$err" "bogus: unknown key; known keys: seed, algorithm, problem, pool, stop, output, limits, stragglers" \
     "an unknown top-level key lists every known key"
 err=$("$AIARUN" --check -o pool.xyzzy=1 job.yaml 2>&1)
 like "$err" "known keys: .*mode, codec, wait" "and a section its sub-sections"
