@@ -140,9 +140,10 @@ struct aia_value *job_plugin_args(const struct job *job,
 void job_blame(const struct job *job, const struct job_plugin *s,
                struct aia_error *err);
 
-/* Check the output paths before anything is written: each a regular file
- * or a new path, none the same file as another output, the job file or
- * the data file.  0, or -1 with err naming the file, line and key. */
+/* Check the job's files before anything is read or written: the data file
+ * regular, each output a regular file or a new path, none the same file
+ * as another output, the job file or the data file.  0, or -1 with err
+ * naming the file, line and key. */
 int job_check_outputs(const struct job *job, struct aia_error *err);
 
 /* Parse bytes ("8e9", "512M", "16G", "2TiB": powers of 1024) into *out.

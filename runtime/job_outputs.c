@@ -1,6 +1,8 @@
-/* job_outputs.c - a job's output paths checked before anything is
- * written: each one a regular file or a new path, none the same file as
- * another output or as an input (the job file, the data file). */
+/* job_outputs.c - a job's files checked before anything is read or
+ * written: the data file a regular file (a FIFO would hang every rank in
+ * open(), /dev/zero would be read without end), each output a regular
+ * file or a new path, none the same file as another output or as an
+ * input (the job file, the data file). */
 #include <config.h>
 
 #include "job.h"
@@ -48,6 +50,15 @@ static char *canonical(const char *path)
     return out;
 }
 
+/* What a file that is not regular is, for messages. */
+static const char *kind(mode_t mode)
+{
+    return S_ISDIR(mode)                    ? "a folder"
+           : S_ISFIFO(mode)                 ? "a FIFO"
+           : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+                                            : "not a regular file";
+}
+
 static const char *output_path(const struct job *job, size_t i)
 {
     return *(const char *const *)((const char *)job + outputs[i].off);
@@ -67,6 +78,17 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
     const char *inkey[2] = {"the job file", "problem.data.path"};
     char where[256], shown[200];
     int rc = 0;
+    struct stat dst;
+    if (job->data.path && stat(job->data.path, &dst) == 0 &&
+        !S_ISREG(dst.st_mode)) {
+        params_where(where, sizeof where, job->m->path, job->data.key);
+        return aia_seterr(err,
+                          "%s: problem.data: '%s' is %s: data files are "
+                          "regular files",
+                          where,
+                          util_shown(shown, sizeof shown, job->data.path, 160),
+                          kind(dst.st_mode));
+    }
     in[0] = canonical(job->m->path);
     if (job->data.path)
         in[1] = canonical(job->data.path);
@@ -81,12 +103,7 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
             rc = aia_seterr(err,
                             "%s: output.%s: '%s' is %s: outputs are "
                             "regular files or new paths",
-                            where, outputs[i].key, shown,
-                            S_ISDIR(st.st_mode)    ? "a folder"
-                            : S_ISFIFO(st.st_mode) ? "a FIFO"
-                            : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
-                                ? "a device"
-                                : "not a regular file");
+                            where, outputs[i].key, shown, kind(st.st_mode));
             break;
         }
         if (!(name[i] = canonical(path))) {

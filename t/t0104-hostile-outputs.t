@@ -1,6 +1,6 @@
 #!/bin/sh
-# Outputs on odd files: a device, a FIFO or a folder named as an output is
-# refused at start and left as it was; two outputs naming one file, or an
+# Outputs on odd files: a device, a FIFO or a folder named as an output
+# (or as the data file) is refused at start and left as it was; two outputs naming one file, or an
 # output naming the job file or the data file, are refused; a file another
 # run writes (locked) is refused; --resume with a history shorter than the
 # checkpoint records is refused, never padded.
@@ -40,6 +40,17 @@ run_out=$(aia_mpirun 3 -o output.checkpoint=/dev/null job.yaml 2>&1)
 is "$?" 2 "under mpirun too, before the run"
 ok $([ -c /dev/null ] && echo 0 || echo 1) "/dev/null is still a device"
 like "$run_out" "output.checkpoint: '/dev/null' is a device" "and it says so"
+
+# --- data files that are not regular: a FIFO hung every rank in open()
+check -o problem.data.path=fifo -o problem.data.format=csv job.yaml
+like "$out" "problem.data: '.*/fifo' is a FIFO: data files are regular files" \
+    "a FIFO as the data file is refused"
+start=$(date +%s)
+run_out=$(AIA_TIMEOUT=60 aia_mpirun 3 -o problem.data.path=fifo -o problem.data.format=csv job.yaml 2>&1)
+rc=$?
+is "$rc" 2 "under mpirun too ($(( $(date +%s) - start )) s), no hang"
+check -o problem.data.path=/dev/zero -o problem.data.format=libsvm job.yaml
+like "$out" "problem.data: '/dev/zero' is a device" "and /dev/zero is not read without end"
 
 # --- collisions
 check -o output.history=h.csv -o output.answers=./h.csv job.yaml
