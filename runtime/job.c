@@ -124,6 +124,9 @@ static const struct mnode *find(const struct mnode *root, const char *path,
 static int bind_section(struct job *job, size_t index, struct aia_error *err)
 {
     const struct job_section *s = &job_sections[index];
+    if (index >= sizeof job->v / sizeof job->v[0])
+        return aia_seterr(err, "%s: more sections than struct job holds",
+                          s->path);
     const struct mnode *key;
     const struct mnode *node = find(job->m->root, s->path, &key);
     if (!node && s->kind == JS_PLUGIN)

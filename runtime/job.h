@@ -117,7 +117,7 @@ struct job {
     const char *memory_text;
     const struct mnode *memory_node;
     /* bound values of the runtime's sections, owned */
-    struct aia_value *v[16];
+    struct aia_value *v[32]; /* one per entry of job_sections */
 };
 
 /* Parse and check the job file text read from path, after applying the
