@@ -440,8 +440,7 @@ static const struct job_field output_fields[] = {
     {"checkpoint_seconds", JF_DOUBLE, F(checkpoint_seconds), 0, NULL, NULL, 0},
     END};
 static const struct job_field limits_fields[] = {
-    {"memory", JF_TEXT, F(memory_text), 0, NULL, NULL, 0},
-    END};
+    {"memory", JF_TEXT, F(memory_text), 0, NULL, NULL, 0}, END};
 static const struct job_field stragglers_fields[] = {
     {"work_ms", JF_DOUBLE, ST(work), 0, NULL, NULL, 1e-3},
     {"link_mbps", JF_DOUBLE, ST(link_bps), 0, NULL, NULL, 1e6},
