@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "util.h"
 
 #define MAGIC "AIACKPT1"
-#define LAYOUT 1
+#define LAYOUT 2
 #define MAX_CHECKPOINT (1ull << 40)
 
 uint64_t checkpoint_hash(uint64_t h, const void *p, size_t n)
@@ -22,6 +23,16 @@ uint64_t checkpoint_hash(uint64_t h, const void *p, size_t n)
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
+}
+
+void checkpoint_id_add(struct checkpoint_id *id, const char *name, uint64_t h)
+{
+    if (id->n < CHECKPOINT_PARTS) {
+        snprintf(id->name[id->n], CHECKPOINT_NAME, "%s", name);
+        id->part[id->n++] = h;
+    }
+    id->all =
+        checkpoint_hash(id->all ? id->all : CHECKPOINT_HASH0, &h, sizeof h);
 }
 
 /* A growing byte buffer. */
@@ -70,14 +81,20 @@ static void sync_dir(const char *path)
     free(dir);
 }
 
-int checkpoint_write(const char *path, uint64_t identity,
+int checkpoint_write(const char *path, const struct checkpoint_id *identity,
                      const struct checkpoint *c, struct aia_error *err)
 {
     struct buf b = {0};
     uint32_t head[2] = {LAYOUT, AIA_ABI_VERSION};
     put(&b, MAGIC, 8);
     put(&b, head, sizeof head);
-    put64(&b, identity);
+    put64(&b, identity->all);
+    uint32_t nparts[2] = {(uint32_t)identity->n, 0};
+    put(&b, nparts, sizeof nparts);
+    for (int i = 0; i < identity->n; i++) {
+        put(&b, identity->name[i], CHECKPOINT_NAME);
+        put64(&b, identity->part[i]);
+    }
     put64(&b, (uint64_t)c->iteration);
     put64(&b, (uint64_t)c->epoch);
     put64(&b, c->round);
@@ -154,41 +171,81 @@ static int take(struct cursor *r, void *out, size_t n)
     return 0;
 }
 
-int checkpoint_read(const char *path, uint64_t identity, size_t query_len,
-                    struct checkpoint *c, struct aia_error *err)
+/* The parts of the identity that differ from the file's, named in err. */
+static int differs(const char *path, struct cursor *r,
+                   const struct checkpoint_id *id, struct aia_error *err)
+{
+    uint32_t n[2];
+    char names[CHECKPOINT_PARTS * (CHECKPOINT_NAME + 2)] = "";
+    size_t used = 0;
+    if (take(r, n, sizeof n) < 0 || n[0] > CHECKPOINT_PARTS)
+        return aia_seterr(err, "%s: damaged (its identity)", path);
+    char fname[CHECKPOINT_PARTS][CHECKPOINT_NAME];
+    uint64_t fpart[CHECKPOINT_PARTS];
+    for (uint32_t i = 0; i < n[0]; i++)
+        if (take(r, fname[i], CHECKPOINT_NAME) < 0 || take(r, &fpart[i], 8) < 0)
+            return aia_seterr(err, "%s: damaged (its identity)", path);
+    for (int i = 0; i < id->n; i++) {
+        uint32_t j = 0;
+        while (j < n[0] && strncmp(fname[j], id->name[i], CHECKPOINT_NAME))
+            j++;
+        if (j < n[0] && fpart[j] == id->part[i])
+            continue;
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                 used ? ", " : "", id->name[i]);
+    }
+    return aia_seterr(err, "%s: from another job: %s differ%s", path,
+                      used ? names : "its identity",
+                      used && strchr(names, ',') ? "" : "s");
+}
+
+int checkpoint_read(const char *path, const struct checkpoint_id *identity,
+                    size_t query_len, struct checkpoint *c,
+                    struct aia_error *err)
 {
     memset(c, 0, sizeof *c);
     size_t len;
     char *text = util_read_file(path, MAX_CHECKPOINT, &len, err);
     if (!text)
         return -1;
-    struct cursor r = {(const unsigned char *)text, len, 0};
+    int rc = checkpoint_parse(path, text, len, identity, query_len, c, err);
+    free(text);
+    return rc;
+}
+
+int checkpoint_parse(const char *path, const void *p, size_t len,
+                     const struct checkpoint_id *identity, size_t query_len,
+                     struct checkpoint *c, struct aia_error *err)
+{
+    memset(c, 0, sizeof *c);
+    const unsigned char *text = p;
+    struct cursor r = {text, len, 0};
     char magic[8];
     uint32_t head[2] = {0, 0};
     uint64_t id, v[8], sum = 0;
-    if (take(&r, magic, 8) < 0 || memcmp(magic, MAGIC, 8) != 0) {
-        aia_seterr(err, "%s: not an aiarun checkpoint", path);
-        goto fail;
-    }
+    if (take(&r, magic, 8) < 0 || memcmp(magic, MAGIC, 8) != 0)
+        return aia_seterr(err, "%s: not an aiarun checkpoint", path);
     if (take(&r, head, sizeof head) < 0 || head[0] != LAYOUT ||
-        head[1] != AIA_ABI_VERSION) {
-        aia_seterr(err, "%s: written by another aiarun (checkpoint layout %u, "
-                        "plugin ABI %u; this one writes %d and %d)",
-                   path, head[0], head[1], LAYOUT, AIA_ABI_VERSION);
-        goto fail;
-    }
+        head[1] != AIA_ABI_VERSION)
+        return aia_seterr(err,
+                          "%s: written by another aiarun (checkpoint "
+                          "layout %u, plugin ABI %u; this one writes "
+                          "%d and %d)",
+                          path, head[0], head[1], LAYOUT, AIA_ABI_VERSION);
     if (len >= 8)
         memcpy(&sum, text + len - 8, 8);
-    if (len < 8 || checkpoint_hash(CHECKPOINT_HASH0, text, len - 8) != sum) {
-        aia_seterr(err, "%s: damaged (its checksum does not match)", path);
-        goto fail;
-    }
-    if (take(&r, &id, 8) < 0 || id != identity) {
-        aia_seterr(err, "%s: from another job (algorithm, problem, data, "
-                        "partition, pool or seed differ)",
-                   path);
-        goto fail;
-    }
+    if (len < 8 || checkpoint_hash(CHECKPOINT_HASH0, text, len - 8) != sum)
+        return aia_seterr(err, "%s: damaged (its checksum does not match)",
+                          path);
+    if (take(&r, &id, 8) < 0)
+        goto short_file;
+    if (id != identity->all)
+        return differs(path, &r, identity, err);
+    uint32_t n[2];
+    if (take(&r, n, sizeof n) < 0 || n[0] > CHECKPOINT_PARTS ||
+        (len - r.at) / (CHECKPOINT_NAME + 8) < n[0])
+        goto short_file;
+    r.at += (size_t)n[0] * (CHECKPOINT_NAME + 8);
     for (int i = 0; i < 8; i++)
         if (take(&r, &v[i], 8) < 0)
             goto short_file;
@@ -200,6 +257,19 @@ int checkpoint_read(const char *path, uint64_t identity, size_t query_len,
     c->answers_bytes = v[5];
     c->iterates_bytes = v[6];
     c->query_len = (size_t)v[7];
+    const char *bad =
+        c->iteration < 0 || c->iteration > CHECKPOINT_MAX_COUNT ? "iteration"
+        : c->epoch < 0 || c->epoch > CHECKPOINT_MAX_COUNT       ? "epoch"
+        : c->round > (uint64_t)CHECKPOINT_MAX_COUNT             ? "round"
+        : !(c->elapsed >= 0 && c->elapsed < 1e12)               ? "time"
+        : c->history_bytes > CHECKPOINT_MAX_BYTES               ? "history size"
+        : c->answers_bytes > CHECKPOINT_MAX_BYTES  ? "answer log size"
+        : c->iterates_bytes > CHECKPOINT_MAX_BYTES ? "iterate file size"
+                                                   : NULL;
+    if (bad) {
+        aia_seterr(err, "%s: damaged: its %s is out of bounds", path, bad);
+        goto fail;
+    }
     if (c->query_len != query_len) {
         aia_seterr(err, "%s: its query has %zu values, this job's %zu", path,
                    c->query_len, query_len);
@@ -210,6 +280,14 @@ int checkpoint_read(const char *path, uint64_t identity, size_t query_len,
     c->query = malloc((query_len ? query_len : 1) * sizeof *c->query);
     if (!c->query || take(&r, c->query, query_len * sizeof *c->query) < 0)
         goto short_file;
+    for (size_t i = 0; i < query_len; i++)
+        if (!isfinite(c->query[i])) {
+            aia_seterr(err,
+                       "%s: damaged: value %zu of its query is not "
+                       "finite",
+                       path, i);
+            goto fail;
+        }
     uint64_t slen;
     if (take(&r, &slen, 8) < 0 || slen > len - r.at)
         goto short_file;
@@ -217,12 +295,10 @@ int checkpoint_read(const char *path, uint64_t identity, size_t query_len,
     c->state = malloc(slen ? slen : 1);
     if (!c->state || take(&r, c->state, slen) < 0 || r.at != len - 8)
         goto short_file;
-    free(text);
     return 0;
 short_file:
     aia_seterr(err, "%s: damaged (truncated or inconsistent lengths)", path);
 fail:
-    free(text);
     checkpoint_free(c);
     return -1;
 }

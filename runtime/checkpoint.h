@@ -1,7 +1,9 @@
 /* checkpoint.h - the coordinator's state on disk, to resume a job.
  *
  * Layout (native byte order, as written): magic "AIACKPT1"; uint32 layout
- * version; uint32 plugin ABI; uint64 job identity; int64 iteration; int64
+ * version (2); uint32 plugin ABI; uint64 job identity; uint32 parts, uint32
+ * 0 and, per part of the identity, its name in 16 bytes (NUL-padded) and
+ * its uint64 hash; int64 iteration; int64
  * epoch; uint64 round; float64 seconds run; uint64 bytes of the history,
  * the answer log and the iterate file when it was written; uint64
  * query_len and the query's doubles; uint64 state_len and the algorithm's
@@ -18,6 +20,26 @@
 
 #include <aiarun/aiarun.h>
 
+/* What a checkpoint must have been written by, part by part, so that a
+ * refusal can name what differs. */
+#define CHECKPOINT_PARTS 16
+#define CHECKPOINT_NAME 16
+struct checkpoint_id {
+    uint64_t all; /* every part's hash, mixed */
+    int n;
+    char name[CHECKPOINT_PARTS][CHECKPOINT_NAME]; /* "algorithm" */
+    uint64_t part[CHECKPOINT_PARTS];
+};
+
+/* Add a part named name (at most 15 bytes) with hash h to id (zeroed
+ * first); parts past CHECKPOINT_PARTS are mixed into all only. */
+void checkpoint_id_add(struct checkpoint_id *id, const char *name,
+                       uint64_t h);
+
+/* Bounds a checkpoint's counters and file sizes must keep. */
+#define CHECKPOINT_MAX_COUNT (1ll << 53)
+#define CHECKPOINT_MAX_BYTES (1ull << 50)
+
 struct checkpoint {
     int64_t iteration, epoch;
     uint64_t round;
@@ -30,15 +52,24 @@ struct checkpoint {
 };
 
 /* Write c to path atomically.  0 or -1 with err. */
-int checkpoint_write(const char *path, uint64_t identity,
+int checkpoint_write(const char *path, const struct checkpoint_id *identity,
                      const struct checkpoint *c, struct aia_error *err);
 
 /* Read path into c (owned: checkpoint_free), refusing a file of another
- * layout, ABI or job (identity), a damaged one (checksum, length) or one
- * whose query is not query_len long.  0 or -1 with err naming the file
+ * layout, ABI or job (identity: the message names the parts that
+ * differ), a damaged one (checksum, length), one whose query is not
+ * query_len long or one whose fields are out of bounds (a negative or
+ * huge count, a time that is not a finite number of seconds, a file size
+ * of more than CHECKPOINT_MAX_BYTES).  0 or -1 with err naming the file
  * and the reason. */
-int checkpoint_read(const char *path, uint64_t identity, size_t query_len,
-                    struct checkpoint *c, struct aia_error *err);
+int checkpoint_read(const char *path, const struct checkpoint_id *identity,
+                    size_t query_len, struct checkpoint *c,
+                    struct aia_error *err);
+
+/* checkpoint_read on the len bytes at p, read from path. */
+int checkpoint_parse(const char *path, const void *p, size_t len,
+                     const struct checkpoint_id *identity, size_t query_len,
+                     struct checkpoint *c, struct aia_error *err);
 
 void checkpoint_free(struct checkpoint *c);
 

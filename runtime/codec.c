@@ -13,21 +13,39 @@
 #include <zstd.h>
 #endif
 
-static const char *const names[CODEC_COUNT] = {
-    "none", "float32", "float16", "bfloat16", "topk", "zstd"};
+/* The registry: each codec's name, how wide a value is on the wire (0:
+ * as its encoder says) and its functions.  Adding a codec is its entry
+ * here, its id in codec.h and its name in pool.codec's choices. */
+struct codec_kind {
+    const char *name;
+    size_t width;
+    int (*encode)(struct codec *c, const double *x, unsigned char *out,
+                  size_t *bytes, struct aia_error *err);
+    int (*decode)(struct codec *c, const unsigned char *in, size_t bytes,
+                  double *x, struct aia_error *err);
+    size_t (*bound)(const struct codec *c); /* NULL: width * n */
+};
+
+static const struct codec_kind *kind_of(int id);
 
 const char *codec_name(int id)
 {
-    return id >= 0 && id < CODEC_COUNT ? names[id] : "?";
+    const struct codec_kind *k = kind_of(id);
+    return k ? k->name : "?";
+}
+
+int codec_lookup(const char *name)
+{
+    for (int id = 0; id < CODEC_COUNT; id++)
+        if (kind_of(id) && strcmp(kind_of(id)->name, name) == 0)
+            return id;
+    return -1;
 }
 
 int codec_available(int id)
 {
-#ifndef HAVE_ZSTD
-    if (id == CODEC_ZSTD)
-        return 0;
-#endif
-    return id >= 0 && id < CODEC_COUNT;
+    const struct codec_kind *k = kind_of(id);
+    return k && k->encode && k->decode;
 }
 
 size_t codec_topk_count(double t, size_t n)
@@ -43,11 +61,11 @@ size_t codec_topk_count(double t, size_t n)
 int codec_init(struct codec *c, int id, size_t n, size_t k, int level,
                struct aia_error *err)
 {
-    *c = (struct codec){.id = id, .n = n, .k = k > n ? n : k,
-                        .level = level};
+    *c = (struct codec){.id = id, .n = n, .k = k > n ? n : k, .level = level};
     if (!codec_available(id))
-        return aia_seterr(err, "codec %s: this aiarun was built without "
-                               "it (configure found no libzstd)",
+        return aia_seterr(err,
+                          "codec %s: this aiarun was built without "
+                          "it (configure found no libzstd)",
                           codec_name(id));
     if (id == CODEC_TOPK) {
         c->residual = calloc(n ? n : 1, sizeof *c->residual);
@@ -63,8 +81,7 @@ int codec_init(struct codec *c, int id, size_t n, size_t k, int level,
         if (!c->zc || !c->zd ||
             ZSTD_isError(ZSTD_CCtx_setParameter(c->zc, ZSTD_c_compressionLevel,
                                                 level)) ||
-            ZSTD_isError(ZSTD_CCtx_setParameter(c->zc, ZSTD_c_checksumFlag,
-                                                1)))
+            ZSTD_isError(ZSTD_CCtx_setParameter(c->zc, ZSTD_c_checksumFlag, 1)))
             return aia_seterr(err, "zstd: cannot set up level %d", level);
     }
 #endif
@@ -86,21 +103,10 @@ void codec_free(struct codec *c)
 
 size_t codec_bound(const struct codec *c)
 {
-    switch (c->id) {
-    case CODEC_FLOAT32:
-        return 4 * c->n;
-    case CODEC_FLOAT16:
-    case CODEC_BFLOAT16:
-        return 2 * c->n;
-    case CODEC_TOPK:
-        return 12 * c->k;
-#ifdef HAVE_ZSTD
-    case CODEC_ZSTD:
-        return ZSTD_compressBound(8 * c->n);
-#endif
-    default:
+    const struct codec_kind *k = kind_of(c->id);
+    if (!k)
         return 8 * c->n;
-    }
+    return k->bound ? k->bound(c) : k->width * c->n;
 }
 
 /* x rounded to nearest (ties to even) with p significant bits, the
@@ -222,8 +228,8 @@ static int topk_encode(struct codec *c, const double *x, unsigned char *out,
     return 0;
 }
 
-static int topk_decode(const struct codec *c, const unsigned char *in,
-                       size_t bytes, double *x, struct aia_error *err)
+static int topk_decode(struct codec *c, const unsigned char *in, size_t bytes,
+                       double *x, struct aia_error *err)
 {
     size_t k = c->k;
     if (bytes != 12 * k)
@@ -235,8 +241,9 @@ static int topk_decode(const struct codec *c, const unsigned char *in,
         uint32_t i;
         memcpy(&i, in + 4 * j, 4);
         if (i >= c->n || (j > 0 && i <= prev))
-            return aia_seterr(err, "topk: entry %zu has index %u (of %zu, "
-                                   "after %u)",
+            return aia_seterr(err,
+                              "topk: entry %zu has index %u (of %zu, "
+                              "after %u)",
                               j, i, c->n, prev);
         memcpy(&x[i], in + 4 * k + 8 * j, 8);
         if (!isfinite(x[i]))
@@ -246,131 +253,187 @@ static int topk_decode(const struct codec *c, const unsigned char *in,
     return 0;
 }
 
+static int none_encode(struct codec *c, const double *x, unsigned char *out,
+                       size_t *bytes, struct aia_error *err)
+{
+    (void)err;
+    memcpy(out, x, 8 * c->n);
+    *bytes = 8 * c->n;
+    return 0;
+}
+
+static int none_decode(struct codec *c, const unsigned char *in, size_t bytes,
+                       double *x, struct aia_error *err)
+{
+    (void)bytes, (void)err;
+    memcpy(x, in, 8 * c->n);
+    return 0;
+}
+
+static int f32_encode(struct codec *c, const double *x, unsigned char *out,
+                      size_t *bytes, struct aia_error *err)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        float f = (float)x[i];
+        if (!isfinite(f))
+            return refuse(err, c, x[i], i, "beyond float's range (3.4e38)");
+        memcpy(out + 4 * i, &f, 4);
+    }
+    *bytes = 4 * c->n;
+    return 0;
+}
+
+static int f32_decode(struct codec *c, const unsigned char *in, size_t bytes,
+                      double *x, struct aia_error *err)
+{
+    (void)bytes;
+    for (size_t i = 0; i < c->n; i++) {
+        float f;
+        memcpy(&f, in + 4 * i, 4);
+        if (!isfinite(f))
+            return aia_seterr(err, "float32: value %zu is not finite", i);
+        x[i] = f;
+    }
+    return 0;
+}
+
+static int f16_encode(struct codec *c, const double *x, unsigned char *out,
+                      size_t *bytes, struct aia_error *err)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        double r = round_to(x[i], 11, -14);
+        if (!(fabs(r) <= 65504))
+            return refuse(err, c, x[i], i,
+                          "beyond float16's range (65504): use bfloat16 or "
+                          "float32");
+        uint16_t b = half_bits(r);
+        memcpy(out + 2 * i, &b, 2);
+    }
+    *bytes = 2 * c->n;
+    return 0;
+}
+
+static int f16_decode(struct codec *c, const unsigned char *in, size_t bytes,
+                      double *x, struct aia_error *err)
+{
+    (void)bytes;
+    for (size_t i = 0; i < c->n; i++) {
+        uint16_t b;
+        memcpy(&b, in + 2 * i, 2);
+        if (half_value(b, &x[i]) < 0)
+            return aia_seterr(err, "float16: value %zu is not finite", i);
+    }
+    return 0;
+}
+
+static int bf16_encode(struct codec *c, const double *x, unsigned char *out,
+                       size_t *bytes, struct aia_error *err)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        double r = round_to(x[i], 8, -126);
+        if (!(fabs(r) <= 0x1.fep127))
+            return refuse(err, c, x[i], i, "beyond bfloat16's range (3.39e38)");
+        uint16_t b = (uint16_t)(float_bits((float)r) >> 16);
+        memcpy(out + 2 * i, &b, 2);
+    }
+    *bytes = 2 * c->n;
+    return 0;
+}
+
+static int bf16_decode(struct codec *c, const unsigned char *in, size_t bytes,
+                       double *x, struct aia_error *err)
+{
+    (void)bytes;
+    for (size_t i = 0; i < c->n; i++) {
+        uint16_t b;
+        memcpy(&b, in + 2 * i, 2);
+        float f = bits_float((uint32_t)b << 16);
+        if (!isfinite(f))
+            return aia_seterr(err, "bfloat16: value %zu is not finite", i);
+        x[i] = f;
+    }
+    return 0;
+}
+
+static size_t topk_bound(const struct codec *c)
+{
+    return 12 * c->k;
+}
+
+#ifdef HAVE_ZSTD
+static size_t zstd_bound(const struct codec *c)
+{
+    return ZSTD_compressBound(8 * c->n);
+}
+
+static int zstd_encode(struct codec *c, const double *x, unsigned char *out,
+                       size_t *bytes, struct aia_error *err)
+{
+    size_t z = ZSTD_compress2(c->zc, out, codec_bound(c), x, 8 * c->n);
+    if (ZSTD_isError(z))
+        return aia_seterr(err, "codec zstd: %s", ZSTD_getErrorName(z));
+    *bytes = z;
+    return 0;
+}
+
+static int zstd_decode(struct codec *c, const unsigned char *in, size_t bytes,
+                       double *x, struct aia_error *err)
+{
+    size_t n = c->n;
+    if (bytes > codec_bound(c))
+        return aia_seterr(err,
+                          "zstd: %zu bytes, more than the %zu any "
+                          "encoding of %zu values takes",
+                          bytes, codec_bound(c), n);
+    unsigned long long size = ZSTD_getFrameContentSize(in, bytes);
+    if (size != 8 * (unsigned long long)n)
+        return aia_seterr(err, "zstd: not a frame of %zu values", n);
+    if (ZSTD_findFrameCompressedSize(in, bytes) != bytes)
+        return aia_seterr(err, "zstd: the frame is not %zu bytes long", bytes);
+    size_t got = ZSTD_decompressDCtx(c->zd, x, 8 * n, in, bytes);
+    if (ZSTD_isError(got) || got != 8 * n)
+        return aia_seterr(err, "zstd: %s",
+                          ZSTD_isError(got) ? ZSTD_getErrorName(got)
+                                            : "short frame");
+    return 0;
+}
+#else
+#define zstd_encode NULL
+#define zstd_decode NULL
+#define zstd_bound NULL
+#endif
+
+static const struct codec_kind kinds[CODEC_COUNT] = {
+    [CODEC_NONE] = {"none", 8, none_encode, none_decode, NULL},
+    [CODEC_FLOAT32] = {"float32", 4, f32_encode, f32_decode, NULL},
+    [CODEC_FLOAT16] = {"float16", 2, f16_encode, f16_decode, NULL},
+    [CODEC_BFLOAT16] = {"bfloat16", 2, bf16_encode, bf16_decode, NULL},
+    [CODEC_TOPK] = {"topk", 0, topk_encode, topk_decode, topk_bound},
+    [CODEC_ZSTD] = {"zstd", 0, zstd_encode, zstd_decode, zstd_bound},
+};
+
+static const struct codec_kind *kind_of(int id)
+{
+    return id >= 0 && id < CODEC_COUNT ? &kinds[id] : NULL;
+}
+
 int codec_encode(struct codec *c, const double *x, void *out, size_t *bytes,
                  struct aia_error *err)
 {
-    unsigned char *o = out;
-    size_t n = c->n;
-    switch (c->id) {
-    case CODEC_NONE:
-        memcpy(out, x, 8 * n);
-        *bytes = 8 * n;
-        return 0;
-    case CODEC_FLOAT32:
-        for (size_t i = 0; i < n; i++) {
-            float f = (float)x[i];
-            if (!isfinite(f))
-                return refuse(err, c, x[i], i,
-                              "beyond float's range (3.4e38)");
-            memcpy(o + 4 * i, &f, 4);
-        }
-        *bytes = 4 * n;
-        return 0;
-    case CODEC_FLOAT16:
-        for (size_t i = 0; i < n; i++) {
-            double r = round_to(x[i], 11, -14);
-            if (!(fabs(r) <= 65504))
-                return refuse(err, c, x[i], i,
-                              "beyond float16's range (65504): use "
-                              "bfloat16 or float32");
-            uint16_t b = half_bits(r);
-            memcpy(o + 2 * i, &b, 2);
-        }
-        *bytes = 2 * n;
-        return 0;
-    case CODEC_BFLOAT16:
-        for (size_t i = 0; i < n; i++) {
-            double r = round_to(x[i], 8, -126);
-            if (!(fabs(r) <= 0x1.fep127))
-                return refuse(err, c, x[i], i,
-                              "beyond bfloat16's range (3.39e38)");
-            uint16_t b = (uint16_t)(float_bits((float)r) >> 16);
-            memcpy(o + 2 * i, &b, 2);
-        }
-        *bytes = 2 * n;
-        return 0;
-    case CODEC_TOPK:
-        return topk_encode(c, x, o, bytes, err);
-#ifdef HAVE_ZSTD
-    case CODEC_ZSTD: {
-        size_t z = ZSTD_compress2(c->zc, out, codec_bound(c), x, 8 * n);
-        if (ZSTD_isError(z))
-            return aia_seterr(err, "codec zstd: %s", ZSTD_getErrorName(z));
-        *bytes = z;
-        return 0;
-    }
-#endif
-    default:
+    const struct codec_kind *k = kind_of(c->id);
+    if (!k || !k->encode)
         return aia_seterr(err, "codec %d: unknown", c->id);
-    }
+    return k->encode(c, x, out, bytes, err);
 }
 
 int codec_decode(struct codec *c, const void *in, size_t bytes, double *x,
                  struct aia_error *err)
 {
-    const unsigned char *p = in;
-    size_t n = c->n;
-    size_t width = c->id == CODEC_FLOAT32 ? 4
-                   : c->id == CODEC_FLOAT16 || c->id == CODEC_BFLOAT16 ? 2
-                   : 8;
-    if (c->id != CODEC_TOPK && c->id != CODEC_ZSTD && bytes != width * n)
-        return aia_seterr(err, "%s: %zu bytes, not the %zu of %zu values",
-                          codec_name(c->id), bytes, width * n, n);
-    switch (c->id) {
-    case CODEC_NONE:
-        memcpy(x, in, 8 * n);
-        return 0;
-    case CODEC_FLOAT32:
-        for (size_t i = 0; i < n; i++) {
-            float f;
-            memcpy(&f, p + 4 * i, 4);
-            if (!isfinite(f))
-                return aia_seterr(err, "float32: value %zu is not finite", i);
-            x[i] = f;
-        }
-        return 0;
-    case CODEC_FLOAT16:
-        for (size_t i = 0; i < n; i++) {
-            uint16_t b;
-            memcpy(&b, p + 2 * i, 2);
-            if (half_value(b, &x[i]) < 0)
-                return aia_seterr(err, "float16: value %zu is not finite", i);
-        }
-        return 0;
-    case CODEC_BFLOAT16:
-        for (size_t i = 0; i < n; i++) {
-            uint16_t b;
-            memcpy(&b, p + 2 * i, 2);
-            float f = bits_float((uint32_t)b << 16);
-            if (!isfinite(f))
-                return aia_seterr(err, "bfloat16: value %zu is not finite",
-                                  i);
-            x[i] = f;
-        }
-        return 0;
-    case CODEC_TOPK:
-        return topk_decode(c, p, bytes, x, err);
-#ifdef HAVE_ZSTD
-    case CODEC_ZSTD: {
-        if (bytes > codec_bound(c))
-            return aia_seterr(err, "zstd: %zu bytes, more than the %zu any "
-                                   "encoding of %zu values takes",
-                              bytes, codec_bound(c), n);
-        unsigned long long size = ZSTD_getFrameContentSize(in, bytes);
-        if (size != 8 * (unsigned long long)n)
-            return aia_seterr(err, "zstd: not a frame of %zu values", n);
-        if (ZSTD_findFrameCompressedSize(in, bytes) != bytes)
-            return aia_seterr(err, "zstd: the frame is not %zu bytes long",
-                              bytes);
-        size_t got = ZSTD_decompressDCtx(c->zd, x, 8 * n, in, bytes);
-        if (ZSTD_isError(got) || got != 8 * n)
-            return aia_seterr(err, "zstd: %s",
-                              ZSTD_isError(got) ? ZSTD_getErrorName(got)
-                                                : "short frame");
-        return 0;
-    }
-#endif
-    default:
+    const struct codec_kind *k = kind_of(c->id);
+    if (!k || !k->decode)
         return aia_seterr(err, "codec %d: unknown", c->id);
-    }
+    if (k->width && bytes != k->width * c->n)
+        return aia_seterr(err, "%s: %zu bytes, not the %zu of %zu values",
+                          k->name, bytes, k->width * c->n, c->n);
+    return k->decode(c, in, bytes, x, err);
 }

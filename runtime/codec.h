@@ -55,6 +55,9 @@ struct codec {
 /* The codec's name ("float16"), or "?" for an unknown id. */
 const char *codec_name(int id);
 
+/* The id of the codec named name, or -1. */
+int codec_lookup(const char *name);
+
 /* Whether this build has codec id (zstd needs libzstd). */
 int codec_available(int id);
 

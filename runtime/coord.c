@@ -159,8 +159,10 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .compute_s = h->compute_s,
     };
     const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
+    c->err.text[0] = '\0';
     if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {
         struct aia_error e = c->err;
+        util_error_text(&e);
         coord_fail(c, "algorithm '%s': absorb (answer of rank %d): %s",
                    s->alg->h.name, s->ranks[w], e.text);
         return;
@@ -362,7 +364,14 @@ int coord_run(struct setup *s)
         if (c.p.direct[w] && send_query(&c, w, util_now()) < 0)
             coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);
     loop(&c);
-    if (c.p.why == proto_stop_rule("signal")) {
+    /* SIGUSR1 asks for a stop while the job is whole: stop as at a limit */
+    if (c.p.why == proto_stop_rule("signal") && poll_signal == SIGUSR1) {
+        poll_signal = 0; /* so that the shutdown waits for the workers */
+        host_error("stopped by SIGUSR1%s%s", s->job->checkpoint ?
+                   "; checkpoint in " : "", s->job->checkpoint ?
+                   s->job->checkpoint : "");
+    }
+    if (c.p.why == proto_stop_rule("signal") && poll_signal) {
         shutdown_signal(&c);
         shutdown_report(&c);
         coord_free(&c);

@@ -16,8 +16,10 @@ static void vlog(int level, const char *fmt, va_list ap)
 {
     if (level > verbosity_)
         return;
-    char line[1024];
-    vsnprintf(line, sizeof line, fmt, ap);
+    char raw[1024], line[1024];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    /* texts from plugins and paths from users: no control characters */
+    util_shown(line, sizeof line, raw, sizeof raw);
     /* One write per line, so lines of different ranks do not mix. */
     if (host_rank_ >= 0)
         fprintf(stderr, "aiarun[%d]: %s\n", host_rank_, line);

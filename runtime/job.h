@@ -25,6 +25,7 @@ struct job_data {
     int sparse;
     size_t features;
     int delivery;      /* enum job_delivery */
+    const char *targets_key; /* targets as the job gives it */
     char *targets;       /* npy, idx: a file (resolved); hdf5: a dataset */
     const char *dataset; /* hdf5: the rows' dataset */
     double scale;        /* multiplies every feature (npy, idx, hdf5) */
@@ -115,8 +116,12 @@ struct job {
     int64_t checkpoint_every;  /* iterations; 0: not by iterations */
     double checkpoint_seconds; /* 0: not by time */
     const struct mnode *checkpoint_node;
+    /* limits */
+    double memory_limit; /* bytes; 0: the machine's available memory */
+    const char *memory_text;
+    const struct mnode *memory_node;
     /* bound values of the runtime's sections, owned */
-    struct aia_value *v[16];
+    struct aia_value *v[32]; /* one per entry of job_sections */
 };
 
 /* Parse and check the job file text read from path, after applying the
@@ -138,6 +143,26 @@ struct aia_value *job_plugin_args(const struct job *job,
  * errors raised by a plugin about its own parameters. */
 void job_blame(const struct job *job, const struct job_plugin *s,
                struct aia_error *err);
+
+/* Check the job's files before anything is read or written: the data file
+ * regular, each output a regular file or a new path, none the same file
+ * as another output, the job file or the data file.  0, or -1 with err
+ * naming the file, line and key. */
+int job_check_outputs(const struct job *job, struct aia_error *err);
+
+/* Parse bytes ("8e9", "512M", "16G", "2TiB": powers of 1024) into *out.
+ * 0, or -1 when s is not such a size. */
+int job_parse_bytes(const char *s, double *out);
+
+/* Refuse a job whose rows would take more memory on this machine than it
+ * has available (MemAvailable), or than limits.memory or the environment's
+ * AIARUN_MEMORY_LIMIT allow.  The machine hosts local of the nworkers
+ * workers, and the coordinator when coord; args are the problem's bound
+ * parameters (rows, cols of a generator).  0, or -1 with err giving the
+ * estimate, the limit and the key to change. */
+int job_check_memory(const struct job *job, const struct aia_value *args,
+                     int nworkers, int local, int coord,
+                     struct aia_error *err);
 
 /* Print the reference of the job file's runtime keys in markdown. */
 void job_reference(FILE *out);

@@ -173,6 +173,17 @@ int loader_check(const struct aia_plugin_header *h, int kind,
             return aia_seterr(err, "%s: problem '%s' must give both metric "
                                    "and metric_name, or neither",
                               path, h->name);
+        /* a column of the history and a key of the summary line */
+        if (p->metric_name && (!name_ok(p->metric_name) ||
+                               strlen(p->metric_name) > 32 ||
+                               strchr(p->metric_name, '-'))) {
+            char shown[100];
+            return aia_seterr(err, "%s: problem '%s': metric_name '%s': "
+                                   "give at most 32 letters, digits or '_'",
+                              path, h->name,
+                              util_shown(shown, sizeof shown, p->metric_name,
+                                         40));
+        }
         if (!reserved_zero(p->reserved, 7))
             return aia_seterr(err, "%s: '%s' sets reserved slots", path,
                               h->name);

@@ -81,7 +81,8 @@ static int check(const char *path, const char *const *overrides,
     struct job *job = text ? job_load(path, text, len, overrides, &err)
                            : NULL;
     free(text);
-    if (!job || run_check(job, nworkers, &err) < 0) {
+    if (!job || job_check_outputs(job, &err) < 0 ||
+        run_check(job, nworkers, &err) < 0) {
         host_error("%s", err.text);
         job_free(job);
         return RUN_BAD_JOB;
@@ -170,8 +171,8 @@ int main(int argc, char **argv)
         case OPT_REFERENCE:
             mode = c;
             break;
-        default:
-            usage(stderr);
+        default: /* getopt has named the option */
+            fprintf(stderr, "Try 'aiarun --help' for the options.\n");
             return RUN_BAD_JOB;
         }
     }

@@ -4,11 +4,16 @@
 #include "output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "util.h"
 
 struct output {
     FILE *f;
@@ -24,19 +29,51 @@ static int write_failed(const char *path, struct aia_error *err)
 }
 
 /* keep < 0: a new file; else the file cut to keep bytes, to append to
- * (a file that is shorter, or gone, is appended to as it is). */
-static FILE *open_at(const char *path, const char *mode, long long keep,
-                     struct aia_error *err)
+ * (a file that is gone is started again; one that is shorter is refused:
+ * it is not the file the checkpoint was written with).  The file must be
+ * regular or new, and is locked (flock) for as long as it is open, so
+ * that two runs never write one file. */
+static FILE *open_at(const char *path, long long keep, struct aia_error *err)
 {
-    if (keep >= 0 && truncate(path, (off_t)keep) != 0 && errno != ENOENT) {
-        aia_seterr(err, "%s: cannot cut it back to the checkpoint: %s", path,
-                   strerror(errno));
-        return NULL;
+    char shown[200];
+    util_shown(shown, sizeof shown, path, 160);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        aia_seterr(err, "%s: cannot write: %s", shown, strerror(errno));
+        goto fail;
     }
-    FILE *f = fopen(path, keep >= 0 ? "a" : mode);
-    if (!f)
-        aia_seterr(err, "%s: cannot write: %s", path, strerror(errno));
-    return f;
+    if (!S_ISREG(st.st_mode)) {
+        aia_seterr(err, "%s: not a regular file: outputs are regular files "
+                        "or new paths",
+                   shown);
+        goto fail;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        aia_seterr(err, "%s: %s", shown,
+                   errno == EWOULDBLOCK ? "another run is writing it (the "
+                                          "file is locked)"
+                                        : strerror(errno));
+        goto fail;
+    }
+    if (keep >= 0 && st.st_size > 0 && st.st_size < keep) {
+        aia_seterr(err, "%s: %lld bytes, fewer than the %lld the checkpoint "
+                        "records: not the file it was written with",
+                   shown, (long long)st.st_size, keep);
+        goto fail;
+    }
+    if (ftruncate(fd, keep >= 0 && st.st_size > 0 ? (off_t)keep : 0) != 0) {
+        aia_seterr(err, "%s: cannot cut it back: %s", shown, strerror(errno));
+        goto fail;
+    }
+    FILE *f = fdopen(fd, "a");
+    if (f)
+        return f;
+    aia_seterr(err, "%s: %s", shown, strerror(errno));
+fail:
+    if (fd >= 0)
+        close(fd);
+    return NULL;
 }
 
 static long long size_of(FILE *f)
@@ -55,7 +92,7 @@ struct output *output_open(const char *path, int format,
         aia_seterr(err, "%s: out of memory", path);
         return NULL;
     }
-    if (!(o->f = open_at(path, "w", keep, err))) {
+    if (!(o->f = open_at(path, keep, err))) {
         free(o->path);
         free(o);
         return NULL;
@@ -145,7 +182,7 @@ struct iterates *iterates_open(const char *path, size_t dim,
         aia_seterr(err, "%s: out of memory", path);
         return NULL;
     }
-    if (!(it->f = open_at(path, "wb", keep, err))) {
+    if (!(it->f = open_at(path, keep, err))) {
         free(it->path);
         free(it);
         return NULL;

@@ -274,6 +274,12 @@ static int unknown_key(const struct ctx *c, const struct mnode *key,
         int d = util_distance(key->text, *skip, 2);
         if (d < bestd)
             bestd = d, best = *skip;
+        /* a runtime section's sub-sections are its keys too */
+        int w = c->owner ? 0
+                         : snprintf(known + used, sizeof known - used, "%s%s",
+                                    used ? ", " : "", *skip);
+        if (w > 0 && (size_t)w < sizeof known - used)
+            used += (size_t)w;
     }
     char whose[100] = "";
     if (c->owner)

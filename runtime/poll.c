@@ -42,6 +42,7 @@ void poll_ignore_signals(void)
     signal(SIGTERM, SIG_IGN);
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
 }
 
 void poll_catch_signals(void)
@@ -53,6 +54,8 @@ void poll_catch_signals(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* Slurm's --signal=B:USR1@SECONDS: time is running out */
+    sigaction(SIGUSR1, &sa, NULL);
 }
 
 int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,

@@ -141,8 +141,10 @@ int query_next(struct coord *c, double now)
         coord_fail(c, "out of memory for a query buffer");
         return -1;
     }
+    c->err.text[0] = '\0';
     if (c->s->alg->query(c->s->alg_s, WIRE_PAYLOAD(c->q[q].buf), &c->err) < 0) {
         struct aia_error e = c->err;
+        util_error_text(&e);
         coord_fail(c, "algorithm '%s': query: %s", c->s->alg->h.name, e.text);
         return -1;
     }

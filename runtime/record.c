@@ -218,7 +218,7 @@ int record_checkpoint(struct recorder *r, int force, double now)
         .state = state,
     };
     int rc = 0;
-    if (checkpoint_write(job->checkpoint, s->identity, &k, &err) < 0)
+    if (checkpoint_write(job->checkpoint, &s->identity, &k, &err) < 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     free(state);
     r->ckpt_iter = p->iteration;
@@ -255,7 +255,7 @@ int record_read_resume(struct recorder *r)
 {
     const struct setup *s = r->s;
     struct aia_error err;
-    if (checkpoint_read(r->job->checkpoint, s->identity, s->shape.query_len,
+    if (checkpoint_read(r->job->checkpoint, &s->identity, s->shape.query_len,
                         &r->resume, &err) < 0)
         return aia_seterr(&r->err, "cannot resume: %s", err.text);
     r->resumed = 1;
@@ -318,10 +318,13 @@ int record_progress(struct recorder *r, double now)
     return 0;
 }
 
-/* "name=value" for each parameter, on one line. */
-static void print_args(const struct aia_value *v)
+/* "name=value" for each parameter (only_given: each the job sets), on
+ * one line. */
+static void print_args(const struct aia_value *v, int only_given)
 {
     for (; v && v->name; v++) {
+        if (only_given && !v->given)
+            continue;
         printf(" %s=", v->name);
         switch (v->type) {
         case AIA_INT:
@@ -357,7 +360,7 @@ static void print_plugin(const char *what, const struct plugin *p,
                          const struct aia_value *args)
 {
     printf("  %-10s %s %s (%s):", what, p->h->name, p->h->version, p->path);
-    print_args(args);
+    print_args(args, 0);
 }
 
 static void print_stragglers(const struct job_stragglers *st)
@@ -442,7 +445,13 @@ static void report(struct recorder *r, const char *why, double loss)
                job->arity);
     printf("\n");
     print_plugin("algorithm", s->alg_p, s->alg_args);
-    print_plugin("problem", s->prob_p, s->prob_args);
+    if (job->data.path) { /* a generator's parameters do not apply */
+        printf("  %-10s %s %s (%s): reads problem.data", "problem",
+               s->prob_p->h->name, s->prob_p->h->version, s->prob_p->path);
+        print_args(s->prob_args, 1);
+    } else {
+        print_plugin("problem", s->prob_p, s->prob_args);
+    }
     printf("  %-10s %zu rows, %zu columns, %s partition%s%s\n", "data",
            s->total_rows, s->dim,
            job->part_scheme == AIA_PART_CYCLIC ? "cyclic" : "block",

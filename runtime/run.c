@@ -226,6 +226,22 @@ static int open_problem(struct setup *s, struct aia_error *err)
         return -1;
     }
     s->dim = s->prob->dim(s->prob_s);
+    if (s->windex >= 0 && s->prob->rows(s->prob_s) == 0) {
+        /* the algorithm would refuse it, and be blamed */
+        const struct job *job = s->job;
+        const struct mnode *n = job->data.path ? job->data.key
+                                : mnode_get(job->problem.node, "rows", NULL);
+        char where[256];
+        params_where(where, sizeof where, job->m->path,
+                     n ? n : job->problem.key);
+        return aia_seterr(err, "%s: %s: worker %d (rank %d) holds none of "
+                               "the problem's rows: give at least one row a "
+                               "worker, or fewer workers (pool.workers, "
+                               "mpirun -np)",
+                          where, job->data.path ? "problem.data" :
+                          n ? "problem.rows" : "problem", s->windex + 1,
+                          s->rank);
+    }
     return 0;
 }
 
@@ -282,6 +298,26 @@ static int create_wait(struct setup *s, struct aia_error *err)
         return -1;
     }
     return 0;
+}
+
+/* The memory the rows will take on each machine, checked before any is
+ * allocated by the lowest rank there that has the problem's parameters
+ * (job_check_memory).  Collective. */
+static int check_memory(struct setup *s, int active, struct aia_error *err)
+{
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                            MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return 0;
+    int mine[3] = {s->windex >= 0, s->rank == 0, active ? -s->rank : INT_MIN};
+    int sum[2], checker;
+    MPI_Allreduce(mine, sum, 2, MPI_INT, MPI_SUM, node);
+    MPI_Allreduce(&mine[2], &checker, 1, MPI_INT, MPI_MAX, node);
+    MPI_Comm_free(&node);
+    if (!active || -checker != s->rank)
+        return 0;
+    return job_check_memory(s->job, s->prob_args, s->nworkers, sum[0],
+                            sum[1], err);
 }
 
 /* Every rank must agree on the message sizes and the model's length. */
@@ -343,27 +379,38 @@ static uint64_t hash_args(uint64_t h, const struct aia_value *v)
 
 /* What a checkpoint must have been written by: the same algorithm and
  * problem with the same parameters, data, partition, pool and seed.
- * Limits, outputs, the wait condition and stragglers may change. */
-static uint64_t identity(const struct setup *s)
+ * Limits, outputs, the wait condition and stragglers may change.  Each
+ * part hashed apart, so that a refusal names the part that differs. */
+static void identity(const struct setup *s, struct checkpoint_id *id)
 {
     const struct job *job = s->job;
-    uint64_t h = CHECKPOINT_HASH0;
-    h = hash_str(h, s->alg->h.name);
-    h = hash_str(h, s->alg->h.version);
-    h = hash_args(h, s->alg_args);
-    h = hash_str(h, s->prob->h.name);
-    h = hash_str(h, s->prob->h.version);
-    h = hash_args(h, s->prob_args);
-    h = hash_str(h, job->data.path);
-    int64_t fields[] = {(int64_t)job->seed, job->part_scheme, job->mode,
-                        s->nworkers, (int64_t)s->shape.query_len,
-                        (int64_t)s->shape.answer_len, (int64_t)s->dim};
-    h = checkpoint_hash(h, fields, sizeof fields);
-    h = checkpoint_hash(h, s->ranks, (size_t)s->nworkers * sizeof *s->ranks);
+    const uint64_t h0 = CHECKPOINT_HASH0;
+    memset(id, 0, sizeof *id);
+    checkpoint_id_add(id, "algorithm",
+                      hash_str(hash_str(h0, s->alg->h.name),
+                               s->alg->h.version));
+    checkpoint_id_add(id, "algorithm keys", hash_args(h0, s->alg_args));
+    checkpoint_id_add(id, "problem",
+                      hash_str(hash_str(h0, s->prob->h.name),
+                               s->prob->h.version));
+    checkpoint_id_add(id, "problem keys", hash_args(h0, s->prob_args));
+    checkpoint_id_add(id, "data", hash_str(h0, job->data.path));
+    checkpoint_id_add(id, "seed", checkpoint_hash(h0, &job->seed,
+                                                  sizeof job->seed));
+    int64_t part[] = {job->part_scheme, (int64_t)job->nweights};
+    uint64_t h = checkpoint_hash(h0, part, sizeof part);
     if (job->weights)
         h = checkpoint_hash(h, job->weights,
                             job->nweights * sizeof *job->weights);
-    return h;
+    checkpoint_id_add(id, "partition", h);
+    int64_t pool[] = {job->mode, s->nworkers};
+    h = checkpoint_hash(h0, pool, sizeof pool);
+    checkpoint_id_add(id, "pool",
+                      checkpoint_hash(h, s->ranks,
+                                      (size_t)s->nworkers * sizeof *s->ranks));
+    int64_t shape[] = {(int64_t)s->shape.query_len,
+                       (int64_t)s->shape.answer_len, (int64_t)s->dim};
+    checkpoint_id_add(id, "shapes", checkpoint_hash(h0, shape, sizeof shape));
 }
 
 static void teardown(struct setup *s)
@@ -406,11 +453,14 @@ int run_job(const struct run_opts *opts)
         goto out;
     s.job = job_load(opts->path, text, len, opts->overrides, &err);
     if (agree(&s, !s.job, &err) < 0 ||
+        agree(&s, s.rank == 0 && job_check_outputs(s.job, &err) < 0, &err) <
+            0 ||
         agree(&s, resolve_pool(&s, &err) < 0, &err) < 0)
         goto out;
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
     if (agree(&s, active && load_plugins(&s, coordinator, &err) < 0, &err) <
             0 ||
+        agree(&s, check_memory(&s, active, &err) < 0, &err) < 0 ||
         agree(&s, load_data(&s, active, &err) < 0, &err) < 0)
         goto out;
     if (agree(&s, active && open_problem(&s, &err) < 0, &err) < 0 ||
@@ -420,7 +470,7 @@ int run_job(const struct run_opts *opts)
         agree(&s, gather_rows(&s, &err) < 0, &err) < 0)
         goto out;
     if (coordinator)
-        s.identity = identity(&s);
+        identity(&s, &s.identity);
     s.resume = opts->resume;
     status = coordinator ? coord_run(&s) : worker_run(&s);
 out:
@@ -437,17 +487,12 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
         rc = check_codec(&s, err);
     if (rc == 0)
         rc = check_problem(&s, err);
+    if (rc == 0) /* every rank on this machine */
+        rc = job_check_memory(job, s.prob_args, 1, 1, 1, err);
     if (rc == 0 && nworkers > 0) {
-        /* the pool of an -np nworkers+1 run: ranks 1 .. nworkers */
-        if (!(s.ranks = calloc((size_t)nworkers, sizeof *s.ranks)))
-            rc = aia_seterr(err, "out of memory");
-        for (int w = 0; rc == 0 && w < nworkers; w++)
-            s.ranks[w] = w + 1;
-        if (rc == 0 && job->workers)
-            for (int w = 0; w < nworkers && (size_t)w < job->nworkers; w++)
-                s.ranks[w] = (int)job->workers[w];
-        if (rc == 0)
-            rc = straggle_check(job, s.ranks, nworkers, err);
+        /* the pool of an -np nworkers+1 run, checked as mpirun's would be */
+        s.size = nworkers + 1;
+        rc = resolve_pool(&s, err);
         if (rc == 0)
             rc = create_wait(&s, err);
     }

@@ -13,6 +13,7 @@
 
 #include <aiarun/aiarun.h>
 
+#include "checkpoint.h"
 #include "data.h"
 #include "job.h"
 #include "loader.h"
@@ -45,7 +46,7 @@ struct setup {
     size_t *rows;      /* coordinator: rows of each worker */
     size_t total_rows; /* coordinator: sum of rows */
     struct data_table data; /* rows of problem.data held by this rank */
-    uint64_t identity;      /* what a checkpoint of this job must carry */
+    struct checkpoint_id identity; /* what a checkpoint of this job carries */
     int resume;
 };
 

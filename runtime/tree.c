@@ -127,13 +127,13 @@ static int round_(struct node *k)
                   MPI_COMM_WORLD, &k->fwd[c]);
     }
     struct aia_step step = {.round = q->round, .answers = k->answers};
-    struct aia_error err;
+    struct aia_error err = {""};
     double t = util_now();
     if (s->alg->worker(s->alg_s, WIRE_PAYLOAD(q), WIRE_PAYLOAD(k->own), &step,
                        &err) < 0)
     {
         char text[AIA_ERROR_LEN + 40];
-        snprintf(text, sizeof text, "worker step: %s", err.text);
+        snprintf(text, sizeof text, "worker step: %s", util_error_text(&err));
         die(text);
     }
     double injected = straggle_next(&k->delays);

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -173,6 +174,17 @@ const char *util_shown(char *buf, size_t len, const char *s, size_t max)
     return buf;
 }
 
+const char *util_error_text(struct aia_error *err)
+{
+    char raw[AIA_ERROR_LEN];
+    memcpy(raw, err->text, sizeof raw);
+    raw[sizeof raw - 1] = '\0';
+    if (!raw[0])
+        snprintf(raw, sizeof raw, "(no reason given)");
+    util_shown(err->text, sizeof err->text, raw, sizeof raw);
+    return err->text;
+}
+
 int util_parse_double(const char *s, double *out)
 {
     if (!s || !*s)
@@ -180,7 +192,10 @@ int util_parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
+    /* ERANGE on a finite value is underflow: v is the nearest double (0
+     * or a denormal), which the caller's bounds judge */
+    if (end == s || *end != '\0' || !isfinite(v) ||
+        (errno == ERANGE && fabs(v) >= DBL_MIN))
         return 0;
     *out = v;
     return 1;

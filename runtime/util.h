@@ -37,6 +37,11 @@ char *util_read_file(const char *path, size_t max, size_t *len,
  * with "..." added, and always within buf (len bytes).  Returns buf. */
 const char *util_shown(char *buf, size_t len, const char *s, size_t max);
 
+/* The text of an error a plugin (or a user) filled, made safe to show, in
+ * place: cut at its last byte when it has no NUL, "(no reason given)"
+ * when empty, control characters escaped.  Returns err->text. */
+const char *util_error_text(struct aia_error *err);
+
 /* 1 when s is a finite double written in full (no trailing text). */
 int util_parse_double(const char *s, double *out);
 

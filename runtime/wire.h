@@ -31,7 +31,7 @@
 
 #define WIRE_MAGIC 0x31414941u /* "AIA1" */
 
-/* The most bytes of an ERROR message's text. */
+/* The most bytes of a failure text a worker sends (its payload). */
 #define WIRE_ERROR_TEXT 1024
 
 enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103 };

@@ -24,7 +24,6 @@
 #include "util.h"
 #include "wire.h"
 
-
 struct worker {
     struct setup *s;
     char *qbuf, *abuf;
@@ -133,9 +132,10 @@ static int answer(struct worker *k, int got)
     struct aia_step step = {.round = q->round, .answers = k->answers};
     double *out = k->araw ? (double *)k->araw : WIRE_PAYLOAD(k->abuf);
     double t = util_now();
+    err.text[0] = '\0';
     if (s->alg->worker(s->alg_s, query, out, &step, &err) < 0) {
         snprintf(text, sizeof text, "algorithm '%s': worker step: %s",
-                 s->alg->h.name, err.text);
+                 s->alg->h.name, util_error_text(&err));
         report(k, text);
         return 0;
     }

@@ -6,6 +6,14 @@
 set -u
 : "${AIARUN:?run the tests through make check}"
 : "${MPIRUN:=mpirun}"
+# Open MPI's mpirun needs --oversubscribe for more ranks than cores;
+# MPICH's hydra oversubscribes as it is and knows no such flag.
+if [ -z "${AIA_MPIRUN_FLAGS+set}" ]; then
+    case $("$MPIRUN" --version 2>&1) in
+    *"Open MPI"* | *OpenRTE*) AIA_MPIRUN_FLAGS=--oversubscribe ;;
+    *) AIA_MPIRUN_FLAGS= ;;
+    esac
+fi
 test_count=0
 test_failed=0
 test_planned=
@@ -64,14 +72,15 @@ scratch() {
     trap 'rm -rf "$trash"' EXIT
 }
 
-# aia_mpirun NP ARGS... : aiarun under mpirun with NP ranks, oversubscribed,
+# aia_mpirun NP ARGS... : aiarun under mpirun with NP ranks, oversubscribed
+# (AIA_MPIRUN_FLAGS),
 # bounded in time (AIA_TIMEOUT seconds, default 120).
 aia_mpirun() {
     np=$1; shift
     if [ "$(id -u)" = 0 ]; then
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
-    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
         "$AIARUN" "$@"
 }
 
@@ -89,7 +98,7 @@ aia_mpirun_each() {
     if [ "$(id -u)" = 0 ]; then
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
-    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" --oversubscribe \
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
         sh -c '"$0" "$@"; echo $? >"rank-status.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}"' \
         "$AIARUN" "$@"
     each_rc=$?

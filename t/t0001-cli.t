@@ -14,7 +14,7 @@ like "$out" "^aiarun [0-9]+\.[0-9]+\.[0-9]+ \(plugin ABI 1\)$" \
 
 err=$("$AIARUN" --no-such-option 2>&1 >/dev/null); rc=$?
 is "$rc" 2 "an unknown option exits 2"
-like "$err" "Usage:" "and prints the usage"
+like "$err" "Try 'aiarun --help'" "and says where the options are, in one line"
 
 "$AIARUN" >/dev/null 2>&1; rc=$?
 is "$rc" 2 "no job file exits 2"

@@ -63,5 +63,5 @@ stop: {iterations: 10}
 YAML
 run 4 few.yaml
 ok $([ "$rc" = 2 ] && echo 0 || echo 1) "a worker without rows exits 2"
-like "$err" "worker [0-9] holds no rows" "and says which"
+like "$err" "problem.rows: worker [0-9] \\(rank [0-9]\\) holds none of the problem.s rows" "and says which, on problem.rows"
 done_testing

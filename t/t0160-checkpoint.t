@@ -64,7 +64,9 @@ ok $([ "$took" -lt 30 ] && echo 0 || echo 1) "within a bounded time of the kill 
 like "$err" "aiarun\\[0\\]: stopped by signal 15 .*checkpoint in ck.bin: continue with aiarun --resume" \
     "saying what happened and how to go on"
 like "$out" "stop=signal " "the summary line is not lost"
-at=$(od -A n -t d8 -j 24 -N 8 ck.bin | tr -d ' ')
+# the iteration follows the identity's parts (16-byte name, 8-byte hash)
+parts=$(od -A n -t u4 -j 24 -N 4 ck.bin | tr -d ' ')
+at=$(od -A n -t d8 -j $((32 + 24 * ${parts:-0})) -N 8 ck.bin | tr -d ' ')
 ok $([ "${at:-0}" -gt 0 ] && [ "${at:-0}" -lt 300 ] && echo 0 || echo 1) \
     "the checkpoint holds the iteration it stopped at ($at)"
 run 5 --resume job.yaml
@@ -92,15 +94,15 @@ like "$err" "ck.bin: not an aiarun checkpoint" "so is another kind of file"
 cp good.bin ck.bin
 printf '\347\003\000\000' | dd of=ck.bin bs=1 seek=12 conv=notrunc 2>/dev/null
 run 5 --resume job.yaml
-like "$err" "ck.bin: written by another aiarun \\(checkpoint layout 1, plugin ABI 999" \
+like "$err" "ck.bin: written by another aiarun \\(checkpoint layout 2, plugin ABI 999" \
     "a checkpoint of another ABI is refused"
 cp good.bin ck.bin
 run 5 --resume -o seed=9 job.yaml
-like "$err" "ck.bin: from another job" "so is one from another job (another seed)"
+like "$err" "ck.bin: from another job: seed differs" "so is one from another job (another seed), naming the key"
 run 5 --resume -o algorithm.step=0.2 job.yaml
-like "$err" "ck.bin: from another job" "or other parameters"
+like "$err" "ck.bin: from another job: algorithm keys differ" "or other parameters"
 run 3 --resume job.yaml
-like "$err" "ck.bin: from another job" "or another pool (3 ranks, not 5)"
+like "$err" "ck.bin: from another job: pool differs" "or another pool (3 ranks, not 5)"
 run 5 --resume -o stop.iterations=310 -o pool.wait.nwait=3 job.yaml
 is "$rc" 0 "limits and the wait condition may change"
 is "$(field iterations "$out")" 310 "and the run goes on to the new limit"

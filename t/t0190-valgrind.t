@@ -28,7 +28,7 @@ ok $rc "--list-plugins is clean (every plugin opened and closed)"
 if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-timeout -k 5 300 "$MPIRUN" -np 3 --oversubscribe $vg "$AIARUN" \
+timeout -k 5 300 "$MPIRUN" -np 3 $AIA_MPIRUN_FLAGS $vg "$AIARUN" \
     -o stop.iterations=30 -o output.history=h.csv \
     "$top_srcdir/etc/sgd-lrmse.yaml" >out.txt 2>vg.txt; rc=$?
 ok $rc "a 3-rank run is clean on every rank"
