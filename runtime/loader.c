@@ -170,7 +170,7 @@ int loader_check(const struct aia_plugin_header *h, int kind,
             return aia_seterr(err, "%s: problem '%s' must give both metric "
                                    "and metric_name, or neither",
                               path, h->name);
-        if (!reserved_zero(p->reserved, 8))
+        if (!reserved_zero(p->reserved, 7))
             return aia_seterr(err, "%s: '%s' sets reserved slots", path,
                               h->name);
     } else {

@@ -415,6 +415,15 @@ static void report(struct coord *c, double loss)
            job->part_scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
            job->data.path ? ", from " : " (generated)",
            job->data.path ? job->data.path : "");
+    if (s->facts.smoothness > 0)
+        printf("  %-10s L = %.6g, the row-weighted mean of the workers' "
+               "(%.6g to %.6g)\n",
+               "smoothness", s->facts.smoothness, s->facts.smallest,
+               s->facts.largest);
+    const char *why;
+    double h = host_step(&why);
+    if (!isnan(h))
+        printf("  %-10s %.6g: %s\n", "step", h, why);
     if (job->mode == JOB_ROUNDS)
         print_plugin("wait", s->wait_p, s->wait_args);
     print_stragglers(&job->stragglers);

@@ -45,6 +45,7 @@ struct setup {
     size_t *rows;      /* coordinator: rows of each worker */
     size_t total_rows; /* coordinator: sum of rows */
     struct data_table data; /* rows of problem.data held by this rank */
+    struct aia_problem_facts facts; /* every rank: L, rows */
     uint64_t identity;      /* what a checkpoint of this job must carry */
     int resume;
 };
