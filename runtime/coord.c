@@ -267,6 +267,9 @@ static enum stop_reason stop_reached(struct coord *c)
         return STOP_EPOCHS;
     if (job->precision > 0 && record_change(c) <= job->precision)
         return STOP_PRECISION;
+    if (diverge_change(&c->dv, job->diverge, record_change(c)) &&
+        record_loss(c, &(double){0}) < 0)
+        return STOP_ERROR;
     if ((job->target_loss > 0 || job->target_gap > 0) &&
         c->iteration % job->check_every == 0) {
         double loss;
@@ -341,6 +344,16 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .compute_s = h->compute_s,
     };
     const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
+    char line[AIA_ERROR_LEN];
+    const char *why;
+    double step = host_step(&why);
+    if (!diverge_finite(a, s->shape.answer_len)) {
+        coord_fail(c, "%s", diverge_message(line, sizeof line, c->iteration,
+                                            s->ranks[w], NAN, &c->dv,
+                                            c->job->diverge, step, why,
+                                            s->facts.smoothness));
+        return;
+    }
     if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {
         struct aia_error e = c->err;
         coord_fail(c, "algorithm '%s': absorb (answer of rank %d): %s",
@@ -866,6 +879,8 @@ int coord_run(struct setup *s)
     c.progress_at = util_now() + 1.0; /* progress for runs over a second */
     c.ckpt_at = util_now() + s->job->checkpoint_seconds;
     record_iteration(&c, 1);
+    if (s->job->diverge > 0) /* the initial loss that bounds the others */
+        record_loss(&c, &(double){0});
     for (int w = 0; w < c.n && !c.why; w++)
         if (c.direct[w] && send_query(&c, w, util_now()) < 0)
             coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);

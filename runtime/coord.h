@@ -9,6 +9,7 @@
 
 #include "checkpoint.h"
 #include "codec.h"
+#include "diverge.h"
 #include "output.h"
 #include "run.h"
 #include "stats.h"
@@ -72,6 +73,7 @@ struct coord {
     int64_t saved_epoch; /* epoch of that row */
     int64_t loss_at;     /* iteration of the loss below, -1: none */
     double loss;
+    struct diverge dv;   /* the divergence detector's memory */
     double progress_at;  /* when the next progress line is due */
     int progress_tty;
     int64_t ckpt_iter;   /* iteration of the last checkpoint */

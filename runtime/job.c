@@ -158,6 +158,11 @@ static const struct aia_param stop_params[] = {
      "iterations between evaluations of the loss for the loss and gap "
      "stops",
      NULL, 1, 9.2e18},
+    {"diverge", AIA_DOUBLE, "1e6",
+     "stop as diverged (exit 1) when the loss exceeds this many times its "
+     "initial value, or is not finite, or an answer is not finite (0: "
+     "check finiteness only)",
+     NULL, 0, 1e300},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -595,6 +600,7 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->target_loss = v[4].d;
     job->target_gap = v[5].d;
     job->check_every = v[6].i;
+    job->diverge = v[7].d;
     job->gap_node = mnode_get(node, "gap", NULL);
     if (job->max_iterations == 0 && job->max_time == 0 &&
         job->max_epochs == 0) {

@@ -46,10 +46,14 @@ int record_loss(struct coord *c, double *loss)
                    err.text);
         return -1;
     }
-    if (!isfinite(*loss)) {
-        coord_fail(c, "the loss is %g at iteration %lld: the method "
-                      "diverged (try a smaller step)",
-                   *loss, (long long)c->iteration);
+    if (diverge_loss(&c->dv, c->job->diverge, *loss)) {
+        char line[AIA_ERROR_LEN];
+        const char *why;
+        double step = host_step(&why);
+        coord_fail(c, "%s", diverge_message(line, sizeof line, c->iteration,
+                                            0, *loss, &c->dv,
+                                            c->job->diverge, step, why,
+                                            c->s->facts.smoothness));
         return -1;
     }
     c->loss_at = c->iteration;
@@ -299,7 +303,10 @@ static void print_args(const struct aia_value *v)
             printf("%s", v->i ? "true" : "false");
             break;
         case AIA_DOUBLE:
-            printf("%g", v->d);
+            if (v->s) /* a word in place of a number ("auto") */
+                printf("%s", v->s);
+            else
+                printf("%g", v->d);
             break;
         case AIA_STRING:
         case AIA_ENUM:

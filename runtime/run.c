@@ -215,9 +215,10 @@ static int gather_facts(struct setup *s, int active, struct aia_error *err)
     (void)err;
     if (active && s->windex >= 0) {
         rows = (double)s->prob->rows(s->prob_s);
-        if (!s->prob->smoothness ||
+        /* a worker without rows has no loss to bound, and fails later */
+        if (rows > 0 && (!s->prob->smoothness ||
             s->prob->smoothness(s->prob_s, &L, &why) < 0 || !(L > 0) ||
-            !isfinite(L))
+            !isfinite(L)))
             L = -1;
         if (*why.text)
             host_log(AIA_LOG_INFO, "problem '%s': smoothness unknown: %s",

@@ -45,8 +45,8 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
         if (t->prob->smoothness(t->ps[w + 1], &L, &err) < 0)
             bail_out("smoothness of worker %d: %s", w, err.text);
         sum += (double)t->rows[w] * L;
-        t->facts.smallest = w == 0 || L < t->facts.smallest
-                                ? L : t->facts.smallest;
+        t->facts.smallest =
+            w == 0 || L < t->facts.smallest ? L : t->facts.smallest;
         t->facts.largest = L > t->facts.largest ? L : t->facts.largest;
     }
     if (t->prob->smoothness && t->total_rows > 0)
@@ -64,9 +64,8 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
         t->dim = t->prob->dim(t->ps[r]);
         t->qlen = shape.query_len;
         t->alen = shape.answer_len;
-        if (!t->alg->iterate &&
-            (shape.query_len != t->dim || shape.answer_len != t->dim))
-            bail_out("%s's messages are not the model's size", t->alg->h.name);
+        if (!t->alg->iterate && shape.query_len != t->dim)
+            bail_out("%s's queries are not the model's size", t->alg->h.name);
     }
     if (!(t->hist = calloc(ALGTEST_HISTORY * t->qlen, sizeof *t->hist)) ||
         !(t->x = calloc(t->dim, sizeof *t->x)))

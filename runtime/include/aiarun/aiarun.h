@@ -263,9 +263,8 @@ static inline int aia_auto_step(const struct aia_context *ctx, int which,
     if (!isnan(v->d)) {
         *step = v->d;
         if (L > 0)
-            snprintf(why, sizeof why, "%s %s; auto would be %.6g (%s, L = "
-                     "%.6g)", v->given ? "given" : "default", v->name,
-                     scale / L, rule, L);
+            snprintf(why, sizeof why, "%s %s; auto would be %.6g",
+                     v->given ? "given" : "default", v->name, scale / L);
         else
             snprintf(why, sizeof why, "%s %s; L unknown",
                      v->given ? "given" : "default", v->name);
