@@ -344,10 +344,10 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .compute_s = h->compute_s,
     };
     const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
-    char line[AIA_ERROR_LEN];
-    const char *why;
-    double step = host_step(&why);
     if (!diverge_finite(a, s->shape.answer_len)) {
+        char line[AIA_ERROR_LEN];
+        const char *why;
+        double step = host_step(&why);
         coord_fail(c, "%s", diverge_message(line, sizeof line, c->iteration,
                                             s->ranks[w], NAN, &c->dv,
                                             c->job->diverge, step, why,
