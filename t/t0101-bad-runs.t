@@ -76,6 +76,14 @@ like "$err" "the method diverged at iteration [1-9]: loss [0-9.e+]* " \
     "within a few iterations, naming the finite loss"
 like "$err" "the stable bound of gradient descent is 2/L = " "and the bound"
 like "$out" "stop=error iterations=[1-9] " "the summary is kept"
+# async sgd, 4 workers, 20 times the step auto would take: every answer
+# is an iteration, so a few rounds of answers
+run 5 -o algorithm.plugin=sgd -o pool.mode=async \
+    -o "algorithm.step=$(awk "BEGIN { print 20 / (8 * $L) }")" blow.yaml
+is "$rc" 1 "async sgd at 20x its auto step exits 1"
+like "$err" "the method diverged at iteration [1-9][0-9]?: loss " \
+    "within a few rounds of answers"
+like "$err" "auto would be " "naming the step auto would take"
 run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" \
     -o stop.diverge=0 -o stop.iterations=60 blow.yaml
 is "$rc" 0 "stop.diverge: 0 lets a finite blow-up run on"
