@@ -667,7 +667,7 @@ static int logreg_optimum(void *state, double *x, double *f,
  * the largest eigenvalue of the Hessian at 0.
  * Power iteration on the Hessian through the gradient alone, so this
  * block depends on nothing above but the descriptor's functions.  It
- * stops when the estimate moves by less than 1e-6 of itself (at most 500
+ * stops when the estimate moves by less than 1e-5 of itself (at most 200
  * products); the estimate grows towards the largest eigenvalue from
  * below, and the steps taken from it (1/L) keep a factor 2 of margin
  * to the stable bound 2/L. */
@@ -688,7 +688,7 @@ static int logreg_smoothness(void *state, double *L, struct aia_error *err)
         v[j] = 1.0 + 0.5 * sin(1.0 + (double)j), norm += v[j] * v[j];
     for (size_t j = 0; j < n; j++)
         v[j] /= sqrt(norm);
-    for (int it = 0; it < 500; it++) {
+    for (int it = 0; it < 200; it++) {
         /* central differences: exact for a quadratic, and off by
          * O(t^2) otherwise, since the Hessian is taken at 0 */
         for (size_t j = 0; j < n; j++)
@@ -709,7 +709,7 @@ static int logreg_smoothness(void *state, double *L, struct aia_error *err)
             break;
         for (size_t j = 0; j < n; j++)
             v[j] = w[j] / norm;
-        int done = fabs(norm - lambda) <= 1e-6 * norm;
+        int done = fabs(norm - lambda) <= 1e-5 * norm;
         lambda = norm;
         if (done)
             break;

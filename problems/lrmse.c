@@ -632,7 +632,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
  * plus the ridge, for the k rows held.
  * Power iteration on the Hessian through the gradient alone, so this
  * block depends on nothing above but the descriptor's functions.  It
- * stops when the estimate moves by less than 1e-6 of itself (at most 500
+ * stops when the estimate moves by less than 1e-5 of itself (at most 200
  * products); the estimate grows towards the largest eigenvalue from
  * below, and the steps taken from it (1/L) keep a factor 2 of margin
  * to the stable bound 2/L. */
@@ -655,7 +655,7 @@ static int lrmse_smoothness(void *state, double *L, struct aia_error *err)
         v[j] /= sqrt(norm);
     if (self->gradient(state, x, NULL, 0, g0, err) < 0)
         goto out;
-    for (int it = 0; it < 500; it++) {
+    for (int it = 0; it < 200; it++) {
         /* the gradient is affine: H v = grad(v) - grad(0) exactly */
         if (self->gradient(state, v, NULL, 0, w, err) < 0)
             goto out;
@@ -669,7 +669,7 @@ static int lrmse_smoothness(void *state, double *L, struct aia_error *err)
             break;
         for (size_t j = 0; j < n; j++)
             v[j] = w[j] / norm;
-        int done = fabs(norm - lambda) <= 1e-6 * norm;
+        int done = fabs(norm - lambda) <= 1e-5 * norm;
         lambda = norm;
         if (done)
             break;

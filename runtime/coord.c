@@ -351,7 +351,7 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         coord_fail(c, "%s", diverge_message(line, sizeof line, c->iteration,
                                             s->ranks[w], NAN, &c->dv,
                                             c->job->diverge, step, why,
-                                            s->facts.smoothness));
+                                            run_smoothness(c->s)));
         return;
     }
     if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {

@@ -53,7 +53,7 @@ int record_loss(struct coord *c, double *loss)
         coord_fail(c, "%s", diverge_message(line, sizeof line, c->iteration,
                                             0, *loss, &c->dv,
                                             c->job->diverge, step, why,
-                                            c->s->facts.smoothness));
+                                            run_smoothness(c->s)));
         return -1;
     }
     c->loss_at = c->iteration;

@@ -205,15 +205,28 @@ static int open_problem(struct setup *s, struct aia_error *err)
     return 0;
 }
 
+/* Whether an algorithm parameter asks for a value from the problem: a
+ * number parameter given (or defaulting to) a word, "auto". */
+static int wants_facts(const struct setup *s)
+{
+    for (const struct aia_value *v = s->alg_args; v && v->name; v++)
+        if (v->type == AIA_DOUBLE && v->s)
+            return 1;
+    return 0;
+}
+
 /* Every rank learns L of the whole problem: the row-weighted mean of the
  * workers' own (f = sum_i (m_i/m) f_i, so it bounds f's), or 0 when a
- * worker's problem cannot tell.  The coordinator's rows are not used. */
+ * worker's problem cannot tell.  The coordinator's rows are not used.
+ * The power iteration costs up to a few hundred gradients of a worker's
+ * rows, so it runs only when the algorithm asks (step: auto); otherwise
+ * run_smoothness finds L when a divergence message needs it. */
 static int gather_facts(struct setup *s, int active, struct aia_error *err)
 {
     double L = 0, rows = 0;
     struct aia_error why = {""};
     (void)err;
-    if (active && s->windex >= 0) {
+    if (active && s->windex >= 0 && wants_facts(s)) {
         rows = (double)s->prob->rows(s->prob_s);
         /* a worker without rows has no loss to bound, and fails later */
         if (rows > 0 && (!s->prob->smoothness ||
@@ -240,6 +253,19 @@ static int gather_facts(struct setup *s, int active, struct aia_error *err)
         s->facts.largest = most;
     }
     return 0;
+}
+
+double run_smoothness(struct setup *s)
+{
+    struct aia_error err;
+    double L;
+    if (s->facts.smoothness > 0 || s->smoothness_tried || !s->prob_s)
+        return s->facts.smoothness;
+    s->smoothness_tried = 1;
+    if (s->prob->smoothness && s->prob->smoothness(s->prob_s, &L, &err) == 0 &&
+        L > 0 && isfinite(L))
+        s->facts.smoothness = L;
+    return s->facts.smoothness;
 }
 
 /* Top-k holds part of an answer back: only for additive answers. */

@@ -83,7 +83,8 @@ run 5 -o algorithm.plugin=sgd -o pool.mode=async \
 is "$rc" 1 "async sgd at 20x its auto step exits 1"
 like "$err" "the method diverged at iteration [1-9][0-9]?: loss " \
     "within a few rounds of answers"
-like "$err" "auto would be " "naming the step auto would take"
+like "$err" "with step [0-9.e-]* \(given step\); the stable bound of gradient descent is 2/L = " \
+    "naming the step and the bound"
 run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" \
     -o stop.diverge=0 -o stop.iterations=60 blow.yaml
 is "$rc" 0 "stop.diverge: 0 lets a finite blow-up run on"

@@ -212,7 +212,8 @@ struct aia_problem_facts {
     uint32_t reserved0;
     /* L: a Lipschitz constant of the gradient of the mean loss over all
      * rows, the row-weighted mean of the workers' own (problem smoothness
-     * function); 0 when a worker's problem cannot tell. */
+     * function); 0 when a worker's problem cannot tell, or when no
+     * algorithm parameter is "auto" (it is then not computed). */
     double smoothness;
     size_t rows;      /* rows over the whole pool */
     double smallest;  /* the least of the workers' L, 0: unknown */
@@ -266,7 +267,7 @@ static inline int aia_auto_step(const struct aia_context *ctx, int which,
             snprintf(why, sizeof why, "%s %s; auto would be %.6g",
                      v->given ? "given" : "default", v->name, scale / L);
         else
-            snprintf(why, sizeof why, "%s %s; L unknown",
+            snprintf(why, sizeof why, "%s %s",
                      v->given ? "given" : "default", v->name);
     } else {
         if (!(L > 0))
