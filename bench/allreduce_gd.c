@@ -20,6 +20,9 @@
  *   --work-ms T        stragglers.work_ms: added to every iteration
  *   --straggler R:T    stragglers.fixed: aiarun's rank R (this program's
  *                      rank R - 1) is T ms slower every iteration
+ *   --markov PS:PF:T   stragglers.markov: each rank, per iteration, turns
+ *                      slow with probability PS and fast again with PF;
+ *                      T ms more while slow (seeded by --seed and rank)
  *   --target E         stop once loss <= (1 + E) * optimum (1e-3)
  *   --keep-going       do not stop at the target (only at a limit)
  *   --max-time T       stop after T seconds (60)
@@ -63,7 +66,8 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     double step = 1, work = 0, late = 0, target = 1e-3, max_time = 60;
     long max_iter = 1000000;
-    int slow_rank = -1, nweights = 0, keep_going = 0;
+    int slow_rank = -1, nweights = 0, keep_going = 0, markov = 0;
+    double p_slow = 0, p_fast = 0, burst = 0;
     double weights[MAX_WEIGHTS];
     char **kv = calloc((size_t)argc, sizeof *kv);
     int nkv = 0;
@@ -94,6 +98,11 @@ int main(int argc, char **argv)
             if (sscanf(v, "%d:%lf", &slow_rank, &late) != 2)
                 die("--straggler RANK:MS");
             late /= 1e3;
+        } else if (strcmp(o, "--markov") == 0) {
+            if (sscanf(v, "%lf:%lf:%lf", &p_slow, &p_fast, &burst) != 3)
+                die("--markov P_SLOW:P_FAST:MS");
+            burst /= 1e3;
+            markov = 1;
         } else if (strcmp(o, "--target") == 0)
             target = strtod(v, NULL);
         else if (strcmp(o, "--max-time") == 0)
@@ -144,10 +153,17 @@ int main(int argc, char **argv)
     int stop = 0;
     double tta = 0;
     long tta_it = 0;
+    struct aia_rng rng;
+    int slow = 0;
+    aia_rng_seed(&rng, seed, 0x4d41524b00000000ull + (uint64_t)rank);
     for (;;) {
         if (p->gradient(part, x, NULL, 0, g, &err) < 0)
             die(err.text);
-        bench_sleep(delay);
+        if (markov) {
+            double u = aia_rng_uniform(&rng);
+            slow = slow ? u >= p_fast : u < p_slow;
+        }
+        bench_sleep(delay + (slow ? burst : 0));
         for (size_t j = 0; j < n; j++)
             g[j] *= rows;
         /* rank 0 alone decides when to stop, and says so in the last

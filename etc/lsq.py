@@ -35,6 +35,13 @@ class LeastSquares:
         f = 0.5 * (e @ e) / len(self.b) if len(self.b) else 0.0
         return f + 0.5 * self.ridge * (x @ x)
 
+    def smoothness(self):
+        """L of this rank's gradient: the largest eigenvalue of A'A/m, plus
+        ridge (step: auto takes its step from it)."""
+        m = len(self.b)
+        top = np.linalg.norm(self.A, 2) ** 2 / m if m else 0.0
+        return top + self.ridge
+
     def optimum(self):
         """The minimiser (normal equations), on the coordinator."""
         m, n = self.A.shape

@@ -99,8 +99,10 @@ enum {
 enum { MEM_LATEST, MEM_DELTA };
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "0.1",
-     "step size of the workers' local gradient steps", NULL, 1e-300, 1e300},
+    {"step", AIA_DOUBLE, "auto",
+     "step size of the workers' local gradient steps (auto: 1/L_max, the "
+     "largest of the workers' smoothness)",
+     "auto", 1e-300, 1e300},
     {"local_steps", AIA_INT, "1",
      "gradient steps a worker takes from the query before it answers", NULL, 1,
      1e9},
@@ -303,7 +305,20 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->pstate = ctx->problem_state;
     s->dim = s->prob->dim(s->pstate);
     s->rows = s->prob->rows(s->pstate);
-    s->step = ctx->args[P_STEP].d;
+    /* Each worker's local steps are gradient descent on its own rows, so
+     * auto takes the largest of the workers' L: 1/L_max = scale/L. */
+    const struct aia_problem_facts *f =
+        ctx->size >= offsetof(struct aia_context, facts) + sizeof ctx->facts
+            ? ctx->facts
+            : NULL;
+    double scale = f && f->largest > 0 ? f->smoothness / f->largest : 1.0;
+    if (aia_auto_step(ctx, P_STEP, scale,
+                      "1/L_max, the largest worker's L: each worker's local "
+                      "steps are gradient descent on its rows",
+                      &s->step, err) < 0) {
+        free(s);
+        return -1;
+    }
     s->local_steps = (uint64_t)ctx->args[P_LOCAL_STEPS].i;
     s->batch = (size_t)ctx->args[P_BATCH].i;
     s->memory = (int)ctx->args[P_MEMORY].i;

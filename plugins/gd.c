@@ -15,6 +15,10 @@
  * worker answered, the others contribute their latest, older, gradient.
  *
  * The coordinator holds dim x nworkers doubles.
+ *
+ * step: auto (the default) is 1/L, L the smoothness the problem gives:
+ * for an L-smooth f, x - g/L decreases f by at least |g|^2/(2L), and
+ * every step below 2/L is stable.
  */
 #include <config.h>
 
@@ -27,9 +31,10 @@
 enum { P_STEP };
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "0.1",
-     "step size applied to the row-weighted mean of the workers' gradients",
-     NULL, 1e-300, 1e300},
+    {"step", AIA_DOUBLE, "auto",
+     "step size applied to the row-weighted mean of the workers' gradients "
+     "(auto: 1/L, L the problem's smoothness)",
+     "auto", 1e-300, 1e300},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -68,7 +73,11 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->pstate = ctx->problem_state;
     s->dim = s->prob->dim(s->pstate);
     s->nworkers = ctx->nworkers;
-    s->step = ctx->args[P_STEP].d;
+    if (aia_auto_step(ctx, P_STEP, 1.0, "1/L, gradient descent's step",
+                      &s->step, err) < 0) {
+        destroy(s);
+        return -1;
+    }
     if (ctx->role != AIA_ROLE_COORDINATOR) {
         if (s->prob->rows(s->pstate) == 0) {
             destroy(s);

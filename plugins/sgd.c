@@ -17,8 +17,30 @@
  *     invsqrt    step_t = step / sqrt(t)
  *     step       step_t = step * decay^floor(t / decay_every)
  *
- * and with staleness_scaling it is divided by staleness + 1, so that a
- * gradient taken at an old iterate moves the current one less.  With
+ * and with staleness_scaling: true it is divided by staleness + 1, so
+ * that a gradient taken at an old iterate moves the current one less.
+ *
+ * staleness_scaling: adaptive is the delay-adaptive rule of Koloskova,
+ * Stich and Jaggi, "Sharper Convergence Guarantees for Asynchronous SGD
+ * for Distributed and Federated Learning" (NeurIPS 2022), and Mishchenko,
+ * Bach, Even and Woodworth, "Asynchronous SGD Beats Minibatch SGD Under
+ * Arbitrary Delays" (NeurIPS 2022): with n workers, an answer of
+ * staleness tau is applied with
+ *
+ *     step_tau = step                 tau <= n
+ *     step_tau = step * n / tau       tau >  n
+ *
+ * which with step = 1/(4nL) is their min(1/(4 L n), 1/(4 L tau)): a
+ * gradient older than the pool is deep is damped in proportion to its
+ * delay, and asynchronous SGD converges whatever the delays, where a
+ * fixed step may diverge when load makes the delays grow.  The staleness
+ * is the runtime's: updates since the query in async mode (the papers'
+ * delay), rounds in rounds mode.
+ *
+ * step: auto (the default) is 1/(2nL), L the problem's smoothness: a
+ * round of n fresh answers, each weighted by its worker's share of the
+ * rows, then moves x by at most a gradient step 1/(2L) whatever the pool
+ * size (a fixed per-answer step would move it n times as far).  With
  * weighting: rows (the default) it is also multiplied by n * m_i / m,
  * worker i's share of the m rows times the n workers: 1 on even
  * partitions, and on uneven ones a round of answers adds up to the whole
@@ -47,9 +69,14 @@ enum {
 /* In the order of the schedule parameter's choices. */
 enum { SCHED_CONSTANT, SCHED_INVSQRT, SCHED_STEP };
 
+/* In the order of staleness_scaling's choices. */
+enum { SCALE_NONE, SCALE_DIVIDE, SCALE_ADAPTIVE };
+
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "0.1", "step size applied to each gradient", NULL,
-     1e-300, 1e300},
+    {"step", AIA_DOUBLE, "auto",
+     "step size applied to each gradient (auto: 1/(2nL), n workers, L the "
+     "problem's smoothness)",
+     "auto", 1e-300, 1e300},
     {"batch", AIA_INT, "0",
      "rows per gradient, drawn with replacement (0: all the worker's rows)",
      NULL, 0, 1e12},
@@ -64,8 +91,11 @@ static const struct aia_param params[] = {
      "rounds between decays of the step (schedule: step)", NULL, 1, 1e12},
     {"momentum", AIA_DOUBLE, "0",
      "heavy-ball momentum beta on the coordinator (0: none)", NULL, 0, 0.9999},
-    {"staleness_scaling", AIA_BOOL, "false",
-     "divide the step of an answer by its staleness + 1", NULL, 0, 0},
+    {"staleness_scaling", AIA_ENUM, "false",
+     "true: divide the step of an answer by its staleness + 1; adaptive: "
+     "multiply it by min(1, n/staleness), n workers (delay-adaptive, "
+     "Koloskova et al. 2022, Mishchenko et al. 2022)",
+     "false|true|adaptive", 0, 0},
     {"weighting", AIA_ENUM, "rows",
      "rows: scale each answer's step by its worker's share of the rows "
      "times the pool size (1 on even partitions), so that uneven ones "
@@ -108,15 +138,21 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->pstate = ctx->problem_state;
     s->dim = s->prob->dim(s->pstate);
     s->rows = s->prob->rows(s->pstate);
-    s->step = ctx->args[P_STEP].d;
+    s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
+    if (aia_auto_step(ctx, P_STEP, 1.0 / (2.0 * s->nworkers),
+                      "1/(2nL), n workers: a round of answers is a step "
+                      "1/(2L)",
+                      &s->step, err) < 0) {
+        destroy(s);
+        return -1;
+    }
     s->batch = (size_t)ctx->args[P_BATCH].i;
     s->schedule = (int)ctx->args[P_SCHEDULE].i;
     s->decay = ctx->args[P_DECAY].d;
     s->decay_every = (uint64_t)ctx->args[P_DECAY_EVERY].i;
     s->momentum = ctx->args[P_MOMENTUM].d;
-    s->scale = ctx->args[P_STALENESS_SCALING].i != 0;
+    s->scale = (int)ctx->args[P_STALENESS_SCALING].i;
     s->by_rows = ctx->args[P_WEIGHTING].i == 0;
-    s->nworkers = ctx->nworkers;
     aia_rng_seed(&s->rng, ctx->seed,
                  0x5347440000000000ull + (uint64_t)ctx->rank);
     if (ctx->role == AIA_ROLE_COORDINATOR) {
@@ -172,8 +208,10 @@ static double step_size(const struct sgd *s, uint64_t round, uint64_t staleness)
         h /= sqrt(t);
     else if (s->schedule == SCHED_STEP)
         h *= pow(s->decay, (double)(round / s->decay_every));
-    if (s->scale)
+    if (s->scale == SCALE_DIVIDE)
         h /= (double)staleness + 1.0;
+    else if (s->scale == SCALE_ADAPTIVE && staleness > (uint64_t)s->nworkers)
+        h *= (double)s->nworkers / (double)staleness;
     return h;
 }
 

@@ -14,6 +14,7 @@
  *     gradient(x, idx, g)     write the gradient into g, or return it
  *     metric(x) -> float      optional, named by the metric_name attribute
  *     optimum() -> (x, f)     optional (coordinator): the exact minimiser
+ *     smoothness() -> L       optional: L of this rank's gradient (step: auto)
  *     rows                    optional attribute or method: rows held
  *                             (the data file's rows when there is one)
  *
@@ -407,12 +408,16 @@ static int python_metric(void *state, const double *x, double *value,
 static int python_optimum(void *state, double *x, double *f,
                           struct aia_error *err);
 
+static int python_smoothness(void *state, double *L, struct aia_error *err);
+
 static int take_metric(struct py *py, const struct aia_context *ctx,
                        struct aia_error *err)
 {
     if (ctx->role == AIA_ROLE_COORDINATOR &&
         PyObject_HasAttrString(py->obj, "optimum"))
         aia_problem_plugin.optimum = python_optimum;
+    if (PyObject_HasAttrString(py->obj, "smoothness"))
+        aia_problem_plugin.smoothness = python_smoothness;
     if (!(py->metric = method(py->obj, "metric", 0)))
         return 0;
     if (ctx->role != AIA_ROLE_COORDINATOR)
@@ -550,6 +555,15 @@ static int python_metric(void *state, const double *x, double *value,
     return number(py, r, "metric", value, err);
 }
 
+/* smoothness() -> L: a Lipschitz constant of the gradient of this
+ * rank's loss, for step: auto. */
+static int python_smoothness(void *state, double *L, struct aia_error *err)
+{
+    struct py *py = state;
+    PyObject *r = PyObject_CallMethod(py->obj, "smoothness", NULL);
+    return number(py, r, "smoothness", L, err);
+}
+
 /* optimum() -> (x, f): the exact minimiser and its loss, or None when
  * it cannot be had. */
 static int python_optimum(void *state, double *x, double *f,
@@ -604,7 +618,8 @@ static int python_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
-/* Not const: the coordinator fills metric, metric_name and optimum when
+/* Not const: open fills smoothness, and the coordinator metric,
+ * metric_name and optimum, when
  * the class has them (take_metric). */
 struct aia_problem_plugin aia_problem_plugin = {
     .h = {AIA_ABI_VERSION, (uint32_t)sizeof(struct aia_problem_plugin),

@@ -127,6 +127,11 @@ static void end_round(struct coord *c, double now)
         coord_fail(c, "%s", c->r.err.text);
     if (record_checkpoint(&c->r, 0, util_now()) < 0)
         coord_fail(c, "%s", c->r.err.text);
+    /* a step far larger than the first ones: the loss says whether the
+     * run diverged */
+    if (diverge_change(&c->r.dv, c->job->diverge, record_change(&c->r)) &&
+        measure_loss(c, &(double){0}) < 0)
+        return;
     struct proto_measure m = {.ctx = c,
                               .change = measure_change,
                               .loss = measure_loss,
@@ -159,6 +164,16 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .compute_s = h->compute_s,
     };
     const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
+    if (!diverge_finite(a, s->shape.answer_len)) {
+        char line[AIA_ERROR_LEN];
+        const char *why;
+        double step = host_step(&why);
+        coord_fail(c, "%s", diverge_message(line, sizeof line, c->p.iteration,
+                                            s->ranks[w], NAN, &c->r.dv,
+                                            c->job->diverge, step, why,
+                                            run_smoothness(c->s)));
+        return;
+    }
     c->err.text[0] = '\0';
     if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {
         struct aia_error e = c->err;
@@ -360,6 +375,9 @@ int coord_run(struct setup *s)
     c.r.ckpt_at = util_now() + s->job->checkpoint_seconds;
     if (record_iteration(&c.r, 1, util_now()) < 0)
         coord_fail(&c, "%s", c.r.err.text);
+    if (s->job->diverge > 0 && /* the initial loss that bounds the others */
+        measure_loss(&c, &(double){0}) < 0)
+        goto stop;
     for (int w = 0; w < c.n && !c.p.why; w++)
         if (c.p.direct[w] && send_query(&c, w, util_now()) < 0)
             coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);

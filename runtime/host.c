@@ -3,6 +3,7 @@
 
 #include "host.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -44,11 +45,30 @@ static double plugin_now(const struct aia_host *host)
     return util_now();
 }
 
+static double step_ = NAN;
+static char step_why_[AIA_ERROR_LEN];
+
+static void plugin_note_step(const struct aia_host *host, double step,
+                             const char *why)
+{
+    (void)host;
+    step_ = step;
+    snprintf(step_why_, sizeof step_why_, "%s", why ? why : "");
+}
+
+double host_step(const char **why)
+{
+    if (why)
+        *why = step_why_;
+    return step_;
+}
+
 static const struct aia_host table = {
     .size = sizeof(struct aia_host),
     .abi = AIA_ABI_VERSION,
     .log = plugin_log,
     .now = plugin_now,
+    .note_step = plugin_note_step,
 };
 
 void host_setup(int rank, int verbosity)

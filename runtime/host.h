@@ -19,6 +19,9 @@ void host_log(int level, const char *fmt, ...)
 void host_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int host_verbosity(void);
+
+/* The step an algorithm noted (aia_note_step) and why; NaN when none. */
+double host_step(const char **why);
 int host_rank(void);
 
 /* How progress is shown: HOST_PROGRESS_AUTO (a line rewritten in place

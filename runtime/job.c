@@ -436,6 +436,7 @@ static const struct job_field stop_fields[] = {
     {"gap", JF_DOUBLE, F(target_gap), 0, NULL, NULL, 0},
     {"gap", JF_NODE, F(gap_node), 0, NULL, NULL, 0},
     {"check_every", JF_INT64, F(check_every), 0, NULL, NULL, 0},
+    {"diverge", JF_DOUBLE, F(diverge), 0, NULL, NULL, 0},
     END};
 static const struct job_field output_fields[] = {
     {"history", JF_TEXT, F(history), 0, NULL, NULL, 0},

@@ -101,6 +101,7 @@ struct job {
     double target_loss;     /* 0: none */
     double target_gap;      /* relative suboptimality; 0: none */
     int64_t check_every;    /* iterations between loss checks */
+    double diverge;         /* stop.diverge: factor of the initial loss */
     const struct mnode *gap_node;
     struct job_stragglers stragglers;
     /* output */

@@ -159,6 +159,11 @@ const struct aia_param job_keys_stop[] = {
      "iterations between evaluations of the loss for the loss and gap "
      "stops",
      NULL, 1, 9.2e18},
+    {"diverge", AIA_DOUBLE, "1e6",
+     "stop as diverged (exit 1) when the loss exceeds this many times its "
+     "initial value, or is not finite, or an answer is not finite (0: "
+     "check finiteness only)",
+     NULL, 0, 1e300},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 

@@ -184,7 +184,7 @@ int loader_check(const struct aia_plugin_header *h, int kind,
                               util_shown(shown, sizeof shown, p->metric_name,
                                          40));
         }
-        if (!reserved_zero(p->reserved, 7))
+        if (!reserved_zero(p->reserved, 6))
             return aia_seterr(err, "%s: '%s' sets reserved slots", path,
                               h->name);
     } else {

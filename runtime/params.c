@@ -160,11 +160,21 @@ static int scalar(const struct ctx *c, const struct aia_param *p,
             return range_fail(c, n, p);
         return 0;
     case AIA_DOUBLE:
+        /* A word the parameter accepts instead of a number ("auto"). */
+        if (p->choices && n->plain && choice_index(p->choices, s) >= 0) {
+            if (!(v->s = strdup(s)))
+                return fail(c, n, p->name, "%s", "out of memory");
+            *iv = choice_index(p->choices, s);
+            *dv = NAN;
+            return 0;
+        }
         if (n->plain && nonfinite(s))
             return fail(c, n, p->name, "expected a finite number, got %s",
                         mnode_describe(n, buf, sizeof buf));
         if (!n->plain || !util_parse_double(s, dv))
-            return fail(c, n, p->name, "expected a number, got %s%s",
+            return fail(c, n, p->name, "expected a number%s%s, got %s%s",
+                        p->choices ? " or " : "",
+                        p->choices ? p->choices : "",
                         mnode_describe(n, buf, sizeof buf), quoted(n));
         if (!in_range(p, *dv))
             return range_fail(c, n, p);
@@ -424,6 +434,11 @@ const char *params_range(char *buf, size_t len, const struct aia_param *p)
 /* The type column of a parameter: its choices, or its type's name. */
 static const char *type_text(const struct aia_param *p)
 {
+    static char both[96];
+    if (p->type == AIA_DOUBLE && p->choices) {
+        snprintf(both, sizeof both, "number|%s", p->choices);
+        return both;
+    }
     return p->type == AIA_ENUM ? p->choices : params_type_name(p->type);
 }
 

@@ -58,10 +58,17 @@ int record_loss(struct recorder *r, double *loss)
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
         return aia_seterr(&r->err, "problem '%s': loss: %s",
                           r->s->prob->h.name, err.text);
-    if (!isfinite(*loss))
-        return aia_seterr(&r->err, "the loss is %g at iteration %lld: the "
-                                   "method diverged (try a smaller step)",
-                          *loss, (long long)r->p->iteration);
+    if (diverge_loss(&r->dv, r->job->diverge, *loss)) {
+        char line[AIA_ERROR_LEN];
+        const char *why;
+        double step = host_step(&why);
+        return aia_seterr(&r->err, "%s",
+                          diverge_message(line, sizeof line, r->p->iteration,
+                                          0, *loss, &r->dv, r->job->diverge,
+                                          step, why,
+                                          /* L is found once, then kept */
+                                          run_smoothness((struct setup *)r->s)));
+    }
     r->loss_at = r->p->iteration;
     r->loss = *loss;
     return 0;
@@ -334,7 +341,10 @@ static void print_args(const struct aia_value *v, int only_given)
             printf("%s", v->i ? "true" : "false");
             break;
         case AIA_DOUBLE:
-            printf("%g", v->d);
+            if (v->s) /* a word in place of a number ("auto") */
+                printf("%s", v->s);
+            else
+                printf("%g", v->d);
             break;
         case AIA_STRING:
         case AIA_ENUM:
@@ -457,6 +467,15 @@ static void report(struct recorder *r, const char *why, double loss)
            job->part_scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
            job->data.path ? ", from " : " (generated)",
            job->data.path ? job->data.path : "");
+    if (s->facts.smoothness > 0)
+        printf("  %-10s L = %.6g, the row-weighted mean of the workers' "
+               "(%.6g to %.6g)\n",
+               "smoothness", s->facts.smoothness, s->facts.smallest,
+               s->facts.largest);
+    const char *rule;
+    double h = host_step(&rule);
+    if (!isnan(h))
+        printf("  %-10s %.6g: %s\n", "step", h, rule);
     if (job->mode == JOB_ROUNDS)
         print_plugin("wait", s->wait_p, s->wait_args);
     print_stragglers(&job->stragglers);

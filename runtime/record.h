@@ -15,6 +15,7 @@
 
 #include "checkpoint.h"
 #include "codec.h"
+#include "diverge.h"
 #include "output.h"
 #include "proto.h"
 #include "run.h"
@@ -29,6 +30,7 @@ struct recorder {
     const double *query;        /* the current query; NULL before the first */
     const double *prev;         /* the previous iteration's; NULL at first */
     double *x;                  /* the model, for the loss */
+    struct diverge dv;          /* the divergence detector's memory */
     double fopt;
     int opt_known;
     struct aia_error opt_why; /* why the optimum is unknown */

@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,7 @@ static struct aia_context context(const struct setup *s,
         .problem = s->prob,
         .problem_state = s->prob_s,
         .pool_ranks = s->ranks,
+        .facts = &s->facts,
         .data = s->job->data.path ? &s->data.d : NULL,
     };
 }
@@ -243,6 +245,69 @@ static int open_problem(struct setup *s, struct aia_error *err)
                           s->rank);
     }
     return 0;
+}
+
+/* Whether an algorithm parameter asks for a value from the problem: a
+ * number parameter given (or defaulting to) a word, "auto". */
+static int wants_facts(const struct setup *s)
+{
+    for (const struct aia_value *v = s->alg_args; v && v->name; v++)
+        if (v->type == AIA_DOUBLE && v->s)
+            return 1;
+    return 0;
+}
+
+/* Every rank learns L of the whole problem: the row-weighted mean of the
+ * workers' own (f = sum_i (m_i/m) f_i, so it bounds f's), or 0 when a
+ * worker's problem cannot tell.  The coordinator's rows are not used.
+ * The power iteration costs up to a few hundred gradients of a worker's
+ * rows, so it runs only when the algorithm asks (step: auto); otherwise
+ * run_smoothness finds L when a divergence message needs it. */
+static int gather_facts(struct setup *s, int active, struct aia_error *err)
+{
+    double L = 0, rows = 0;
+    struct aia_error why = {""};
+    (void)err;
+    if (active && s->windex >= 0 && wants_facts(s)) {
+        rows = (double)s->prob->rows(s->prob_s);
+        /* a worker without rows has no loss to bound, and fails later */
+        if (rows > 0 && (!s->prob->smoothness ||
+            s->prob->smoothness(s->prob_s, &L, &why) < 0 || !(L > 0) ||
+            !isfinite(L)))
+            L = -1;
+        if (*why.text)
+            host_log(AIA_LOG_INFO, "problem '%s': smoothness unknown: %s",
+                     s->prob->h.name, why.text);
+    }
+    /* sums of rows and rows * L, the count of unknown L, least, largest */
+    double in[3] = {rows, L > 0 ? rows * L : 0, L < 0 ? 1 : 0}, sum[3];
+    double lo = L > 0 ? L : INFINITY, hi = L > 0 ? L : 0, least, most;
+    MPI_Allreduce(in, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&lo, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&hi, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    s->facts = (struct aia_problem_facts){
+        .size = sizeof(struct aia_problem_facts),
+        .rows = (size_t)sum[0],
+    };
+    if (sum[2] == 0 && sum[0] > 0 && sum[1] > 0) {
+        s->facts.smoothness = sum[1] / sum[0];
+        s->facts.smallest = least;
+        s->facts.largest = most;
+    }
+    return 0;
+}
+
+double run_smoothness(struct setup *s)
+{
+    struct aia_error err;
+    double L;
+    if (s->facts.smoothness > 0 || s->smoothness_tried || !s->prob_s)
+        return s->facts.smoothness;
+    s->smoothness_tried = 1;
+    if (s->prob->smoothness && s->prob->smoothness(s->prob_s, &L, &err) == 0 &&
+        L > 0 && isfinite(L))
+        s->facts.smoothness = L;
+    return s->facts.smoothness;
 }
 
 /* Top-k holds part of an answer back: only for additive answers. */
@@ -464,6 +529,7 @@ int run_job(const struct run_opts *opts)
         agree(&s, load_data(&s, active, &err) < 0, &err) < 0)
         goto out;
     if (agree(&s, active && open_problem(&s, &err) < 0, &err) < 0 ||
+        agree(&s, gather_facts(&s, active, &err) < 0, &err) < 0 ||
         agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||
         agree(&s, coordinator && create_wait(&s, &err) < 0, &err) < 0 ||
         agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||

@@ -46,6 +46,8 @@ struct setup {
     size_t *rows;      /* coordinator: rows of each worker */
     size_t total_rows; /* coordinator: sum of rows */
     struct data_table data; /* rows of problem.data held by this rank */
+    struct aia_problem_facts facts; /* every rank: L, rows */
+    int smoothness_tried;           /* run_smoothness asked the problem */
     struct checkpoint_id identity; /* what a checkpoint of this job carries */
     int resume;
 };
@@ -59,6 +61,11 @@ extern int run_incomplete;
 /* Called between MPI_Init and MPI_Finalize by main.  Returns the exit
  * status, the same on every rank. */
 int run_job(const struct run_opts *opts);
+
+/* L of the problem this rank holds: the combined one when the run
+ * gathered it (step: auto), else asked of this rank's problem once (the
+ * coordinator's holds every row); 0 when unknown. */
+double run_smoothness(struct setup *s);
 
 /* The two roles; both return the job's exit status. */
 int coord_run(struct setup *s);

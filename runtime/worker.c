@@ -142,11 +142,17 @@ static int answer(struct worker *k, int got)
     int finite = all_finite(out, s->shape.answer_len);
     for (size_t i = 0; !finite && i < s->shape.answer_len; i++)
         if (!isfinite(out[i])) {
+            char bound[96] = "";
+            if (s->facts.smoothness > 0)
+                snprintf(bound, sizeof bound,
+                         "; gradient descent is stable below 2/L = %.6g",
+                         2 / s->facts.smoothness);
             snprintf(text, sizeof text,
                      "algorithm '%s': answer to round %llu holds %g at "
-                     "index %zu",
+                     "index %zu: the method diverged, or the plugin is "
+                     "wrong (try a smaller step, or step: auto%s)",
                      s->alg->h.name, (unsigned long long)q->round, out[i],
-                     i);
+                     i, bound);
             report(k, text);
             return 0;
         }

@@ -34,18 +34,38 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
             t->rows[r - 1] = t->prob->rows(t->ps[r]);
             t->total_rows += t->rows[r - 1];
         }
-        ctx.args = alg->args;
+    }
+    /* L as the runtime combines it: the row-weighted mean of the
+     * workers' own */
+    t->facts.size = sizeof t->facts;
+    t->facts.rows = t->total_rows;
+    double sum = 0;
+    for (int w = 0; w < nworkers && t->prob->smoothness; w++) {
+        double L;
+        if (t->prob->smoothness(t->ps[w + 1], &L, &err) < 0)
+            bail_out("smoothness of worker %d: %s", w, err.text);
+        sum += (double)t->rows[w] * L;
+        t->facts.smallest =
+            w == 0 || L < t->facts.smallest ? L : t->facts.smallest;
+        t->facts.largest = L > t->facts.largest ? L : t->facts.largest;
+    }
+    if (t->prob->smoothness && t->total_rows > 0)
+        t->facts.smoothness = sum / (double)t->total_rows;
+    for (int r = 0; r <= nworkers; r++) {
+        int role = r == 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER;
+        struct aia_context ctx =
+            plugtest_ctx(alg->args, role, r, nworkers, seed);
         ctx.problem = t->prob;
         ctx.problem_state = t->ps[r];
+        ctx.facts = &t->facts;
         struct aia_shape shape;
         if (t->alg->create(&ctx, &shape, &t->as[r], &err) < 0)
             bail_out("create rank %d: %s", r, err.text);
         t->dim = t->prob->dim(t->ps[r]);
         t->qlen = shape.query_len;
         t->alen = shape.answer_len;
-        if (!t->alg->iterate &&
-            (shape.query_len != t->dim || shape.answer_len != t->dim))
-            bail_out("%s's messages are not the model's size", t->alg->h.name);
+        if (!t->alg->iterate && shape.query_len != t->dim)
+            bail_out("%s's queries are not the model's size", t->alg->h.name);
     }
     if (!(t->hist = calloc(ALGTEST_HISTORY * t->qlen, sizeof *t->hist)) ||
         !(t->x = calloc(t->dim, sizeof *t->x)))

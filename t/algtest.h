@@ -25,6 +25,7 @@ struct algtest {
     uint64_t round; /* the current round; the first is 1 */
     double *hist;   /* the queries of the latest rounds */
     double *x;      /* the model, when the algorithm gives it apart */
+    struct aia_problem_facts facts; /* L combined as the runtime does */
 };
 
 /* Open the problem on every rank of a pool of nworkers (block partition

@@ -48,6 +48,10 @@ static int create(const char *yaml, struct aia_error *err)
     ctx.args = a.args;
     ctx.problem = prob;
     ctx.problem_state = ps;
+    struct aia_problem_facts facts = {.size = sizeof facts,
+                                      .smoothness = 2,
+                                      .largest = 4};
+    ctx.facts = &facts;
     struct aia_shape shape;
     int rc = alg->create(&ctx, &shape, &as, err);
     if (rc == 0)

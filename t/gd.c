@@ -141,6 +141,78 @@ static void stale_and_partial(void)
     algtest_close(&t);
 }
 
+/* step: auto is 1/L, L combined from the workers' own; a step past the
+ * stable bound 2/L diverges, one below it converges, which checks L
+ * itself; and auto with no L is refused. */
+static void auto_step(void)
+{
+    struct plugtest a, p, q;
+    struct algtest t;
+    struct aia_error err;
+    plugtest_load(&p, "lrmse", AIA_KIND_PROBLEM,
+                  "{rows: 400, cols: 6, noise: 0.1, condition: 100}");
+    plugtest_load(&a, "gd", AIA_KIND_ALGORITHM, "{}");
+    algtest_open(&t, &a, &p, W, NULL, 7);
+    double L = t.facts.smoothness;
+    ok(L > 0, "the workers' L is combined into the facts (%g)", L);
+    double g[N], x1[N];
+    t.prob->gradient(t.ps[0], algtest_query(&t, 1), NULL, 0, g, &err);
+    algtest_rounds(&t, 1, -1, 0);
+    memcpy(x1, algtest_query(&t, 2), sizeof x1);
+    double worst = 0;
+    for (int j = 0; j < N && j < 6; j++)
+        worst = fmax(worst, fabs(x1[j] + g[j] / L));
+    ok(worst < 1e-12, "auto: the first step is -g/L (off by %g)", worst);
+    algtest_rounds(&t, 3000, -1, 0);
+    ok(algtest_gap(&t) < 1e-6, "auto: 3000 rounds reach a gap of 1e-6 at "
+                               "condition 100 (%g)",
+       algtest_gap(&t));
+    algtest_close(&t);
+    plugtest_free(&a);
+
+    char yaml[64];
+    snprintf(yaml, sizeof yaml, "{step: %.17g}", 1.9 / L);
+    plugtest_load(&a, "gd", AIA_KIND_ALGORITHM, yaml);
+    algtest_open(&t, &a, &p, W, NULL, 7);
+    algtest_rounds(&t, 4000, -1, 0);
+    ok(algtest_gap(&t) < 1e-3, "a step 1.9/L still converges: L is not "
+                               "an underestimate (gap %g)",
+       algtest_gap(&t));
+    algtest_close(&t);
+    plugtest_free(&a);
+    snprintf(yaml, sizeof yaml, "{step: %.17g}", 2.1 / L);
+    plugtest_load(&a, "gd", AIA_KIND_ALGORITHM, yaml);
+    algtest_open(&t, &a, &p, W, NULL, 7);
+    algtest_rounds(&t, 400, -1, 0);
+    ok(!(algtest_gap(&t) < 1e3), "a step 2.1/L diverges: L is not an "
+                                 "overestimate (gap %g)",
+       algtest_gap(&t));
+    algtest_close(&t);
+    plugtest_free(&a);
+
+    /* no L known (a context without facts): create refuses auto */
+    plugtest_load(&q, "lrmse", AIA_KIND_PROBLEM, "{rows: 40, cols: 3}");
+    plugtest_load(&a, "gd", AIA_KIND_ALGORITHM, "{step: auto}");
+    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
+    struct aia_context ctx =
+        plugtest_ctx(q.args, AIA_ROLE_COORDINATOR, 0, W, 11);
+    void *ps, *as = NULL;
+    if (t.prob->open(&ctx, &part, &ps, &err) < 0)
+        bail_out("open: %s", err.text);
+    ctx.args = a.args;
+    ctx.problem = t.prob;
+    ctx.problem_state = ps;
+    struct aia_shape shape;
+    ok(t.alg->create(&ctx, &shape, &as, &err) < 0,
+       "auto without a known L is refused");
+    like(err.text, "step: auto needs the problem's smoothness L",
+         "with a message naming the key (%s)", err.text);
+    t.prob->close(ps);
+    plugtest_free(&a);
+    plugtest_free(&q);
+    plugtest_free(&p);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -152,6 +224,7 @@ int main(void)
     double uneven[W] = {1, 2, 3, 4};
     exact_descent(uneven, "parts of 80, 160, 240 and 320 rows");
     stale_and_partial();
+    auto_step();
     plugtest_free(&A);
     plugtest_free(&Pb);
     return done_testing();

@@ -658,6 +658,61 @@ static void determinism(void)
     P->close(c);
 }
 
+/* smoothness: L = lambda_max(A'A)/(4k) + l2 for the k rows held, from
+ * the rows themselves; and it bounds how fast the gradient changes. */
+static void smoothness(void)
+{
+    void *s = open_with(&T, 1, W, NULL, 5);
+    struct aia_error err;
+    double L;
+    ok(P->smoothness && P->smoothness(s, &L, &err) == 0,
+       "logreg gives its smoothness");
+    size_t k = P->rows(s);
+    double G[N][N] = {{0}}, sa[N], v[N], w[N], lambda = 0;
+    for (size_t i = 0; i < k; i++) {
+        signed_row(s, i, sa);
+        for (int a = 0; a < N; a++)
+            for (int b = 0; b < N; b++)
+                G[a][b] += sa[a] * sa[b] / (4.0 * (double)k);
+    }
+    for (int j = 0; j < N; j++)
+        v[j] = 1;
+    for (int it = 0; it < 2000; it++) {
+        double norm = 0;
+        for (int a = 0; a < N; a++) {
+            w[a] = 0;
+            for (int b = 0; b < N; b++)
+                w[a] += G[a][b] * v[b];
+            norm += w[a] * w[a];
+        }
+        lambda = sqrt(norm);
+        for (int a = 0; a < N; a++)
+            v[a] = w[a] / lambda;
+    }
+    is_double(L, lambda + 0.05, 1e-4 * L,
+              "L is lambda_max(A'A)/(4k) + l2 (%g)", L);
+    struct aia_rng g;
+    aia_rng_seed(&g, 9, 1);
+    double worst = 0, x[N], y[N], gx[N], gy[N];
+    for (int t = 0; t < 50; t++) {
+        double dx = 0, dg = 0;
+        for (int j = 0; j < N; j++) {
+            x[j] = 3 * aia_rng_normal(&g);
+            y[j] = x[j] + aia_rng_normal(&g);
+        }
+        grad(s, x, gx);
+        grad(s, y, gy);
+        for (int j = 0; j < N; j++)
+            dx += (x[j] - y[j]) * (x[j] - y[j]),
+                dg += (gx[j] - gy[j]) * (gx[j] - gy[j]);
+        worst = fmax(worst, sqrt(dg / dx));
+    }
+    ok(worst <= L, "|g(x) - g(y)| <= L |x - y| over 50 random pairs "
+                   "(worst ratio %g)",
+       worst);
+    P->close(s);
+}
+
 int main(void)
 {
     plugtest_load(&T, "logreg", AIA_KIND_PROBLEM,
@@ -678,6 +733,7 @@ int main(void)
     partitions(AIA_PART_CYCLIC, (double[]){1, 2, 3, 0.5}, "weighted cyclic");
     data();
     determinism();
+    smoothness();
     plugtest_free(&T);
     return done_testing();
 }

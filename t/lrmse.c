@@ -642,6 +642,48 @@ static void data(void)
        "data: a coordinator given only some rows says so (%s)", err.text);
 }
 
+/* smoothness: L = lambda_max(A'A/k) + ridge for the k rows held, against
+ * the Hessian built column by column from the gradient; a problem
+ * without rows of its own (the coordinator's view) is not asked. */
+static void smoothness(void)
+{
+    struct plugtest r;
+    plugtest_load(&r, "lrmse", AIA_KIND_PROBLEM,
+                  "{rows: 240, cols: 6, condition: 50, ridge: 0.25}");
+    void *s = open_with(&r, 2, W, NULL, 3);
+    struct aia_error err;
+    double L, H[N][N], g0[N], e[N] = {0}, v[N], w[N], lambda = 0;
+    ok(P->smoothness && P->smoothness(s, &L, &err) == 0,
+       "lrmse gives its smoothness");
+    P->gradient(s, e, NULL, 0, g0, &err);
+    for (int j = 0; j < N; j++) {
+        e[j] = 1;
+        P->gradient(s, e, NULL, 0, H[j], &err);
+        for (int a = 0; a < N; a++)
+            H[j][a] -= g0[a];
+        e[j] = 0;
+        v[j] = 1;
+    }
+    for (int it = 0; it < 5000; it++) {
+        double norm = 0;
+        for (int a = 0; a < N; a++) {
+            w[a] = 0;
+            for (int b = 0; b < N; b++)
+                w[a] += H[a][b] * v[b];
+            norm += w[a] * w[a];
+        }
+        lambda = sqrt(norm);
+        for (int a = 0; a < N; a++)
+            v[a] = w[a] / lambda;
+    }
+    is_double(L, lambda, 1e-5 * lambda,
+              "L is the Hessian's largest eigenvalue, ridge included (%g)",
+              lambda);
+    ok(lambda > 0.25, "which the ridge raises above 0.25");
+    P->close(s);
+    plugtest_free(&r);
+}
+
 int main(void)
 {
     plugtest_load(&T, "lrmse", AIA_KIND_PROBLEM,
@@ -659,6 +701,7 @@ int main(void)
     ridge();
     condition();
     data();
+    smoothness();
     plugtest_free(&T);
     return done_testing();
 }

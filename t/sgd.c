@@ -174,6 +174,26 @@ static void update_rules(void)
        "staleness scaling: a fresh one by the whole step");
     coordinator_close(&t);
 
+    /* delay-adaptive: the full step up to the pool's size W = 4, then
+     * step * W / staleness (rows 200 of 800 make the weight 1) */
+    coordinator(&t, "{step: 1, staleness_scaling: adaptive}");
+    ok(is_multiple(step_with(&t, g, 10, 4), -1, g),
+       "adaptive: an answer 4 rounds stale, the pool's size, gets the step");
+    ok(is_multiple(step_with(&t, g, 20, 16), -1.25, g),
+       "adaptive: one 16 rounds stale gets step * 4 / 16");
+    ok(is_multiple(step_with(&t, g, 40, 32), -1.375, g),
+       "adaptive: one 32 rounds stale, step * 4 / 32");
+    coordinator_close(&t);
+
+    /* auto: 1/(2 W L) per answer, L combined from the workers' */
+    coordinator(&t, "{}");
+    double x1[N], L = t.facts.smoothness, worst = 0;
+    memcpy(x1, step_with(&t, g, 1, 0), sizeof x1);
+    for (int j = 0; j < N; j++)
+        worst = fmax(worst, fabs(x1[j] + g[j] / (2 * W * L)));
+    ok(L > 0 && worst < 1e-15, "auto: an answer moves x by g / (2 W L)");
+    coordinator_close(&t);
+
     coordinator(&t, "{step: 1, schedule: invsqrt, staleness_scaling: true}");
     ok(is_multiple(step_with(&t, g, 16, 1), -0.125, g),
        "invsqrt and staleness scaling: step / sqrt(16) / 2");

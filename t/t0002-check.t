@@ -37,7 +37,7 @@ stop:
 YAML
 out=$(check "$trash/wrongtype.yaml"); rc=$?
 is "$rc" 2 "a wrong type exits 2"
-like "$out" "wrongtype.yaml:3:9: algorithm.step: expected a number, got 'fast'" \
+like "$out" "wrongtype.yaml:3:9: algorithm.step: expected a number or auto, got 'fast'" \
     "naming the value"
 
 job nan <<'YAML'

@@ -7,7 +7,7 @@ out=$("$AIARUN" --list-plugins); rc=$?
 is "$rc" 0 "--list-plugins exits 0"
 like "$out" "^algorithm +sgd +1\.0 +/.*/sgd\.so" "sgd: kind, name, version, path"
 like "$out" "asynchronous SGD" "sgd's summary"
-like "$out" "step +number +0\.1 +step size" "sgd's step: type, default, help"
+like "$out" "step +number[|]auto +auto +step size" "sgd's step: type, default, help"
 like "$out" "batch +int +0 " "sgd's batch"
 like "$out" "schedule +constant[|]invsqrt[|]step +constant" "sgd's schedule"
 for p in decay decay_every momentum staleness_scaling; do

@@ -52,9 +52,42 @@ like "$err" "problem.weights: 3 weights for 2 workers" \
 
 run 3 -o algorithm.step=50 -o output.history=h.csv "$top_srcdir/etc/sgd-lrmse.yaml"
 is "$rc" 1 "a diverging run exits 1"
-like "$err" "the loss is (inf|nan|-nan) at iteration [0-9]+: the method diverged" \
+like "$err" "the method diverged at iteration [0-9]+: (loss|an answer)" \
     "and says it diverged"
 ok $([ -s h.csv ] && echo 0 || echo 1) "the history written so far is kept"
+
+# A step 10 times the stable bound 2/L, with no history and no target:
+# the query's change asks for the loss, which is finite but far past
+# stop.diverge times the first one, a few iterations in.
+cat > blow.yaml <<'YAML'
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, rows: 2000, cols: 20, condition: 100}
+stop: {iterations: 1000}
+YAML
+run 3 blow.yaml
+L=$(printf '%s\n' "$out" | sed -n 's/^  smoothness L = \([^,]*\),.*/\1/p')
+ok $([ -n "$L" ] && echo 0 || echo 1) "the report names L ($L)"
+like "$out" "step       .*: auto: 1/L, gradient descent's step" \
+    "and the step auto chose"
+run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" blow.yaml
+is "$rc" 1 "a step 10x the stable bound exits 1"
+is "$(said)" 1 "with one line"
+like "$err" "the method diverged at iteration [1-9]: loss [0-9.e+]* " \
+    "within a few iterations, naming the finite loss"
+like "$err" "the stable bound of gradient descent is 2/L = " "and the bound"
+like "$out" "stop=error iterations=[1-9] " "the summary is kept"
+# async sgd, 4 workers, 20 times the step auto would take: every answer
+# is an iteration, so a few rounds of answers
+run 5 -o algorithm.plugin=sgd -o pool.mode=async \
+    -o "algorithm.step=$(awk "BEGIN { print 20 / (8 * $L) }")" blow.yaml
+is "$rc" 1 "async sgd at 20x its auto step exits 1"
+like "$err" "the method diverged at iteration [1-9][0-9]?: loss " \
+    "within a few rounds of answers"
+like "$err" "with step [0-9.e-]* \(given step\); the stable bound of gradient descent is 2/L = " \
+    "naming the step and the bound"
+run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" \
+    -o stop.diverge=0 -o stop.iterations=60 blow.yaml
+is "$rc" 0 "stop.diverge: 0 lets a finite blow-up run on"
 
 cat > few.yaml <<'YAML'
 algorithm: {plugin: sgd}

@@ -48,14 +48,14 @@ like "$err" "^aiarun\[0\]: failcoord.yaml:1:1: algorithm: refused to start on th
     "the coordinator says why"
 is "$(said)" 1 "once"
 
-job sgd "$FIXTURES/baddim.so" >baddim.yaml
+job "sgd, step: 0.1" "$FIXTURES/baddim.so" >baddim.yaml
 run 4 baddim.yaml
 is "$rank_status" "2 2 2 2" "a dimension that differs on rank 2: every rank exits 2"
 like "$err" "^aiarun\[2\]: rank 2: query 4, answer 4, dimension 4 differ from rank 0's 3, 3, 3" \
     "rank 2 names the shapes"
 is "$(said)" 1 "once"
 
-job sgd "$FIXTURES/baddim.so, rank: 0" >baddim0.yaml
+job "sgd, step: 0.1" "$FIXTURES/baddim.so, rank: 0" >baddim0.yaml
 run 3 baddim0.yaml
 is "$rank_status" "2 2 2" "a dimension that differs on the coordinator: exit 2"
 like "$err" "^aiarun\[1\]: rank 1: query 3, answer 3, dimension 3 differ from rank 0's 4, 4, 4 \(1 more rank failed too\)" \

@@ -57,6 +57,18 @@ done
 run 4 python-lsq.yaml
 like "$out" "optimum=[0-9.]+ gap=" "the class's optimum() is reported"
 
+# --- a class's smoothness() is the L of step: auto, as lrmse's own
+run 4 -o algorithm.step=auto -o stop.iterations=5 python-lsq.yaml
+is "$rc" 0 "step: auto with the class's smoothness(): exit 0"
+pyL=$(printf '%s\n' "$out" | sed -n 's/.*smoothness *L = \([^,]*\),.*/\1/p')
+run 4 -o algorithm.step=auto -o stop.iterations=5 lrmse.yaml
+lrL=$(printf '%s\n' "$out" | sed -n 's/.*smoothness *L = \([^,]*\),.*/\1/p')
+# lrmse's power iteration stops within 1e-3 of the top eigenvalue
+ok $([ -n "$pyL" ] && [ -n "$lrL" ] &&
+    awk -v a="$pyL" -v b="$lrL" 'BEGIN { d = a - b; if (d < 0) d = -d;
+        exit !(d <= 1e-3 * a) }' && echo 0 || echo 1) \
+    "the report's L is lrmse's on the same rows to 1e-3 ($pyL, $lrL)"
+
 # --- an exception: its text and place, exit 1 from every rank
 cat > boom.py <<'PY'
 import numpy as np
@@ -146,7 +158,7 @@ class Kw:
         return [0.0, 0.0]
 PY
 cat > kw.yaml <<'YAML'
-algorithm: {plugin: gd}
+algorithm: {plugin: gd, step: 0.1}
 problem:
   plugin: python
   class: kw:Kw

@@ -90,7 +90,9 @@ struct aia_param {
     const char *def;     /* default, as it would be written in YAML;
                             NULL: the parameter is required */
     const char *help;    /* one line */
-    const char *choices; /* AIA_ENUM: "a|b|c" */
+    const char *choices; /* AIA_ENUM: "a|b|c"; AIA_DOUBLE: words also
+                            accepted instead of a number ("auto"), given
+                            as d = NaN, s = the word, i = its index */
     double min, max;     /* numbers and list elements; both 0: no bound */
 };
 
@@ -162,7 +164,24 @@ struct aia_host {
     /* Monotonic clock, in seconds. */
     double (*now)(const struct aia_host *host);
     void *host_data; /* the runtime's, not the plugin's */
+    /* Tell the runtime the step the algorithm takes and why (one line,
+     * "1/L with L = 3.2 from the problem"), for the run report and the
+     * divergence message.  Call it through aia_note_step. */
+    void (*note_step)(const struct aia_host *host, double step,
+                      const char *why);
 };
+
+/* host->note_step when the runtime offers it (a stub host or an older
+ * runtime may not). */
+static inline void aia_note_step(const struct aia_host *host, double step,
+                                 const char *why)
+{
+    if (host &&
+        host->size >= offsetof(struct aia_host, note_step) +
+                          sizeof host->note_step &&
+        host->note_step)
+        host->note_step(host, step, why);
+}
 
 /* ------------------------------------------------------------------ */
 /* Context given to every create/open                                  */
@@ -194,6 +213,22 @@ struct aia_dataset {
     void *reserved[4];
 };
 
+/* What the runtime knows of the whole problem before the run, combined
+ * from the workers' parts (ctx->facts).  A field that is 0 is unknown. */
+struct aia_problem_facts {
+    uint32_t size; /* sizeof(struct aia_problem_facts) of the runtime */
+    uint32_t reserved0;
+    /* L: a Lipschitz constant of the gradient of the mean loss over all
+     * rows, the row-weighted mean of the workers' own (problem smoothness
+     * function); 0 when a worker's problem cannot tell, or when no
+     * algorithm parameter is "auto" (it is then not computed). */
+    double smoothness;
+    size_t rows;      /* rows over the whole pool */
+    double smallest;  /* the least of the workers' L, 0: unknown */
+    double largest;   /* the largest of the workers' L, 0: unknown */
+    double reserved[4];
+};
+
 struct aia_context {
     uint32_t size; /* sizeof(struct aia_context) of the runtime */
     uint32_t role; /* enum aia_role */
@@ -213,8 +248,49 @@ struct aia_context {
     const struct aia_dataset *data;
     /* The rank of each worker of the pool, in pool order (nworkers). */
     const int *pool_ranks;
-    void *reserved[4];
+    /* For algorithms (every rank): what is known of the whole problem, or
+     * NULL from a runtime that predates it. */
+    const struct aia_problem_facts *facts;
+    void *reserved[3];
 };
+
+/* The step of an algorithm whose parameter args[which] is a number or
+ * "auto": an explicit number wins; auto is scale / L, L the problem's
+ * smoothness (ctx->facts), with why saying where it came from.  Notes
+ * the step for the report (aia_note_step, coordinator).  0, or -1 when
+ * auto is asked and L is unknown. */
+static inline int aia_auto_step(const struct aia_context *ctx, int which,
+                                double scale, const char *rule,
+                                double *step, struct aia_error *err)
+{
+    const struct aia_value *v = &ctx->args[which];
+    char why[AIA_ERROR_LEN];
+    int has = ctx->size >= offsetof(struct aia_context, facts) +
+                               sizeof ctx->facts &&
+              ctx->facts && ctx->facts->size >= sizeof *ctx->facts;
+    double L = has ? ctx->facts->smoothness : 0;
+    if (!isnan(v->d)) {
+        *step = v->d;
+        if (L > 0)
+            snprintf(why, sizeof why, "%s %s; auto would be %.6g",
+                     v->given ? "given" : "default", v->name, scale / L);
+        else
+            snprintf(why, sizeof why, "%s %s",
+                     v->given ? "given" : "default", v->name);
+    } else {
+        if (!(L > 0))
+            return aia_seterr(err,
+                              "%s: auto needs the problem's smoothness L, "
+                              "which it does not give: set a number",
+                              v->name);
+        *step = scale / L;
+        snprintf(why, sizeof why, "auto: %s, with L = %.6g from the problem",
+                 rule, L);
+    }
+    if (ctx->role == AIA_ROLE_COORDINATOR)
+        aia_note_step(ctx->host, *step, why);
+    return 0;
+}
 
 /* ------------------------------------------------------------------ */
 /* Problems                                                            */
@@ -327,7 +403,11 @@ struct aia_problem_plugin {
     /* Optional: validate ctx->args without opening anything (`aiarun
      * --check`; ctx has no data, role coordinator).  0 or -1. */
     int (*check)(const struct aia_context *ctx, struct aia_error *err);
-    void (*reserved[7])(void);
+    /* Optional: a Lipschitz constant *L of the gradient of this rank's
+     * loss (the mean over its rows), so that methods can take a step from
+     * it (step: auto).  0 or -1 (err says why). */
+    int (*smoothness)(void *state, double *L, struct aia_error *err);
+    void (*reserved[6])(void);
 };
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,131 @@
+# methods.sh - case methods: time to a gap of 1e-6 on lrmse, every method
+# with step: auto (its step from the problem's smoothness L), side by side
+# with bench/allreduce_gd.c (synchronous gradient descent over
+# MPI_Allreduce, step 1/L), on 4 workers with a persistent straggler and
+# with Markov bursts, on a well- and an ill-conditioned problem.  Sourced
+# by bench/run.sh.
+
+METH_ROWS=4000
+METH_COLS=20
+METH_SEED=3
+METH_GAP=1e-6
+METH_CAP=20 # s: a run that has not reached the gap by then did not
+METH_PROBLEMS="c1 c100"
+METH_SCENARIOS="fixed markov"
+METH_CONFIGS="gd-all gd-3 sgd-fixed sgd-adaptive sag dsag rennala ringmaster"
+
+meth_overrides() { # CONFIG
+    case $1 in
+    gd-all) echo "-o algorithm.plugin=gd -o pool.wait.nwait=0" ;;
+    gd-3) echo "-o algorithm.plugin=gd -o pool.wait.nwait=3" ;;
+    sgd-fixed) echo "-o algorithm.plugin=sgd -o pool.mode=async" ;;
+    sgd-adaptive) echo "-o algorithm.plugin=sgd -o pool.mode=async -o algorithm.staleness_scaling=adaptive" ;;
+    sag) echo "-o algorithm.plugin=sag -o algorithm.variant=sag -o algorithm.subpartitions=2 -o pool.wait.nwait=3" ;;
+    dsag) echo "-o algorithm.plugin=sag -o algorithm.variant=dsag -o algorithm.subpartitions=2 -o pool.wait.nwait=3" ;;
+    rennala) echo "-o algorithm.plugin=rennala -o pool.mode=async" ;;
+    ringmaster) echo "-o algorithm.plugin=ringmaster -o pool.mode=async" ;;
+    esac
+}
+
+meth_job() { # PROBLEM SCENARIO
+    cat <<YAML
+# bench: methods, problem $1, stragglers $2
+seed: $METH_SEED
+algorithm: {plugin: gd}
+problem:
+  plugin: lrmse
+  rows: $METH_ROWS
+  cols: $METH_COLS
+  condition: ${1#c}
+stop: {gap: $METH_GAP, time: $METH_CAP}
+stragglers:
+  work_ms: 1
+YAML
+    case $2 in
+    fixed) printf '  fixed: {ranks: [2], delay_ms: [10]}\n' ;;
+    markov) printf '  markov: {p_slow: 0.05, p_fast: 0.25, delay_ms: 10}\n' ;;
+    esac
+}
+
+case_methods() {
+    for p in $METH_PROBLEMS; do
+        for s in $METH_SCENARIOS; do
+            meth_job "$p" "$s" >"$OUT/meth-$p-$s.yaml"
+        done
+        # L, for the baseline's step 1/L, from aiarun's report
+        L=$(brun 5 "$AIARUN" -o stop.gap=0 -o stop.iterations=1 \
+            "$OUT/meth-$p-fixed.yaml" | sed -n 's/^  smoothness L = \([^,]*\),.*/\1/p')
+        echo "$L" >"$OUT/meth-$p-L"
+    done
+    rep=1
+    while [ "$rep" -le "$BENCH_REPS" ]; do
+        say "methods: repetition $rep of $BENCH_REPS"
+        for p in $METH_PROBLEMS; do
+            for s in $METH_SCENARIOS; do
+                meth_rep "$p" "$s" "$rep"
+            done
+        done
+        rep=$((rep + 1))
+    done
+    methods_table >"$OUT/methods.md"
+}
+
+meth_rep() { # PROBLEM SCENARIO REP
+    L=$(cat "$OUT/meth-$1-L")
+    strag="--straggler 2:10"
+    [ "$2" = markov ] && strag="--markov 0.05:0.25:10"
+    # shellcheck disable=SC2086
+    line=$(brun 4 "$BIN/allreduce_gd" "$LRMSE" --seed "$METH_SEED" \
+        --step "$(calc "1 / $L")" --work-ms 1 $strag --target "$METH_GAP" \
+        --max-time "$METH_CAP" "rows=$METH_ROWS" "cols=$METH_COLS" \
+        "condition=${1#c}")
+    t=$(field tta "$line")
+    [ "$(field reached "$line")" = 1 ] || t=
+    record methods "$1/$2/baseline" "$3" "$t"
+    for cfg in $METH_CONFIGS; do
+        # shellcheck disable=SC2046
+        sline=$(aia 5 "$OUT/meth-$1-$2.yaml" $(meth_overrides "$cfg"))
+        t=
+        [ "$(field stop "$sline")" = gap ] && t=$(field time "$sline")
+        record methods "$1/$2/$cfg" "$3" "$t"
+    done
+}
+
+methods_table() {
+    cat <<EOF
+## Methods: time to a gap of ${METH_GAP}, steps from the problem
+
+lrmse, ${METH_ROWS} rows × ${METH_COLS} columns (seed ${METH_SEED}), 4 workers with 1 ms of
+work per answer and either rank 2 a persistent straggler (10 ms more per
+answer, \`fixed\`) or every worker in two-state Markov bursts (p_slow
+0.05, p_fast 0.25, 10 ms, \`markov\`). Every aiarun method runs with
+\`step: auto\`, its step from the problem's smoothness L; the baseline
+is \`bench/allreduce_gd.c\` with step 1/L and the same delays. Seconds
+until (loss − optimum)/optimum ≤ ${METH_GAP} (aiarun's \`stop.gap\`, the time of
+its summary line), median of the repetitions; "-": not reached within
+${METH_CAP} s. Speedup: baseline time / method time, the median of the
+per-repetition ratios. gd-3, sag and dsag wait for 3 of the 4 workers
+(sag and dsag with 2 sub-partitions a worker); sgd, rennala and
+ringmaster run in async mode.
+
+| κ | stragglers | method | time (s) | speedup vs Allreduce GD |
+|---|---|---|---:|---:|
+EOF
+    for p in $METH_PROBLEMS; do
+        for s in $METH_SCENARIOS; do
+            echo "| ${p#c} | $s | MPI_Allreduce gd | $(fmt "$(med methods "$p/$s/baseline")") | 1 |"
+            for cfg in $METH_CONFIGS; do
+                echo "| ${p#c} | $s | $cfg | $(fmt "$(med methods "$p/$s/$cfg")") | $(fmt "$(ratio methods "$p/$s/baseline" "$p/$s/$cfg")") |"
+            done
+        done
+    done
+    echo
+    printf 'DSAG against SAG (SAG time / DSAG time):'
+    for p in $METH_PROBLEMS; do
+        for s in $METH_SCENARIOS; do
+            printf ' κ=%s %s %sx;' "${p#c}" "$s" \
+                "$(fmt "$(ratio methods "$p/$s/sag" "$p/$s/dsag")")"
+        done
+    done
+    printf '\n\n'
+}

@@ -1,0 +1,215 @@
+/* rennala.c - Rennala SGD: a batch of S gradients, all at the current
+ * iterate.
+ *
+ * Tyurin and Richtarik, "Optimal Time Complexities of Parallel Stochastic
+ * Optimization Methods Under a Fixed Computation Model" (NeurIPS 2023).
+ * The coordinator collects S gradients computed at its current iterate x
+ * (a fast worker may give several), then steps with their mean:
+ *
+ *     x <- x - step * (sum_k n_k g_k) / (sum_k n_k)
+ *
+ * weighted by the rows n_k behind each gradient.  An answer computed at an
+ * older iterate is discarded, and every worker that answers is sent the
+ * current iterate again at once.  Under heterogeneous worker speeds this
+ * is optimal: the batch fills at the pace of the workers that are fast
+ * now, and a straggler never holds a step back nor brings a stale
+ * gradient into it.
+ *
+ * Run it in async mode (pool.mode: async): there every answer is an
+ * iteration of the runtime and only its sender gets the next query, at
+ * once, which is Rennala's re-tasking; the query changes only when S
+ * fresh gradients are in, so the sender gets the same iterate again
+ * until then.  In rounds mode it works too, with a fresh worker waiting
+ * for the round's end before it is re-tasked.
+ *
+ * A query is the iterate and its version (the number of steps taken); an
+ * answer is the gradient and the version it was computed at, so that
+ * "computed at the current iterate" does not depend on how the runtime
+ * counts rounds.
+ *
+ * S (gradients) defaults from the theory when the noise level is given:
+ * S = ceil(noise / epsilon), noise = sigma^2 the variance of an answer
+ * and epsilon the target squared gradient norm; else S = the number of
+ * workers.  step: auto is 1/(2L), the paper's step at that S.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <aiarun/aiarun.h>
+
+enum { P_STEP, P_GRADIENTS, P_NOISE, P_EPSILON, P_BATCH };
+
+static const struct aia_param params[] = {
+    {"step", AIA_DOUBLE, "auto",
+     "step size applied to the mean of a batch (auto: 1/(2L), L the "
+     "problem's smoothness)",
+     "auto", 1e-300, 1e300},
+    {"gradients", AIA_INT, "0",
+     "S, the fresh gradients a step waits for (0: ceil(noise/epsilon) when "
+     "noise is given, else the number of workers)",
+     NULL, 0, 1e9},
+    {"noise", AIA_DOUBLE, "0",
+     "sigma^2, the variance of an answer's gradient, for the default S (0: "
+     "unknown)",
+     NULL, 0, 1e300},
+    {"epsilon", AIA_DOUBLE, "1e-6",
+     "target squared gradient norm, for the default S", NULL, 1e-300, 1e300},
+    {"batch", AIA_INT, "0",
+     "rows per gradient, drawn with replacement (0: all the worker's rows)",
+     NULL, 0, 1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+struct rennala {
+    const struct aia_problem_plugin *prob;
+    void *pstate;
+    size_t dim, rows, batch;
+    uint64_t S;
+    double step;
+    size_t *idx; /* worker: the batch's rows */
+    struct aia_rng rng;
+    /* coordinator */
+    double *x, *acc; /* the iterate; sum of n_k g_k of the batch */
+    double version;  /* steps taken */
+    uint64_t count;  /* fresh gradients in the batch */
+    double weight;   /* sum of n_k */
+};
+
+static void destroy(void *state)
+{
+    struct rennala *s = state;
+    if (!s)
+        return;
+    free(s->idx);
+    free(s->x);
+    free(s->acc);
+    free(s);
+}
+
+static int create(const struct aia_context *ctx, struct aia_shape *shape,
+                  void **state, struct aia_error *err)
+{
+    struct rennala *s = calloc(1, sizeof *s);
+    if (!s)
+        return aia_seterr(err, "out of memory");
+    s->prob = ctx->problem;
+    s->pstate = ctx->problem_state;
+    s->dim = s->prob->dim(s->pstate);
+    s->rows = s->prob->rows(s->pstate);
+    s->batch = (size_t)ctx->args[P_BATCH].i;
+    s->S = (uint64_t)ctx->args[P_GRADIENTS].i;
+    double noise = ctx->args[P_NOISE].d, eps = ctx->args[P_EPSILON].d;
+    if (s->S == 0)
+        s->S = noise > 0 ? (uint64_t)fmax(1, ceil(noise / eps))
+                         : (uint64_t)(ctx->nworkers > 0 ? ctx->nworkers : 1);
+    aia_rng_seed(&s->rng, ctx->seed,
+                 0x52454e0000000000ull + (uint64_t)ctx->rank);
+    if (aia_auto_step(ctx, P_STEP, 0.5, "1/(2L), Rennala SGD's step", &s->step,
+                      err) < 0) {
+        destroy(s);
+        return -1;
+    }
+    size_t d = s->dim ? s->dim : 1;
+    if (ctx->role == AIA_ROLE_COORDINATOR) {
+        s->x = calloc(d, sizeof *s->x);
+        s->acc = calloc(d, sizeof *s->acc);
+        if (!s->x || !s->acc) {
+            destroy(s);
+            return aia_seterr(err, "out of memory");
+        }
+    } else {
+        if (s->rows == 0) {
+            destroy(s);
+            return aia_seterr(err, "worker %d holds no rows of the problem",
+                              ctx->rank);
+        }
+        if (s->batch > 0 && !(s->idx = malloc(s->batch * sizeof *s->idx))) {
+            destroy(s);
+            return aia_seterr(err, "out of memory");
+        }
+    }
+    shape->query_len = shape->answer_len = s->dim + 1;
+    *state = s;
+    return 0;
+}
+
+static int init(void *state, double *query, struct aia_error *err)
+{
+    struct rennala *s = state;
+    (void)err;
+    memcpy(query, s->x, s->dim * sizeof *query);
+    query[s->dim] = s->version;
+    return 0;
+}
+
+static int worker(void *state, const double *query, double *answer,
+                  const struct aia_step *step, struct aia_error *err)
+{
+    struct rennala *s = state;
+    (void)step;
+    answer[s->dim] = query[s->dim];
+    if (s->batch == 0)
+        return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
+    for (size_t i = 0; i < s->batch; i++)
+        s->idx[i] = (size_t)aia_rng_below(&s->rng, s->rows);
+    return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
+}
+
+static int absorb(void *state, const double *answer,
+                  const struct aia_answer_info *info, struct aia_error *err)
+{
+    struct rennala *s = state;
+    (void)err;
+    /* a full batch waits for query(), which takes the step; until then
+     * more fresh answers only make the batch larger */
+    if (answer[s->dim] != s->version)
+        return 0;
+    double n = info->rows > 0 ? (double)info->rows : 1;
+    for (size_t j = 0; j < s->dim; j++)
+        s->acc[j] += n * answer[j];
+    s->weight += n;
+    s->count++;
+    return 0;
+}
+
+static int query(void *state, double *query, struct aia_error *err)
+{
+    struct rennala *s = state;
+    if (s->count >= s->S) {
+        for (size_t j = 0; j < s->dim; j++) {
+            s->x[j] -= s->step * (s->acc[j] / s->weight);
+            s->acc[j] = 0;
+        }
+        s->weight = 0;
+        s->count = 0;
+        s->version++;
+    }
+    return init(state, query, err);
+}
+
+static int iterate(void *state, double *x, struct aia_error *err)
+{
+    struct rennala *s = state;
+    (void)err;
+    memcpy(x, s->x, s->dim * sizeof *x);
+    return 0;
+}
+
+const struct aia_algorithm_plugin aia_algorithm_plugin = {
+    .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "rennala",
+                    "1.0",
+                    "Rennala SGD: a step with the mean of S gradients all "
+                    "at the current iterate; older answers are discarded",
+                    params),
+    .create = create,
+    .destroy = destroy,
+    .init = init,
+    .worker = worker,
+    .absorb = absorb,
+    .query = query,
+    .iterate = iterate,
+};

@@ -1,0 +1,243 @@
+/* sag.c - stochastic average gradient over the pool, SAG or DSAG.
+ *
+ * Each worker splits its rows into p sub-partitions (subpartitions: p)
+ * and answers each query with the mean gradient of the next one, cycling
+ * through them, one per query.  The coordinator keeps a table of the
+ * latest gradient of every (worker, sub-partition) and the rows behind
+ * it, and at the end of every round steps with their row-weighted mean:
+ *
+ *     x <- x - step * (sum_e n_e g_e) / (sum_e n_e)
+ *
+ * over the entries e heard from so far (so that the first rounds do not
+ * divide by rows that have not answered yet).  With p = 1 and every
+ * worker fresh every round this is gradient descent; with fewer answers a
+ * round, the others contribute their latest, older, gradients, which is
+ * what makes SAG a variance-reduced method that converges to the exact
+ * optimum with a constant step.
+ *
+ * variant: sag takes only fresh answers into the table: an answer
+ * computed from an earlier round's query is dropped (its worker is sent
+ * the current query at once, as for every stale answer).  variant: dsag
+ * keeps it too, when it is newer than the entry it replaces: Severinson,
+ * Rosnes, El Rouayheb and Amat, "DSAG: A mixed synchronous-asynchronous
+ * iterative method for straggler-resilient learning" (IEEE Trans.
+ * Commun. 2023), the method MPIAsyncPools was written for, whose stale
+ * answers are work that SAG throws away.
+ *
+ * step: auto (the default) is 1/(2L), L the problem's smoothness: half the
+ * gradient step, since the table mixes gradients of several iterates.
+ *
+ * An answer is the gradient (dim doubles), then the sub-partition's index
+ * and its rows.  The coordinator holds nworkers x p x dim doubles.
+ */
+#include <config.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <aiarun/aiarun.h>
+
+enum { P_STEP, P_VARIANT, P_SUBPARTITIONS };
+
+/* In the order of the variant parameter's choices. */
+enum { V_SAG, V_DSAG };
+
+static const struct aia_param params[] = {
+    {"step", AIA_DOUBLE, "auto",
+     "step size applied to the row-weighted mean of the gradient table "
+     "(auto: 1/(2L), L the problem's smoothness)",
+     "auto", 1e-300, 1e300},
+    {"variant", AIA_ENUM, "dsag",
+     "sag: stale answers are dropped; dsag: they enter the table too, when "
+     "newer than the entry they replace",
+     "sag|dsag", 0, 0},
+    {"subpartitions", AIA_INT, "1",
+     "parts of its rows a worker cycles through, one per query (each "
+     "has an entry in the table)",
+     NULL, 1, 1e6},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+struct sag {
+    const struct aia_problem_plugin *prob;
+    void *pstate;
+    size_t dim, rows, parts;
+    int nworkers, dsag;
+    double step;
+    size_t *idx; /* worker: the rows of one sub-partition */
+    /* coordinator */
+    double *x;      /* the iterate */
+    double *g;      /* nworkers x parts x dim: the table */
+    double *n;      /* rows behind each entry, 0 before it is filled */
+    uint64_t *when; /* round of the query behind each entry */
+    double *sum;    /* scratch: sum_e n_e g_e */
+};
+
+static void destroy(void *state)
+{
+    struct sag *s = state;
+    if (!s)
+        return;
+    free(s->idx);
+    free(s->x);
+    free(s->g);
+    free(s->n);
+    free(s->when);
+    free(s->sum);
+    free(s);
+}
+
+static int create(const struct aia_context *ctx, struct aia_shape *shape,
+                  void **state, struct aia_error *err)
+{
+    struct sag *s = calloc(1, sizeof *s);
+    if (!s)
+        return aia_seterr(err, "out of memory");
+    s->prob = ctx->problem;
+    s->pstate = ctx->problem_state;
+    s->dim = s->prob->dim(s->pstate);
+    s->rows = s->prob->rows(s->pstate);
+    s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
+    s->dsag = ctx->args[P_VARIANT].i == V_DSAG;
+    s->parts = (size_t)ctx->args[P_SUBPARTITIONS].i;
+    if (aia_auto_step(ctx, P_STEP, 0.5,
+                      "1/(2L): the table mixes gradients of several "
+                      "iterates",
+                      &s->step, err) < 0) {
+        destroy(s);
+        return -1;
+    }
+    size_t d = s->dim ? s->dim : 1;
+    if (ctx->role != AIA_ROLE_COORDINATOR) {
+        if (s->rows < s->parts) {
+            size_t rows = s->rows;
+            destroy(s);
+            return aia_seterr(err,
+                              "subpartitions: %zu parts of worker %d's "
+                              "%zu rows would leave one empty",
+                              (size_t)ctx->args[P_SUBPARTITIONS].i, ctx->rank,
+                              rows);
+        }
+        if (!(s->idx = malloc((s->rows / s->parts + 1) * sizeof *s->idx))) {
+            destroy(s);
+            return aia_seterr(err, "out of memory");
+        }
+    } else {
+        size_t entries = (size_t)s->nworkers * s->parts;
+        s->x = calloc(d, sizeof *s->x);
+        s->sum = calloc(d, sizeof *s->sum);
+        s->n = calloc(entries, sizeof *s->n);
+        s->when = calloc(entries, sizeof *s->when);
+        if (d <= SIZE_MAX / sizeof(double) / entries)
+            s->g = calloc(d * entries, sizeof *s->g);
+        if (!s->x || !s->sum || !s->n || !s->when || !s->g) {
+            destroy(s);
+            return aia_seterr(err,
+                              "out of memory for a table of %zu gradients "
+                              "of dimension %zu",
+                              entries, d);
+        }
+    }
+    shape->query_len = s->dim;
+    shape->answer_len = s->dim + 2;
+    *state = s;
+    return 0;
+}
+
+static int init(void *state, double *query, struct aia_error *err)
+{
+    struct sag *s = state;
+    (void)err;
+    memcpy(query, s->x, s->dim * sizeof *query);
+    return 0;
+}
+
+/* Rows [first(j), first(j + 1)) of the worker's form sub-partition j. */
+static size_t first(const struct sag *s, size_t j)
+{
+    return (size_t)(((unsigned __int128)s->rows * j) / s->parts);
+}
+
+static int worker(void *state, const double *query, double *answer,
+                  const struct aia_step *step, struct aia_error *err)
+{
+    struct sag *s = state;
+    size_t j = (size_t)(step->answers % s->parts);
+    size_t lo = first(s, j), hi = first(s, j + 1);
+    int rc;
+    if (s->parts == 1)
+        rc = s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
+    else {
+        for (size_t i = lo; i < hi; i++)
+            s->idx[i - lo] = i;
+        rc = s->prob->gradient(s->pstate, query, s->idx, hi - lo, answer, err);
+    }
+    answer[s->dim] = (double)j;
+    answer[s->dim + 1] = (double)(hi - lo);
+    return rc;
+}
+
+static int absorb(void *state, const double *answer,
+                  const struct aia_answer_info *info, struct aia_error *err)
+{
+    struct sag *s = state;
+    double part = answer[s->dim], rows = answer[s->dim + 1];
+    if (info->worker < 0 || info->worker >= s->nworkers)
+        return aia_seterr(err, "an answer from worker %d of a pool of %d",
+                          info->worker, s->nworkers);
+    if (!(part >= 0 && part < (double)s->parts && rows > 0))
+        return aia_seterr(err,
+                          "an answer for sub-partition %g of %zu rows "
+                          "%g: not one of this job's",
+                          part, s->parts, rows);
+    if (info->staleness > 0 && !s->dsag)
+        return 0;
+    size_t e = (size_t)info->worker * s->parts + (size_t)part;
+    /* an older answer than the entry's (possible for DSAG) changes
+     * nothing: the table keeps the freshest gradient */
+    if (s->n[e] > 0 && info->sent_round < s->when[e])
+        return 0;
+    memcpy(s->g + e * s->dim, answer, s->dim * sizeof *answer);
+    s->n[e] = rows;
+    s->when[e] = info->sent_round;
+    return 0;
+}
+
+static int query(void *state, double *query, struct aia_error *err)
+{
+    struct sag *s = state;
+    size_t entries = (size_t)s->nworkers * s->parts;
+    double total = 0;
+    /* summed afresh each round: as cheap as gd's mean, and no rounding
+     * drift from updating a running sum */
+    memset(s->sum, 0, s->dim * sizeof *s->sum);
+    for (size_t e = 0; e < entries; e++) {
+        if (s->n[e] == 0)
+            continue;
+        const double *g = s->g + e * s->dim;
+        for (size_t j = 0; j < s->dim; j++)
+            s->sum[j] += s->n[e] * g[j];
+        total += s->n[e];
+    }
+    /* No entry yet: nothing to step with, the query stays. */
+    if (total > 0)
+        for (size_t j = 0; j < s->dim; j++)
+            s->x[j] -= s->step * (s->sum[j] / total);
+    return init(state, query, err);
+}
+
+const struct aia_algorithm_plugin aia_algorithm_plugin = {
+    .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "sag",
+                    "1.0",
+                    "SAG and DSAG: one step a round with the row-weighted "
+                    "mean of a table of the latest gradient of every "
+                    "worker's sub-partitions; DSAG keeps stale answers",
+                    params),
+    .create = create,
+    .destroy = destroy,
+    .init = init,
+    .worker = worker,
+    .absorb = absorb,
+    .query = query,
+};

@@ -1,0 +1,178 @@
+/* sag.c - the SAG/DSAG plugin, driven by hand over lrmse: the table and
+ * its step, stale answers dropped (SAG) or kept (DSAG), sub-partitions
+ * cycled one per query, and convergence to the exact optimum. */
+#include <config.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algtest.h"
+#include "tap.h"
+
+#define W 4
+#define N 6
+
+static struct plugtest Pb;
+
+static void open_sag(struct algtest *t, struct plugtest *a, const char *yaml)
+{
+    plugtest_load(a, "sag", AIA_KIND_ALGORITHM, yaml);
+    algtest_open(t, a, &Pb, W, NULL, 5);
+}
+
+static void close_sag(struct algtest *t, struct plugtest *a)
+{
+    algtest_close(t);
+    plugtest_free(a);
+}
+
+/* The coordinator absorbs gradient g for (worker w, part), rows rows,
+ * computed from the query of round sent. */
+static void give(struct algtest *t, int w, double part, double rows,
+                 const double *g, uint64_t sent)
+{
+    struct aia_error err;
+    double a[N + 2];
+    memcpy(a, g, N * sizeof *a);
+    a[N] = part;
+    a[N + 1] = rows;
+    struct aia_answer_info info = {.rank = w + 1,
+                                   .worker = w,
+                                   .round = t->round,
+                                   .sent_round = sent,
+                                   .staleness = t->round - sent,
+                                   .rows = 100,
+                                   .total_rows = 400};
+    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+        bail_out("absorb: %s", err.text);
+}
+
+static void table_rule(void)
+{
+    struct algtest t;
+    struct plugtest a;
+    double ga[N], gb[N], gc[N];
+    for (int j = 0; j < N; j++)
+        ga[j] = j + 1, gb[j] = 2 - j, gc[j] = 4;
+    for (int dsag = 0; dsag < 2; dsag++) {
+        open_sag(&t, &a,
+                 dsag ? "{step: 0.5, variant: dsag}"
+                      : "{step: 0.5, variant: sag}");
+        const char *name = dsag ? "dsag" : "sag";
+        give(&t, 0, 0, 1, ga, 1);
+        give(&t, 2, 0, 3, gb, 1);
+        algtest_end_round(&t);
+        const double *q = algtest_query(&t, 2);
+        int same = 1;
+        double want[N];
+        for (int j = 0; j < N; j++) {
+            want[j] = -0.5 * (1 * ga[j] + 3 * gb[j]) / 4;
+            same = same && q[j] == want[j];
+        }
+        ok(same,
+           "%s: a round steps by -step * the row-weighted mean of "
+           "the table",
+           name);
+        /* round 2: worker 1's answer to round 1's query is stale */
+        give(&t, 1, 0, 4, gc, 1);
+        algtest_end_round(&t);
+        q = algtest_query(&t, 3);
+        same = 1;
+        for (int j = 0; j < N; j++) {
+            want[j] += dsag ? -0.5 * (ga[j] + 3 * gb[j] + 4 * gc[j]) / 8
+                            : -0.5 * (ga[j] + 3 * gb[j]) / 4;
+            same = same && q[j] == want[j];
+        }
+        ok(same, dsag ? "dsag: a stale answer enters the table"
+                      : "sag: a stale answer is dropped");
+        /* an answer older than its entry changes nothing */
+        give(&t, 0, 0, 2, gc, 3);
+        give(&t, 0, 0, 1, gb, 1);
+        algtest_end_round(&t);
+        q = algtest_query(&t, 4);
+        same = 1;
+        for (int j = 0; j < N; j++) {
+            want[j] += dsag ? -0.5 * (2 * gc[j] + 3 * gb[j] + 4 * gc[j]) / 9
+                            : -0.5 * (2 * gc[j] + 3 * gb[j]) / 5;
+            same = same && fabs(q[j] - want[j]) < 1e-12;
+        }
+        ok(same,
+           "%s: a worker's newer answer replaces its entry, an older "
+           "one does not",
+           name);
+        close_sag(&t, &a);
+    }
+}
+
+static void subpartitions(void)
+{
+    struct algtest t;
+    struct plugtest a;
+    struct aia_error err;
+    open_sag(&t, &a, "{step: 0.5, subpartitions: 3}");
+    const double *q = algtest_query(&t, 1);
+    double ans[N + 2], g[N];
+    size_t rows = t.rows[1], seen = 0, lo = 0;
+    int parts_ok = 1, grads_ok = 1;
+    for (uint64_t k = 0; k < 4; k++) {
+        struct aia_step step = {.round = 1, .answers = k};
+        if (t.alg->worker(t.as[2], q, ans, &step, &err) < 0)
+            bail_out("worker: %s", err.text);
+        parts_ok = parts_ok && ans[N] == (double)(k % 3);
+        if (k < 3) {
+            size_t n = (size_t)ans[N + 1], idx[200];
+            for (size_t i = 0; i < n && i < 200; i++)
+                idx[i] = lo + i;
+            t.prob->gradient(t.ps[2], q, idx, n, g, &err);
+            grads_ok = grads_ok && algtest_maxdiff(g, ans, N) == 0;
+            seen += n;
+            lo += n;
+        }
+    }
+    ok(parts_ok, "a worker cycles through its 3 sub-partitions, one per "
+                 "query");
+    is_int((long long)seen, (long long)rows, "and the parts cover its %zu rows",
+           rows);
+    ok(grads_ok, "each answer is the mean gradient of its part's rows");
+    close_sag(&t, &a);
+}
+
+static void converges(void)
+{
+    struct algtest t;
+    struct plugtest a;
+    open_sag(&t, &a, "{variant: sag}");
+    algtest_rounds(&t, 600, -1, 0);
+    ok(algtest_gap(&t) < 1e-9,
+       "sag, every worker fresh: the optimum "
+       "(gap %.2e)",
+       algtest_gap(&t));
+    close_sag(&t, &a);
+    open_sag(&t, &a, "{variant: dsag, subpartitions: 2}");
+    algtest_rounds(&t, 1500, 3, 2);
+    ok(algtest_gap(&t) < 1e-9,
+       "dsag, 2 parts, a worker 2 rounds late: "
+       "the optimum (gap %.2e)",
+       algtest_gap(&t));
+    close_sag(&t, &a);
+    open_sag(&t, &a, "{variant: sag, subpartitions: 2}");
+    algtest_rounds(&t, 1500, 3, 2);
+    ok(algtest_gap(&t) > 1e-6,
+       "sag drops the late worker's answers: the "
+       "optimum of the others' rows (gap %.2e)",
+       algtest_gap(&t));
+    close_sag(&t, &a);
+}
+
+int main(void)
+{
+    plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
+                  "{rows: 400, cols: 6, noise: 0.1, condition: 10}");
+    plan(0);
+    table_rule();
+    subpartitions();
+    converges();
+    plugtest_free(&Pb);
+    return done_testing();
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# End to end under mpirun, with no step in the job (step: auto from the
+# problem's smoothness): sag, dsag, rennala and ringmaster reach the
+# closed-form optimum with 2 and 5 ranks, dsag with a persistent
+# straggler too; gd and async sgd with the delay-adaptive step converge
+# on an ill-conditioned problem.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+run() {
+    aia_mpirun "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
+# reached_at WHAT GAP : the last run exited 0 on its gap target GAP
+reached_at() {
+    is "$rc" 0 "$1: exits 0"
+    is "$(field stop "$out")" gap "$1: reaches a gap of $2 ($(field gap "$out"), $(field iterations "$out") iterations)"
+}
+reached() { reached_at "$1" 1e-6; }
+
+cat > base.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: sag}
+problem: {plugin: lrmse, rows: 2000, cols: 10, noise: 0.1, condition: 10}
+stop: {gap: 1e-6, time: 60}
+YAML
+
+for np in 2 5; do
+    run $np -o algorithm.variant=sag base.yaml
+    reached "sag, $np ranks"
+    like "$out" "step       [0-9.e-]*: auto: 1/\(2L\)" "sag, $np ranks: the report names the step"
+    run $np -o algorithm.variant=dsag -o algorithm.subpartitions=3 \
+        -o pool.wait.nwait=1 base.yaml
+    reached "dsag, 3 parts, nwait 1, $np ranks"
+    run $np -o algorithm.plugin=rennala -o pool.mode=async base.yaml
+    reached "rennala, async, $np ranks"
+    # In rounds mode every answer of a round is computed at the same
+    # iterate with a delay below R = 4: a round is a gradient step.
+    run $np -o algorithm.plugin=ringmaster base.yaml
+    reached "ringmaster, rounds, $np ranks"
+done
+
+# Asynchronous, each answer is one worker's gradient, applied alone: with
+# a constant step and parts that differ, asynchronous SGD settles in a
+# neighbourhood of the optimum whose size grows with the step (the
+# theory's sigma^2 term), so the target is looser.
+run 5 -o algorithm.plugin=ringmaster -o pool.mode=async -o stop.gap=1e-4 \
+    base.yaml
+reached_at "ringmaster, async, 5 ranks" 1e-4
+
+# rank 2 answers 20 ms late, every time
+slow='stragglers: {work_ms: 1, fixed: {ranks: [2], delay_ms: [20]}}'
+printf '%s\n' "$slow" >> base.yaml
+run 5 -o algorithm.variant=dsag -o algorithm.subpartitions=2 \
+    -o pool.wait.nwait=3 base.yaml
+reached "dsag, nwait 3 of 4, a persistent straggler"
+# The straggler's answers, 20 updates late and more, are discarded
+# (delay >= R = 4): the others' rows decide, hence the looser target.
+run 5 -o algorithm.plugin=ringmaster -o pool.mode=async -o stop.gap=1e-2 \
+    base.yaml
+reached_at "ringmaster, async, a persistent straggler" 1e-2
+
+# Condition 1e4 with columns scaled over two orders of magnitude
+# (condition: kappa scales column j by kappa^(-j/(2(n-1)))): no step given.
+cat > ill.yaml <<'YAML'
+seed: 5
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, rows: 1000, cols: 8, noise: 0.1, condition: 1e4}
+stop: {gap: 1e-6, time: 100}
+YAML
+run 5 ill.yaml
+reached "gd, condition 1e4, step auto"
+run 5 -o algorithm.plugin=sgd -o algorithm.staleness_scaling=adaptive \
+    -o pool.mode=async ill.yaml
+reached "sgd, async, adaptive, condition 1e4, step auto"
+done_testing
