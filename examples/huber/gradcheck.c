@@ -56,18 +56,22 @@ int main(int argc, char **argv)
         so ? dlsym(so, "aia_problem_plugin") : NULL;
     if (!p || p->h.abi != AIA_ABI_VERSION || p->h.kind != AIA_KIND_PROBLEM) {
         fprintf(stderr, "gradcheck: %s: not a problem plugin of ABI %d%s%s\n",
-                argv[1], AIA_ABI_VERSION, so ? "" : ": ",
-                so ? "" : dlerror());
+                argv[1], AIA_ABI_VERSION, so ? "" : ": ", so ? "" : dlerror());
         return 2;
     }
     struct aia_value args[MAXP];
     make_args(p->h.params, args, argc - 2, argv + 2);
     /* worker 1 of 3 under the cyclic scheme: a part, not the whole */
-    struct aia_partition part = {.index = 1, .count = 3,
-                                 .scheme = AIA_PART_CYCLIC};
-    struct aia_context ctx = {.size = sizeof ctx, .role = AIA_ROLE_WORKER,
-                              .rank = 2, .worker = 1, .nworkers = 3,
-                              .seed = 7, .args = args, .jobdir = "."};
+    struct aia_partition part = {
+        .index = 1, .count = 3, .scheme = AIA_PART_CYCLIC};
+    struct aia_context ctx = {.size = sizeof ctx,
+                              .role = AIA_ROLE_WORKER,
+                              .rank = 2,
+                              .worker = 1,
+                              .nworkers = 3,
+                              .seed = 7,
+                              .args = args,
+                              .jobdir = "."};
     struct aia_error err = {{0}};
     void *st = NULL;
     if (p->open(&ctx, &part, &st, &err) < 0) {

@@ -37,12 +37,14 @@ enum { P_ROWS, P_COLS, P_DELTA, P_NOISE, P_OUTLIERS, P_OUTLIER_SCALE };
 static const struct aia_param params[] = {
     {"rows", AIA_INT, "2000", "generated rows", NULL, 1, 1e9},
     {"cols", AIA_INT, "10", "generated features", NULL, 1, 1e6},
-    {"delta", AIA_DOUBLE, "1", "residual past which the loss is linear",
-     NULL, 1e-9, 1e9},
+    {"delta", AIA_DOUBLE, "1", "residual past which the loss is linear", NULL,
+     1e-9, 1e9},
     {"noise", AIA_DOUBLE, "0.1", "standard deviation of the targets' noise",
      NULL, 0, 1e9},
-    {"outliers", AIA_DOUBLE, "0.1", "fraction of targets replaced by wild "
-     "values", NULL, 0, 1},
+    {"outliers", AIA_DOUBLE, "0.1",
+     "fraction of targets replaced by wild "
+     "values",
+     NULL, 0, 1},
     {"outlier_scale", AIA_DOUBLE, "100",
      "standard deviation of the wild targets", NULL, 0, 1e12},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -52,8 +54,8 @@ static const struct aia_param params[] = {
 #define STREAM_XTRUE 0x4855424552000000ull
 
 struct huber {
-    size_t n;     /* features */
-    size_t k;     /* rows held by this rank */
+    size_t n; /* features */
+    size_t k; /* rows held by this rank */
     double delta;
     /* generated rows (dense, k x n) and targets, or NULL for data rows */
     double *a, *b;
@@ -100,14 +102,12 @@ static int generate(struct huber *p, const struct aia_context *ctx,
     p->b = malloc((p->k ? p->k : 1) * sizeof *p->b);
     if (!p->a || !p->b) {
         free(xtrue);
-        return aia_seterr(err, "out of memory for %zu rows of %zu", p->k,
-                          p->n);
+        return aia_seterr(err, "out of memory for %zu rows of %zu", p->k, p->n);
     }
     size_t i = 0;
     for (size_t r = 0; r < m; r++)
         if (all || aia_partition_owner(part, m, r) == part->index) {
-            gen_row(args, ctx->seed, xtrue, p->n, r, p->a + i * p->n,
-                    &p->b[i]);
+            gen_row(args, ctx->seed, xtrue, p->n, r, p->a + i * p->n, &p->b[i]);
             i++;
         }
     free(xtrue);
@@ -265,9 +265,8 @@ static int huber_inliers(void *state, const double *x, double *value,
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {
-    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "huber",
-                    "1.0", "robust linear regression with the Huber loss",
-                    params),
+    .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "huber", "1.0",
+                    "robust linear regression with the Huber loss", params),
     .flags = AIA_PROBLEM_DATA,
     .open = huber_open,
     .close = huber_close,

@@ -32,14 +32,17 @@
 enum { P_STEP, P_MOMENTUM, P_RESTART };
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, NULL, "step size, at most 1/L for a loss with "
-     "L-Lipschitz gradient (required)", NULL, 1e-12, 1e6},
+    {"step", AIA_DOUBLE, NULL,
+     "step size, at most 1/L for a loss with "
+     "L-Lipschitz gradient (required)",
+     NULL, 1e-12, 1e6},
     {"momentum", AIA_DOUBLE, "0.9",
      "momentum; (sqrt(L/mu) - 1)/(sqrt(L/mu) + 1) for a mu-strongly convex "
-     "loss", NULL, 0, 0.9999},
+     "loss",
+     NULL, 0, 0.9999},
     {"restart", AIA_BOOL, "true",
-     "drop the momentum when the gradient points along the last move", NULL,
-     0, 0},
+     "drop the momentum when the gradient points along the last move", NULL, 0,
+     0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -53,11 +56,11 @@ struct nesterov {
     double step, momentum;
     int restart;
     /* coordinator only */
-    double *x;      /* the model */
-    double *v;      /* the velocity */
-    double *grad;   /* nworkers x dim: each worker's latest gradient */
-    double *rows;   /* rows behind each stored gradient; 0: none yet */
-    double *mean;   /* dim: scratch for the weighted mean */
+    double *x;    /* the model */
+    double *v;    /* the velocity */
+    double *grad; /* nworkers x dim: each worker's latest gradient */
+    double *rows; /* rows behind each stored gradient; 0: none yet */
+    double *mean; /* dim: scratch for the weighted mean */
     uint64_t restarts;
 };
 
@@ -209,15 +212,14 @@ static int save(void *state, void *buf, struct aia_error *err)
     return 0;
 }
 
-static int load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct nesterov *s = state;
     const double *p = buf;
     size_t n = s->dim, w = (size_t)s->nworkers;
     if (len != state_size(state))
-        return aia_seterr(err, "a saved state of %zu bytes, expected %zu",
-                          len, state_size(state));
+        return aia_seterr(err, "a saved state of %zu bytes, expected %zu", len,
+                          state_size(state));
     memcpy(s->x, p, n * sizeof *p);
     memcpy(s->v, p + n, n * sizeof *p);
     memcpy(s->grad, p + 2 * n, w * n * sizeof *p);
@@ -229,8 +231,8 @@ static int load(void *state, const void *buf, size_t len,
  * (nesterov.so); no flags: the stored answers are states, not increments
  * (no top-k compression), and one per worker (no tree aggregation). */
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
-    .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin,
-                    "nesterov", "1.0",
+    .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "nesterov",
+                    "1.0",
                     "Nesterov's accelerated gradient descent over the "
                     "workers' latest gradients",
                     params),

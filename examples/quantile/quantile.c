@@ -29,10 +29,11 @@ enum { P_QUANTILE, P_SLACK };
 static const struct aia_param params[] = {
     {"quantile", AIA_DOUBLE, "0.5",
      "quantile of the live workers' latencies that sets the bound "
-     "(0: the fastest, 1: the slowest)", NULL, 0, 1},
+     "(0: the fastest, 1: the slowest)",
+     NULL, 0, 1},
     {"slack", AIA_DOUBLE, "2",
-     "wait for workers whose latency is at most this times the quantile",
-     NULL, 1, 1e6},
+     "wait for workers whose latency is at most this times the quantile", NULL,
+     1, 1e6},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -121,8 +122,8 @@ static void choose(struct quantile *s, const struct aia_pool_view *v)
         bound = s->slack * s->sorted[at];
     }
     for (int w = 0; w < v->nworkers; w++)
-        s->expected[w] = v->alive[w] &&
-                         (v->latency[w] <= 0 || v->latency[w] <= bound);
+        s->expected[w] =
+            v->alive[w] && (v->latency[w] <= 0 || v->latency[w] <= bound);
     s->round = v->round;
     log_set(s, v);
 }
