@@ -41,6 +41,29 @@ for v in AIARUN_PLUGIN_PATH AIARUN_PLUGINDIR; do
     ok $? "man/aiarun.1 explains $v"
 done
 
+# The tutorial: for this version, walking through every example that
+# examples/ holds, naming only structs the header defines.
+tut=$top_srcdir/man/aiarun-plugin.7
+text "$tut" >"$trash/tutorial.txt"
+version=$("$AIARUN" --version | awk '{ print $2; exit }')
+like "$(grep '^\.TH' "$tut")" "\"aiarun $version\"" \
+    "man/aiarun-plugin.7 is for version $version"
+n=0
+for d in "$top_srcdir"/examples/*/; do
+    e=$(basename "$d")
+    n=$((n + 1))
+    grep -q "^\.B $e\$" "$tut"
+    ok $? "man/aiarun-plugin.7 presents examples/$e"
+done
+ok $([ "$n" -ge 3 ] && echo 0 || echo 1) "examples/ holds $n plugins"
+unknown=
+for s in $(grep -o 'struct aia_[a-z_]*' "$trash/tutorial.txt" | sort -u |
+    sed 's/struct //'); do
+    grep -q "^struct $s {" "$top_srcdir/runtime/include/aiarun/aiarun.h" ||
+        unknown="$unknown $s"
+done
+is "$unknown" "" "every struct the tutorial names is in aiarun.h"
+
 if command -v groff >/dev/null 2>&1; then
     for prog in aiarun aiarun-plot; do
         page="$top_srcdir/man/$prog.1"
@@ -49,6 +72,8 @@ if command -v groff >/dev/null 2>&1; then
         out=$(groff -man -Tascii -P-cbou "$page" 2>/dev/null)
         like "$out" "^SYNOPSIS" "with its synopsis"
     done
+    warnings=$(groff -man -Tutf8 -ww -z "$tut" 2>&1)
+    is "$warnings" "" "groff renders man/aiarun-plugin.7 without a warning"
 else
     test_count=$((test_count + 1))
     echo "ok $test_count # SKIP groff is not installed"
