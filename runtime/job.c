@@ -9,6 +9,7 @@
 
 #include "codec.h"
 #include "data.h"
+#include "latency.h"
 #include "params.h"
 #include "util.h"
 
@@ -23,7 +24,7 @@ static const struct aia_param top_params[] = {
 
 static const char *const sections[] = {"algorithm", "problem",   "pool",
                                        "stop",      "output",    "stragglers",
-                                       NULL};
+                                       "simulate",  NULL};
 
 static const struct aia_param algorithm_params[] = {
     {"plugin", AIA_STRING, NULL,
@@ -650,6 +651,8 @@ struct job *job_load(const char *path, const char *text, size_t len,
     }
     if (stragglers(job, err) < 0)
         goto fail;
+    if (latency_section(job, err) < 0)
+        goto fail;
     return job;
 fail:
     job_free(job);
@@ -662,6 +665,7 @@ void job_free(struct job *job)
         return;
     for (size_t i = 0; i < sizeof job->v / sizeof job->v[0]; i++)
         params_free(job->v[i]);
+    latency_section_free(job);
     manifest_free(job->m);
     free(job->dir);
     free(job->data.path);
@@ -727,7 +731,7 @@ void job_reference(FILE *out)
 {
     reference_table(out, "top level", top_params,
                     "Sections: `algorithm`, `problem`, `pool`, `stop`, "
-                    "`output`, `stragglers`.");
+                    "`output`, `stragglers`, `simulate`.");
     reference_table(out, "algorithm", algorithm_params,
                     "Every other key is a parameter of the algorithm plugin "
                     "(`aiarun --list-plugins`).");
@@ -759,4 +763,5 @@ void job_reference(FILE *out)
                     "per answer, as cluster traces show bursts.");
     reference_table(out, "stragglers.hang", hang_params, NULL);
     reference_table(out, "stragglers.corrupt", corrupt_params, NULL);
+    latency_reference(out, reference_table);
 }
