@@ -22,6 +22,7 @@
 #include "host.h"
 #include "params.h"
 #include "poll.h"
+#include "proto.h"
 #include "tree.h"
 #include "util.h"
 #include "wire.h"

@@ -19,24 +19,11 @@
 
 #include "host.h"
 #include "poll.h"
+#include "proto.h"
 #include "straggle.h"
 #include "tree.h"
 #include "util.h"
 #include "wire.h"
-
-int tree_parent(int t, int arity)
-{
-    return (t - 1) / arity;
-}
-
-int tree_children(int t, int arity, int nworkers, int *children)
-{
-    int n = 0;
-    for (long c = (long)t * arity + 1;
-         c <= (long)t * arity + arity && c <= nworkers; c++)
-        children[n++] = (int)c;
-    return n;
-}
 
 int tree_rank(const struct setup *s, int t)
 {

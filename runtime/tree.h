@@ -12,12 +12,7 @@
 
 #include "run.h"
 
-/* The parent node of node t (t > 0). */
-int tree_parent(int t, int arity);
-
-/* The children of node t among the nodes 1 .. nworkers, into children
- * (arity entries at most); returns how many. */
-int tree_children(int t, int arity, int nworkers, int *children);
+/* tree_parent and tree_children, the tree's shape, are in proto.h. */
 
 /* The rank of node t. */
 int tree_rank(const struct setup *s, int t);

@@ -1,0 +1,373 @@
+/* proto.c - the coordinator's protocol decisions, without MPI or a clock:
+ * which answers are trusted, fresh or stale, when a round and an epoch
+ * end, who gets the next query, and which stop rule holds (see proto.h
+ * for the events and the decisions). */
+#include <config.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+
+/* ---------------------------------------------------------- stop rules */
+
+static int check_iterations(const struct proto *p, const struct job *job,
+                            const struct proto_measure *m)
+{
+    (void)m;
+    return job->max_iterations && p->iteration >= job->max_iterations;
+}
+
+static int check_epochs(const struct proto *p, const struct job *job,
+                        const struct proto_measure *m)
+{
+    (void)m;
+    return job->max_epochs && p->epoch >= job->max_epochs;
+}
+
+static int check_precision(const struct proto *p, const struct job *job,
+                           const struct proto_measure *m)
+{
+    (void)p;
+    return job->precision > 0 && m->change(m->ctx) <= job->precision;
+}
+
+/* The loss is measured once every stop.check_every iterations (the
+ * measure keeps it for the iteration, so loss and gap share it). */
+static int loss_due(const struct proto *p, const struct job *job)
+{
+    return p->iteration % job->check_every == 0;
+}
+
+static int check_loss(const struct proto *p, const struct job *job,
+                      const struct proto_measure *m)
+{
+    double loss;
+    if (job->target_loss <= 0 || !loss_due(p, job))
+        return 0;
+    if (m->loss(m->ctx, &loss) < 0)
+        return -1;
+    return loss <= job->target_loss;
+}
+
+static int check_gap(const struct proto *p, const struct job *job,
+                     const struct proto_measure *m)
+{
+    double loss;
+    if (job->target_gap <= 0 || !loss_due(p, job))
+        return 0;
+    if (m->loss(m->ctx, &loss) < 0)
+        return -1;
+    return (loss - m->fopt) <= job->target_gap * fabs(m->fopt);
+}
+
+const struct proto_stop_rule proto_stop_rules[] = {
+    {"iterations", "stop.iterations", check_iterations,
+     "the iteration limit was reached"},
+    {"time", "stop.time", NULL, "the time limit passed"},
+    {"epochs", "stop.epochs", check_epochs, "the epoch limit was reached"},
+    {"precision", "stop.precision", check_precision,
+     "the query changed less than the precision asked for"},
+    {"loss", "stop.loss", check_loss, "the loss reached its target"},
+    {"gap", "stop.gap", check_gap,
+     "the relative suboptimality reached its target"},
+    {"signal", NULL, NULL, "a signal stopped the run"},
+    {"error", NULL, NULL, "an error stopped the run"},
+    {NULL, NULL, NULL, NULL},
+};
+
+const struct proto_stop_rule *proto_stop_rule(const char *name)
+{
+    for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++)
+        if (strcmp(r->name, name) == 0)
+            return r;
+    return NULL;
+}
+
+const struct proto_stop_rule *proto_stop_check(struct proto *p,
+                                               const struct job *job,
+                                               const struct proto_measure *m)
+{
+    if (p->why)
+        return p->why;
+    for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++) {
+        if (!r->check)
+            continue;
+        int got = r->check(p, job, m);
+        if (got < 0) {
+            proto_fail(p);
+            return p->why;
+        }
+        if (got) {
+            p->why = r;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+void proto_stop(struct proto *p, const char *name)
+{
+    if (!p->why)
+        p->why = proto_stop_rule(name);
+}
+
+int proto_failed(const struct proto *p)
+{
+    return p->why && strcmp(p->why->name, "error") == 0;
+}
+
+int proto_fail(struct proto *p)
+{
+    if (proto_failed(p))
+        return 0;
+    p->why = proto_stop_rule("error");
+    return 1;
+}
+
+int proto_time_up(const struct proto *p, const struct job *job, double now)
+{
+    return job->max_time > 0 && now >= p->t0 + job->max_time;
+}
+
+/* ---------------------------------------------------------- the tree */
+
+int tree_parent(int t, int arity)
+{
+    return (t - 1) / arity;
+}
+
+int tree_children(int t, int arity, int nworkers, int *children)
+{
+    int n = 0;
+    for (long c = (long)t * arity + 1;
+         c <= (long)t * arity + arity && c <= nworkers; c++)
+        children[n++] = (int)c;
+    return n;
+}
+
+/* ---------------------------------------------------------- the pool */
+
+int proto_init(struct proto *p, int n, int mode, int arity,
+               const int *ranks, struct aia_error *err)
+{
+    size_t m = n > 0 ? (size_t)n : 1;
+    *p = (struct proto){.n = n, .mode = mode, .ranks = ranks};
+    p->repochs = calloc(m, sizeof *p->repochs);
+    p->sent = calloc(m, sizeof *p->sent);
+    p->busy = calloc(m, 1);
+    p->alive = calloc(m, 1);
+    p->fresh_now = calloc(m, 1);
+    p->in_epoch = calloc(m, 1);
+    p->direct = calloc(m, 1);
+    p->untrusted = calloc(m, 1);
+    p->sent_at = calloc(m, sizeof *p->sent_at);
+    p->latency = calloc(m, sizeof *p->latency);
+    if (!p->repochs || !p->sent || !p->busy || !p->alive || !p->fresh_now ||
+        !p->in_epoch || !p->direct || !p->untrusted || !p->sent_at ||
+        !p->latency) {
+        proto_free(p);
+        return aia_seterr(err, "out of memory for %d workers", n);
+    }
+    if (arity > 0) {
+        /* In a tree the coordinator talks to its children only: the
+         * others are reached through them. */
+        for (int i = 0; i < arity && i < n; i++)
+            p->direct[i] = 1;
+    } else {
+        memset(p->direct, 1, (size_t)n);
+    }
+    for (int w = 0; w < n; w++) {
+        p->alive[w] = p->direct[w];
+        p->live += p->direct[w];
+    }
+    return 0;
+}
+
+void proto_free(struct proto *p)
+{
+    free(p->repochs);
+    free(p->sent);
+    free(p->busy);
+    free(p->alive);
+    free(p->fresh_now);
+    free(p->in_epoch);
+    free(p->direct);
+    free(p->untrusted);
+    free(p->sent_at);
+    free(p->latency);
+    p->repochs = p->sent = NULL;
+    p->busy = p->alive = p->fresh_now = p->in_epoch = NULL;
+    p->direct = p->untrusted = NULL;
+    p->sent_at = p->latency = NULL;
+}
+
+void proto_start(struct proto *p, uint64_t round, double now, double elapsed)
+{
+    p->round = round;
+    p->t0 = p->round_t0 = now - elapsed;
+}
+
+void proto_sent(struct proto *p, int w, double now)
+{
+    p->busy[w] = 1;
+    p->sent[w] = p->round;
+    p->sent_at[w] = now;
+}
+
+enum proto_verdict proto_check(const struct proto *p, int w, uint64_t round)
+{
+    if (p->untrusted[w])
+        return PROTO_DISCARD;
+    if (!p->busy[w] || round != p->sent[w])
+        return PROTO_DISTRUST;
+    return p->why ? PROTO_LATE : PROTO_ACCEPT;
+}
+
+uint64_t proto_answer(struct proto *p, int w, uint64_t round, double now,
+                      double *rtt)
+{
+    *rtt = now - p->sent_at[w];
+    p->busy[w] = 0;
+    p->repochs[w] = round;
+    /* a moving average that follows a worker whose speed changes */
+    p->latency[w] = p->latency[w] == 0 ? *rtt
+                                       : 0.75 * p->latency[w] + 0.25 * *rtt;
+    return p->round - round;
+}
+
+/* An epoch ends when every live worker has answered in it. */
+static void close_epoch(struct proto *p)
+{
+    if (p->live == 0 || p->epoch_count < p->live)
+        return;
+    p->epoch++;
+    p->epoch_count = 0;
+    memset(p->in_epoch, 0, (size_t)p->n);
+}
+
+enum proto_next proto_absorbed(struct proto *p, int w, uint64_t staleness)
+{
+    p->arrived++;
+    if (!p->in_epoch[w]) {
+        p->in_epoch[w] = 1;
+        p->epoch_count++;
+        close_epoch(p);
+    }
+    if (p->mode == JOB_ASYNC)
+        return PROTO_END_ROUND;
+    if (staleness == 0) {
+        p->fresh++;
+        p->fresh_now[w] = 1;
+        return PROTO_WAIT;
+    }
+    return PROTO_RESEND;
+}
+
+void proto_late(struct proto *p, int w)
+{
+    p->busy[w] = 0;
+}
+
+void proto_bye(struct proto *p, int w)
+{
+    p->busy[w] = 0;
+}
+
+/* w leaves the pool that counts: the epoch may end without it. */
+static int leave(struct proto *p, int w)
+{
+    p->alive[w] = 0;
+    p->busy[w] = 0;
+    p->live--;
+    if (p->in_epoch[w]) {
+        p->in_epoch[w] = 0;
+        p->epoch_count--;
+    }
+    /* the others may all have answered already */
+    close_epoch(p);
+    return p->live;
+}
+
+int proto_distrust(struct proto *p, int w)
+{
+    p->untrusted[w] = 1;
+    return leave(p, w);
+}
+
+int proto_dead(struct proto *p, int w)
+{
+    p->dead++;
+    return leave(p, w);
+}
+
+int proto_overdue(const struct proto *p, double now, double after,
+                  double *next)
+{
+    *next = INFINITY;
+    if (after <= 0)
+        return -1;
+    for (int w = 0; w < p->n; w++) {
+        if (!p->alive[w] || !p->busy[w])
+            continue;
+        if (now - p->sent_at[w] > after)
+            return w;
+        if (p->sent_at[w] + after < *next)
+            *next = p->sent_at[w] + after;
+    }
+    return -1;
+}
+
+void proto_view(const struct proto *p, struct aia_pool_view *v, double now)
+{
+    *v = (struct aia_pool_view){
+        .nworkers = p->n,
+        .fresh = p->fresh,
+        .arrived = p->arrived,
+        .live = p->live,
+        .round = p->round,
+        .ranks = p->ranks,
+        .repochs = p->repochs,
+        .sent = p->sent,
+        .busy = p->busy,
+        .alive = p->alive,
+        .fresh_now = p->fresh_now,
+        .latency = p->latency,
+        .elapsed = now - p->round_t0,
+    };
+}
+
+int proto_ready(const struct proto *p, const struct aia_wait_plugin *wait,
+                void *wait_s, double now)
+{
+    struct aia_pool_view v;
+    proto_view(p, &v, now);
+    return wait->ready(wait_s, &v) != 0;
+}
+
+double proto_deadline(const struct proto *p,
+                      const struct aia_wait_plugin *wait, void *wait_s,
+                      double now)
+{
+    if (p->mode != JOB_ROUNDS || !wait->deadline)
+        return INFINITY;
+    struct aia_pool_view v;
+    proto_view(p, &v, now);
+    double d = wait->deadline(wait_s, &v);
+    return d >= 0 ? p->round_t0 + d : INFINITY;
+}
+
+void proto_end_round(struct proto *p, double now)
+{
+    p->round++;
+    p->iteration++;
+    p->fresh = p->arrived = 0;
+    memset(p->fresh_now, 0, (size_t)p->n);
+    p->round_t0 = now;
+}
+
+int proto_idle(const struct proto *p, int w)
+{
+    return p->alive[w] && !p->busy[w];
+}
