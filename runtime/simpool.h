@@ -1,0 +1,54 @@
+/* simpool.h - the plugins of a simulated run, in one process: the
+ * coordinator's problem, algorithm and wait condition as rank 0 holds
+ * them, and N workers, each with its own partition of the problem and its
+ * own algorithm state, answering queries with the real worker step.
+ */
+#ifndef AIARUN_SIMPOOL_H
+#define AIARUN_SIMPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec.h"
+#include "latency.h"
+#include "run.h"
+
+/* One simulated worker. */
+struct simworker {
+    void *prob_s, *alg_s;
+    struct codec qc, ac;   /* queries' decoder, answers' encoder */
+    double *answer;        /* the answer as doubles */
+    char *enc;             /* with an answer codec: it encoded */
+    size_t bytes;          /* of the answer's payload as it travels */
+    uint64_t answers;      /* answers given */
+    struct latency lat;
+};
+
+struct simpool {
+    struct setup s; /* the coordinator's, as rank 0 of an mpirun holds it */
+    int n;
+    struct simworker *w;
+    double *qdec;   /* a query decoded, for workers (query codec) */
+};
+
+/* Load the job's plugins and open the coordinator's view and n workers
+ * (ranks 1..n, or pool.workers when it lists n ranks).  0, or -1 with err
+ * naming the file, line and key; sp is then ready for simpool_close. */
+int simpool_open(struct simpool *sp, struct job *job, int n,
+                 struct aia_error *err);
+
+void simpool_close(struct simpool *sp);
+
+/* Seconds per row of the real worker step: worker 0 answers query a few
+ * times (its state is then thrown away and made again).  0 or -1. */
+int simpool_measure(struct simpool *sp, const double *query, double *row_s,
+                    struct aia_error *err);
+
+/* Worker w answers the query of round (the doubles sent, encoded in bytes
+ * when the job has a query codec: qenc).  Its answer is left in
+ * w->answer (and w->enc, w->bytes).  0, or -1 with err. */
+int simpool_answer(struct simpool *sp, int w, const double *query,
+                   const void *qenc, size_t qbytes, uint64_t round,
+                   struct aia_error *err);
+
+#endif
