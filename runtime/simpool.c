@@ -16,6 +16,8 @@
 
 #include "host.h"
 #include "params.h"
+#include "proto.h"
+#include "wire.h"
 #include "util.h"
 
 static int refuse(const struct job *job, const struct mnode *at,
@@ -30,8 +32,6 @@ static int refuse(const struct job *job, const struct mnode *at,
 /* What a simulation cannot do, refused before anything is loaded. */
 static int check_job(const struct job *job, int n, struct aia_error *err)
 {
-    if (job->topology == JOB_TREE)
-        return refuse(job, job->topology_node, err, "pool.topology: tree");
     if (job->data.path)
         return refuse(job, job->data.key, err,
                       "problem.data (generated problems only)");
@@ -120,6 +120,10 @@ static int setup_coordinator(struct simpool *sp, struct aia_error *err)
     s->prob = (const void *)s->prob_p->h;
     s->alg = (const void *)s->alg_p->h;
     s->wait = (const void *)s->wait_p->h;
+    if (job->topology == JOB_TREE && !(s->alg->flags & AIA_ALG_ASSOCIATIVE))
+        return refuse(job, job->topology_node, err,
+                      "pool.topology: tree with an algorithm whose answers "
+                      "are not combinable (AIA_ALG_ASSOCIATIVE)");
     if (job->codec_answer == CODEC_TOPK && !(s->alg->flags & AIA_ALG_ADDITIVE))
         return refuse(job, job->codec_node, err,
                       "pool.codec.answer: topk with an algorithm whose "
@@ -166,8 +170,10 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
         return -1;
     if (!(k->answer = malloc((alen ? alen : 1) * sizeof *k->answer)))
         return aia_seterr(err, "out of memory for worker %d", w);
-    if (s->job->codec_answer != CODEC_NONE &&
-        !(k->enc = malloc(codec_bound(&k->ac) + 1)))
+    if ((s->job->codec_answer != CODEC_NONE &&
+         !(k->enc = malloc(codec_bound(&k->ac) + 1))) ||
+        (s->job->topology == JOB_TREE &&
+         !(k->up = malloc((alen ? alen : 1) * sizeof *k->up))))
         return aia_seterr(err, "out of memory for worker %d", w);
     latency_init(&k->lat, s->job, w, s->rows[w], s->job->simulate.row_s);
     return 0;
@@ -224,6 +230,7 @@ void simpool_close(struct simpool *sp)
         codec_free(&k->ac);
         free(k->answer);
         free(k->enc);
+        free(k->up);
     }
     free(sp->w);
     free(sp->qdec);
@@ -306,5 +313,59 @@ int simpool_measure(struct simpool *sp, const double *query, double *row_s,
     if (s->alg->create(&ctx, &shape, &k->alg_s, err) < 0)
         return -1;
     k->answers = 0;
-    return 0;
+    /* top-k's residual too */
+    size_t alen = s->shape.answer_len;
+    codec_free(&k->ac);
+    return codec_init(&k->ac, s->job->codec_answer, alen,
+                      codec_topk_count(s->job->codec_topk, alen),
+                      s->job->codec_level, err);
+}
+
+double simpool_subtree(struct simpool *sp, int w, const double *query,
+                       uint64_t round, double sent, struct simsub *sub,
+                       struct aia_error *err)
+{
+    const struct setup *s = &sp->s;
+    struct simworker *k = &sp->w[w];
+    size_t alen = s->shape.answer_len;
+    size_t abytes = sizeof(struct wire_hdr) + alen * sizeof(double);
+    int arity = s->job->arity < sp->n ? s->job->arity : sp->n;
+    if (simpool_answer(sp, w, query, NULL, 0, round, err) < 0)
+        return NAN;
+    int *child = malloc((size_t)arity * sizeof *child);
+    if (!child)
+        return aia_seterr(err, "out of memory"), NAN;
+    struct latency_draw d;
+    latency_next(&k->lat, sizeof(struct wire_hdr) +
+                              s->shape.query_len * sizeof(double),
+                 abytes, &d);
+    double at = sent + d.down, leave = at + d.compute + d.delay;
+    sub->compute_s = d.compute + d.delay;
+    sub->delay_s = d.delay;
+    sub->rows = (double)s->rows[w];
+    for (size_t j = 0; j < alen; j++)
+        k->up[j] = k->answer[j] * sub->rows;
+    int nc = tree_children(w + 1, arity, sp->n, child);
+    for (int c = 0; c < nc; c++) {
+        struct simsub cs;
+        int cw = child[c] - 1;
+        /* the query goes on as it arrives */
+        double back = simpool_subtree(sp, cw, query, round, at, &cs, err);
+        if (isnan(back)) {
+            free(child);
+            return NAN;
+        }
+        const double *a = sp->w[cw].up;
+        for (size_t j = 0; j < alen; j++)
+            k->up[j] += a[j] * cs.rows;
+        sub->rows += cs.rows;
+        sub->compute_s = fmax(sub->compute_s, cs.compute_s);
+        sub->delay_s = fmax(sub->delay_s, cs.delay_s);
+        leave = fmax(leave, back);
+    }
+    free(child);
+    for (size_t j = 0; j < alen; j++)
+        k->up[j] /= sub->rows;
+    k->bytes = alen * sizeof(double);
+    return leave + d.up;
 }

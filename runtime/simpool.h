@@ -22,6 +22,13 @@ struct simworker {
     size_t bytes;          /* of the answer's payload as it travels */
     uint64_t answers;      /* answers given */
     struct latency lat;
+    double *up;            /* tree: its subtree's answer */
+};
+
+/* What a subtree's answer says of itself, as its header would. */
+struct simsub {
+    double compute_s, delay_s; /* the largest of its nodes' */
+    double rows;               /* the rows it stands for */
 };
 
 struct simpool {
@@ -50,5 +57,16 @@ int simpool_measure(struct simpool *sp, const double *query, double *row_s,
 int simpool_answer(struct simpool *sp, int w, const double *query,
                    const void *qenc, size_t qbytes, uint64_t round,
                    struct aia_error *err);
+
+/* Tree mode: the subtree of worker w answers the query of round, sent
+ * to w at time sent by its parent.  Each node forwards the query to its
+ * children as it arrives, answers it, and sends its parent the rows-
+ * weighted mean of its answer and its children's (the arithmetic of the
+ * MPI tree, in the same order) once it has them all.  The mean is left in
+ * w->up; returns when it reaches the parent (INFINITY when a node of the
+ * subtree hangs), or NAN with err. */
+double simpool_subtree(struct simpool *sp, int w, const double *query,
+                       uint64_t round, double sent, struct simsub *sub,
+                       struct aia_error *err);
 
 #endif
