@@ -149,8 +149,8 @@ int tree_children(int t, int arity, int nworkers, int *children)
 
 /* ---------------------------------------------------------- the pool */
 
-int proto_init(struct proto *p, int n, int mode, int arity,
-               const int *ranks, struct aia_error *err)
+int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
+               struct aia_error *err)
 {
     size_t m = n > 0 ? (size_t)n : 1;
     *p = (struct proto){.n = n, .mode = mode, .ranks = ranks};
@@ -232,8 +232,8 @@ uint64_t proto_answer(struct proto *p, int w, uint64_t round, double now,
     p->busy[w] = 0;
     p->repochs[w] = round;
     /* a moving average that follows a worker whose speed changes */
-    p->latency[w] = p->latency[w] == 0 ? *rtt
-                                       : 0.75 * p->latency[w] + 0.25 * *rtt;
+    p->latency[w] =
+        p->latency[w] == 0 ? *rtt : 0.75 * p->latency[w] + 0.25 * *rtt;
     return p->round - round;
 }
 
@@ -302,8 +302,7 @@ int proto_dead(struct proto *p, int w)
     return leave(p, w);
 }
 
-int proto_overdue(const struct proto *p, double now, double after,
-                  double *next)
+int proto_overdue(const struct proto *p, double now, double after, double *next)
 {
     *next = INFINITY;
     if (after <= 0)
@@ -346,9 +345,8 @@ int proto_ready(const struct proto *p, const struct aia_wait_plugin *wait,
     return wait->ready(wait_s, &v) != 0;
 }
 
-double proto_deadline(const struct proto *p,
-                      const struct aia_wait_plugin *wait, void *wait_s,
-                      double now)
+double proto_deadline(const struct proto *p, const struct aia_wait_plugin *wait,
+                      void *wait_s, double now)
 {
     if (p->mode != JOB_ROUNDS || !wait->deadline)
         return INFINITY;

@@ -89,23 +89,23 @@ enum proto_next {
 };
 
 struct proto {
-    int n;                 /* workers */
-    int mode;              /* enum job_mode */
-    const int *ranks;      /* pool index -> rank (borrowed) */
-    uint64_t round;        /* the current round (the first is 1) */
+    int n;            /* workers */
+    int mode;         /* enum job_mode */
+    const int *ranks; /* pool index -> rank (borrowed) */
+    uint64_t round;   /* the current round (the first is 1) */
     int64_t iteration, epoch;
-    int fresh, arrived;    /* answers this round: fresh, all */
-    int live;              /* workers alive (neither dead nor distrusted) */
-    int dead;              /* workers declared dead */
-    int epoch_count;       /* live workers that answered in this epoch */
-    double t0, round_t0;   /* when the run and the round began */
-    uint64_t *repochs;     /* round of each worker's latest answer */
-    uint64_t *sent;        /* round of the query each worker holds */
+    int fresh, arrived;  /* answers this round: fresh, all */
+    int live;            /* workers alive (neither dead nor distrusted) */
+    int dead;            /* workers declared dead */
+    int epoch_count;     /* live workers that answered in this epoch */
+    double t0, round_t0; /* when the run and the round began */
+    uint64_t *repochs;   /* round of each worker's latest answer */
+    uint64_t *sent;      /* round of the query each worker holds */
     unsigned char *busy, *alive, *fresh_now, *in_epoch;
     unsigned char *direct;    /* workers the coordinator talks to */
     unsigned char *untrusted; /* sent something that failed its checks */
-    double *sent_at;       /* when each worker was sent its query */
-    double *latency;       /* round-trip estimate, seconds */
+    double *sent_at;          /* when each worker was sent its query */
+    double *latency;          /* round-trip estimate, seconds */
     const struct proto_stop_rule *why; /* NULL: going on */
 };
 
@@ -120,8 +120,8 @@ int tree_children(int t, int arity, int nworkers, int *children);
 /* Set up for n workers whose ranks are ranks[0..n-1]; in tree mode
  * (arity > 0) the coordinator talks only to its children, the others are
  * neither alive nor direct.  0, or -1 with err (out of memory). */
-int proto_init(struct proto *p, int n, int mode, int arity,
-               const int *ranks, struct aia_error *err);
+int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
+               struct aia_error *err);
 
 void proto_free(struct proto *p);
 
@@ -167,9 +167,8 @@ int proto_ready(const struct proto *p, const struct aia_wait_plugin *wait,
 
 /* When the wait condition may end the round with no new answer:
  * INFINITY when never. */
-double proto_deadline(const struct proto *p,
-                      const struct aia_wait_plugin *wait, void *wait_s,
-                      double now);
+double proto_deadline(const struct proto *p, const struct aia_wait_plugin *wait,
+                      void *wait_s, double now);
 
 /* The round is closed (the next query is written): round and iteration
  * go on. */

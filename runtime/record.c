@@ -1,6 +1,6 @@
-/* record.c - what the coordinator writes and prints: the loss and the
- * optimum, the history, the answer log, saved iterates, progress lines,
- * and the report at the end of a run. */
+/* record.c - the recorder: the loss and the optimum, the history, the
+ * answer log, saved iterates, progress lines, the checkpoint, and the
+ * report at the end of a run (see record.h). */
 #include <config.h>
 
 #include <errno.h>
@@ -9,96 +9,105 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coord.h"
 #include "host.h"
+#include "params.h"
+#include "record.h"
 #include "util.h"
 #include "wire.h"
 
-static const char *const reason_names[] = {
-    "none", "iterations", "time", "epochs",
-    "precision", "loss", "gap", "signal", "error"};
-
-/* The model after the latest update, into c->x. */
-static int model(struct coord *c)
+int record_init(struct recorder *r, const struct setup *s,
+                const struct proto *p, const struct wstats *st,
+                const struct codec *acodec)
 {
-    const struct setup *s = c->s;
+    *r = (struct recorder){.s = s, .job = s->job, .p = p, .st = st,
+                           .acodec = acodec, .saved = -1, .loss_at = -1,
+                           .progress_at = INFINITY};
+    r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
+    return r->x ? 0 : -1;
+}
+
+void record_free(struct recorder *r)
+{
+    free(r->x);
+    r->x = NULL;
+    checkpoint_free(&r->resume);
+}
+
+/* The model after the latest update, into r->x. */
+static int model(struct recorder *r)
+{
+    const struct setup *s = r->s;
     if (s->alg->iterate)
-        return s->alg->iterate(s->alg_s, c->x, &c->err);
-    memcpy(c->x, WIRE_PAYLOAD(c->q[c->cur].buf), s->dim * sizeof *c->x);
+        return s->alg->iterate(s->alg_s, r->x, &r->err);
+    memcpy(r->x, r->query, s->dim * sizeof *r->x);
     return 0;
 }
 
-int record_loss(struct coord *c, double *loss)
+int record_loss(struct recorder *r, double *loss)
 {
     struct aia_error err;
-    if (c->loss_at == c->iteration) {
-        *loss = c->loss;
+    if (r->loss_at == r->p->iteration) {
+        *loss = r->loss;
         return 0;
     }
-    if (model(c) < 0) {
-        err = c->err;
-        coord_fail(c, "algorithm '%s': iterate: %s", c->s->alg->h.name,
-                   err.text);
-        return -1;
+    if (model(r) < 0) {
+        err = r->err;
+        return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
+                          r->s->alg->h.name, err.text);
     }
-    if (c->s->prob->loss(c->s->prob_s, c->x, loss, &err) < 0) {
-        coord_fail(c, "problem '%s': loss: %s", c->s->prob->h.name,
-                   err.text);
-        return -1;
-    }
-    if (!isfinite(*loss)) {
-        coord_fail(c, "the loss is %g at iteration %lld: the method "
-                      "diverged (try a smaller step)",
-                   *loss, (long long)c->iteration);
-        return -1;
-    }
-    c->loss_at = c->iteration;
-    c->loss = *loss;
+    if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
+        return aia_seterr(&r->err, "problem '%s': loss: %s",
+                          r->s->prob->h.name, err.text);
+    if (!isfinite(*loss))
+        return aia_seterr(&r->err, "the loss is %g at iteration %lld: the "
+                                   "method diverged (try a smaller step)",
+                          *loss, (long long)r->p->iteration);
+    r->loss_at = r->p->iteration;
+    r->loss = *loss;
     return 0;
 }
 
-double record_change(const struct coord *c)
+double record_change(const struct recorder *r)
 {
-    /* The previous buffer is intact: only finish_round reuses buffers,
-     * and it moves prev along. */
-    if (c->prev < 0)
+    /* The previous buffer is intact: the driver reuses a query buffer
+     * only after it moved prev along. */
+    if (!r->prev)
         return NAN;
-    const double *a = WIRE_PAYLOAD(c->q[c->cur].buf);
-    const double *b = WIRE_PAYLOAD(c->q[c->prev].buf);
+    const double *a = r->query, *b = r->prev;
     double s = 0;
-    for (size_t j = 0; j < c->s->shape.query_len; j++)
+    for (size_t j = 0; j < r->s->shape.query_len; j++)
         s += (a[j] - b[j]) * (a[j] - b[j]);
     return sqrt(s);
 }
 
-/* The problem's metric of c->x (set by record_loss); NaN when it has
- * none. */
-static double metric(struct coord *c)
+/* The problem's metric of r->x (set by record_loss) into *v; NaN when it
+ * has none. */
+static int metric(struct recorder *r, double *v)
 {
-    const struct setup *s = c->s;
-    double v = NAN;
+    const struct setup *s = r->s;
     struct aia_error err;
-    if (s->prob->metric && s->prob->metric(s->prob_s, c->x, &v, &err) < 0) {
-        coord_fail(c, "problem '%s': %s: %s", s->prob->h.name,
-                   s->prob->metric_name, err.text);
-        return NAN;
+    *v = NAN;
+    if (s->prob->metric && s->prob->metric(s->prob_s, r->x, v, &err) < 0) {
+        *v = NAN;
+        return aia_seterr(&r->err, "problem '%s': %s: %s", s->prob->h.name,
+                          s->prob->metric_name, err.text);
     }
-    return v;
+    return 0;
 }
 
-void record_optimum(struct coord *c)
+void record_optimum(struct recorder *r)
 {
-    const struct setup *s = c->s;
-    snprintf(c->opt_why.text, sizeof c->opt_why.text,
+    const struct setup *s = r->s;
+    snprintf(r->opt_why.text, sizeof r->opt_why.text,
              "it has no optimum function");
     if (!s->prob->optimum)
         return;
     double *xs = calloc(s->dim ? s->dim : 1, sizeof *xs);
-    if (xs && s->prob->optimum(s->prob_s, xs, &c->fopt, &c->opt_why) == 0)
-        c->opt_known = 1;
+    if (xs && s->prob->optimum(s->prob_s, xs, &r->fopt, &r->opt_why) == 0)
+        r->opt_known = 1;
     else if (xs)
         host_log(AIA_LOG_INFO, "no optimum to compare with: %s",
-                 c->opt_why.text);
+                 r->opt_why.text);
     free(xs);
 }
 
@@ -114,176 +123,199 @@ static const struct output_column answer_cols[] = {
     {"compute", OUT_SHORT},  {"delay", OUT_SHORT},  {"rtt", OUT_SHORT},
 };
 
-int record_open(struct coord *c)
+int record_open(struct recorder *r)
 {
-    const struct job *job = c->job;
-    struct aia_error err;
+    const struct job *job = r->job;
     static struct output_column cols[7];
     memcpy(cols, history_cols, sizeof cols);
-    cols[6].name = c->s->prob->metric_name;
+    cols[6].name = r->s->prob->metric_name;
     int ncols = cols[6].name ? 7 : 6;
     /* a resumed run appends, from where its checkpoint was written */
-    const struct checkpoint *k = &c->resume;
-    long long keep_h = c->resumed ? (long long)k->history_bytes : -1;
-    long long keep_a = c->resumed ? (long long)k->answers_bytes : -1;
-    long long keep_i = c->resumed ? (long long)k->iterates_bytes : -1;
+    const struct checkpoint *k = &r->resume;
+    long long keep_h = r->resumed ? (long long)k->history_bytes : -1;
+    long long keep_a = r->resumed ? (long long)k->answers_bytes : -1;
+    long long keep_i = r->resumed ? (long long)k->iterates_bytes : -1;
     if (job->history &&
-        !(c->hist = output_open(job->history, job->format, cols, ncols,
-                                keep_h, &err)))
-        goto fail;
+        !(r->hist = output_open(job->history, job->format, cols, ncols,
+                                keep_h, &r->err)))
+        return -1;
     if (job->answers &&
-        !(c->answers = output_open(job->answers, job->format, answer_cols,
-                                   9, keep_a, &err)))
-        goto fail;
-    if (job->iterates && !(c->iterates = iterates_open(
-                               job->iterates, c->s->dim, keep_i, &err)))
-        goto fail;
+        !(r->answers = output_open(job->answers, job->format, answer_cols,
+                                   9, keep_a, &r->err)))
+        return -1;
+    if (job->iterates && !(r->iterates = iterates_open(
+                               job->iterates, r->s->dim, keep_i, &r->err)))
+        return -1;
     int mode = host_progress();
-    c->progress_tty = mode == HOST_PROGRESS_TTY ||
+    r->progress_tty = mode == HOST_PROGRESS_TTY ||
                       (mode == HOST_PROGRESS_AUTO && isatty(STDERR_FILENO));
     return 0;
-fail:
-    coord_fail(c, "%s", err.text);
-    return -1;
 }
 
-void record_iteration(struct coord *c, int force)
+int record_iteration(struct recorder *r, int force, double now)
 {
-    const struct job *job = c->job;
-    if ((!c->hist && !c->iterates) || c->saved == c->iteration)
-        return;
+    const struct job *job = r->job;
+    const struct proto *p = r->p;
+    if ((!r->hist && !r->iterates) || r->saved == p->iteration)
+        return 0;
     int epochs_due = job->every_epochs &&
-                     c->epoch / job->every_epochs !=
-                         c->saved_epoch / job->every_epochs;
-    if (!force && c->iteration % job->every != 0 && !epochs_due)
-        return;
-    double row[7] = {(double)c->iteration, (double)c->epoch,
-                     util_now() - c->t0};
-    if (record_loss(c, &row[3]) < 0)
-        return;
-    row[4] = c->opt_known ? row[3] - c->fopt : NAN;
-    row[5] = record_change(c);
-    row[6] = metric(c);
+                     p->epoch / job->every_epochs !=
+                         r->saved_epoch / job->every_epochs;
+    if (!force && p->iteration % job->every != 0 && !epochs_due)
+        return 0;
+    double row[7] = {(double)p->iteration, (double)p->epoch, now - p->t0};
+    if (record_loss(r, &row[3]) < 0)
+        return -1;
+    row[4] = r->opt_known ? row[3] - r->fopt : NAN;
+    row[5] = record_change(r);
+    int rc = metric(r, &row[6]);
     struct aia_error err;
-    if (c->hist && output_row(c->hist, row, &err) < 0)
-        coord_fail(c, "%s", err.text);
-    if (c->iterates && iterates_write(c->iterates, c->iteration, c->epoch,
-                                      row[2], c->x, &err) < 0)
-        coord_fail(c, "%s", err.text);
-    c->saved = c->iteration;
-    c->saved_epoch = c->epoch;
+    if (r->hist && output_row(r->hist, row, &err) < 0 && rc == 0)
+        rc = aia_seterr(&r->err, "%s", err.text);
+    if (r->iterates && iterates_write(r->iterates, p->iteration, p->epoch,
+                                      row[2], r->x, &err) < 0 && rc == 0)
+        rc = aia_seterr(&r->err, "%s", err.text);
+    r->saved = p->iteration;
+    r->saved_epoch = p->epoch;
+    return rc;
 }
 
-void record_checkpoint(struct coord *c, int force)
+int record_checkpoint(struct recorder *r, int force, double now)
 {
-    const struct job *job = c->job;
-    const struct setup *s = c->s;
-    if (!job->checkpoint || c->cur < 0)
-        return;
-    double now = util_now();
+    const struct job *job = r->job;
+    const struct setup *s = r->s;
+    const struct proto *p = r->p;
+    if (!job->checkpoint || !r->query)
+        return 0;
     int due = force ||
               (job->checkpoint_every &&
-               c->iteration - c->ckpt_iter >= job->checkpoint_every) ||
-              (job->checkpoint_seconds > 0 && now >= c->ckpt_at);
+               p->iteration - r->ckpt_iter >= job->checkpoint_every) ||
+              (job->checkpoint_seconds > 0 && now >= r->ckpt_at);
     if (!due)
-        return;
+        return 0;
     struct aia_error err;
     size_t len = s->alg->state_size(s->alg_s);
     void *state = malloc(len ? len : 1);
-    if (!state) {
-        coord_fail(c, "out of memory for the checkpoint");
-        return;
-    }
+    if (!state)
+        return aia_seterr(&r->err, "out of memory for the checkpoint");
     if (s->alg->save(s->alg_s, state, &err) < 0) {
         free(state);
-        coord_fail(c, "algorithm '%s': save: %s", s->alg->h.name, err.text);
-        return;
+        return aia_seterr(&r->err, "algorithm '%s': save: %s",
+                          s->alg->h.name, err.text);
     }
     struct checkpoint k = {
-        .iteration = c->iteration,
-        .epoch = c->epoch,
-        .round = c->round,
-        .elapsed = now - c->t0,
-        .history_bytes = c->hist ? (uint64_t)output_size(c->hist) : 0,
-        .answers_bytes = c->answers ? (uint64_t)output_size(c->answers) : 0,
+        .iteration = p->iteration,
+        .epoch = p->epoch,
+        .round = p->round,
+        .elapsed = now - p->t0,
+        .history_bytes = r->hist ? (uint64_t)output_size(r->hist) : 0,
+        .answers_bytes = r->answers ? (uint64_t)output_size(r->answers) : 0,
         .iterates_bytes =
-            c->iterates ? (uint64_t)iterates_size(c->iterates) : 0,
+            r->iterates ? (uint64_t)iterates_size(r->iterates) : 0,
         .query_len = s->shape.query_len,
-        .query = WIRE_PAYLOAD(c->q[c->cur].buf),
+        .query = (double *)r->query,
         .state_len = len,
         .state = state,
     };
+    int rc = 0;
     if (checkpoint_write(job->checkpoint, s->identity, &k, &err) < 0)
-        coord_fail(c, "%s", err.text);
+        rc = aia_seterr(&r->err, "%s", err.text);
     free(state);
-    c->ckpt_iter = c->iteration;
-    c->ckpt_at = now + job->checkpoint_seconds;
+    r->ckpt_iter = p->iteration;
+    r->ckpt_at = now + job->checkpoint_seconds;
+    return rc;
 }
 
-int record_read_resume(struct coord *c)
+int record_check(struct recorder *r)
 {
-    const struct setup *s = c->s;
-    struct aia_error err;
-    if (checkpoint_read(c->job->checkpoint, s->identity, s->shape.query_len,
-                        &c->resume, &err) < 0) {
-        coord_fail(c, "cannot resume: %s", err.text);
-        return -1;
+    const struct setup *s = r->s;
+    const struct job *job = r->job;
+    char where[256];
+    if (job->target_gap > 0 && !r->opt_known) {
+        params_where(where, sizeof where, job->m->path, job->gap_node);
+        return aia_seterr(&r->err, "%s: stop.gap: problem '%s' cannot give "
+                                   "its optimum (%s)",
+                          where, s->prob->h.name, r->opt_why.text);
     }
-    c->resumed = 1;
+    if ((job->checkpoint || s->resume) && !s->alg->save) {
+        params_where(where, sizeof where, job->m->path,
+                     job->checkpoint_node);
+        return aia_seterr(&r->err, "%s: output.checkpoint: algorithm '%s' "
+                                   "cannot save its state",
+                          where, s->alg->h.name);
+    }
+    if (s->resume && !job->checkpoint)
+        return aia_seterr(&r->err, "%s: --resume: the job names no "
+                                   "output.checkpoint",
+                          job->m->path);
     return 0;
 }
 
-void record_answer(struct coord *c, int w, uint64_t sent_round,
-                   uint64_t staleness, double compute, double delay,
-                   double rtt, double now)
+int record_read_resume(struct recorder *r)
 {
-    if (!c->answers)
-        return;
-    double row[9] = {now - c->t0,         (double)c->s->ranks[w],
-                     (double)sent_round,  (double)c->round,
-                     (double)staleness,   (double)c->iteration,
+    const struct setup *s = r->s;
+    struct aia_error err;
+    if (checkpoint_read(r->job->checkpoint, s->identity, s->shape.query_len,
+                        &r->resume, &err) < 0)
+        return aia_seterr(&r->err, "cannot resume: %s", err.text);
+    r->resumed = 1;
+    return 0;
+}
+
+int record_answer(struct recorder *r, int w, uint64_t sent_round,
+                  uint64_t staleness, double compute, double delay,
+                  double rtt, double now)
+{
+    const struct proto *p = r->p;
+    if (!r->answers)
+        return 0;
+    double row[9] = {now - p->t0,         (double)r->s->ranks[w],
+                     (double)sent_round,  (double)p->round,
+                     (double)staleness,   (double)p->iteration,
                      compute,             delay,
                      rtt};
     struct aia_error err;
-    if (output_row(c->answers, row, &err) < 0)
-        coord_fail(c, "%s", err.text);
+    if (output_row(r->answers, row, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
+    return 0;
 }
 
-static uint64_t total_answers(const struct coord *c)
+static uint64_t total_answers(const struct recorder *r)
 {
     uint64_t n = 0;
-    for (int w = 0; w < c->n; w++)
-        n += c->st[w].answers;
+    for (int w = 0; w < r->p->n; w++)
+        n += r->st[w].answers;
     return n;
 }
 
-void record_progress(struct coord *c, double now)
+int record_progress(struct recorder *r, double now)
 {
-    if (now < c->progress_at)
-        return;
+    if (now < r->progress_at)
+        return 0;
     if (host_verbosity() <= AIA_LOG_ERROR ||
         host_progress() == HOST_PROGRESS_OFF) {
         /* never due: the wait loop must not wake for it */
-        c->progress_at = INFINITY;
-        return;
+        r->progress_at = INFINITY;
+        return 0;
     }
-    double elapsed = now - c->t0, loss;
-    if (record_loss(c, &loss) < 0)
-        return;
+    double elapsed = now - r->p->t0, loss;
+    if (record_loss(r, &loss) < 0)
+        return -1;
     char line[256];
     snprintf(line, sizeof line,
              "iteration %lld, epoch %lld, %.1f s, loss %.6g, %.0f answers/s",
-             (long long)c->iteration, (long long)c->epoch, elapsed, loss,
-             (double)total_answers(c) / elapsed);
-    if (c->progress_tty) {
+             (long long)r->p->iteration, (long long)r->p->epoch, elapsed,
+             loss, (double)total_answers(r) / elapsed);
+    if (r->progress_tty) {
         /* one line, rewritten in place */
         fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);
         fflush(stderr);
-        c->progress_at = now + 0.25;
+        r->progress_at = now + 0.25;
     } else {
         host_log(AIA_LOG_WARN, "progress: %s", line);
-        c->progress_at = now + (elapsed < 10 ? 1 : 10);
+        r->progress_at = now + (elapsed < 10 ? 1 : 10);
     }
+    return 0;
 }
 
 /* "name=value" for each parameter, on one line. */
@@ -361,11 +393,11 @@ struct traffic {
     double ratio; /* payloads as doubles over encoded, headers apart */
 };
 
-static struct traffic traffic(const struct coord *c)
+static struct traffic traffic(const struct recorder *r)
 {
     struct traffic t = {0};
-    for (int w = 0; w < c->n; w++) {
-        const struct wstats *st = &c->st[w];
+    for (int w = 0; w < r->p->n; w++) {
+        const struct wstats *st = &r->st[w];
         t.sent_payload += st->sent_payload;
         t.sent_encoded += st->sent_encoded;
         t.sent_wire += st->sent_encoded + st->queries * sizeof(struct wire_hdr);
@@ -380,26 +412,27 @@ static struct traffic traffic(const struct coord *c)
     return t;
 }
 
-static void print_traffic(const struct coord *c)
+static void print_traffic(const struct recorder *r)
 {
-    const struct job *job = c->job;
-    struct traffic t = traffic(c);
+    const struct job *job = r->job;
+    struct traffic t = traffic(r);
     printf("  %-10s sent %llu (queries as %s; %llu as doubles), received "
            "%llu (answers as %s",
            "bytes", (unsigned long long)t.sent_wire,
            codec_name(job->codec_query), (unsigned long long)t.sent_payload,
            (unsigned long long)t.recv_wire, codec_name(job->codec_answer));
     if (job->codec_answer == CODEC_TOPK)
-        printf(" %zu of %zu", c->acodec.k, c->acodec.n);
+        printf(" %zu of %zu", r->acodec->k, r->acodec->n);
     printf("; %llu as doubles); compression ratio %.3g\n",
            (unsigned long long)t.recv_payload, t.ratio);
 }
 
 /* What ran, why it stopped, and where it ended. */
-static void report(struct coord *c, double loss)
+static void report(struct recorder *r, const char *why, double loss)
 {
-    const struct setup *s = c->s;
-    const struct job *job = c->job;
+    const struct setup *s = r->s;
+    const struct job *job = r->job;
+    const struct proto *p = r->p;
     printf("aiarun %s: %s, %d ranks: coordinator 0, %d workers, %s mode",
            PACKAGE_VERSION, job->m->path, s->size, s->nworkers,
            job->mode == JOB_ASYNC ? "async" : "rounds");
@@ -418,90 +451,88 @@ static void report(struct coord *c, double loss)
     if (job->mode == JOB_ROUNDS)
         print_plugin("wait", s->wait_p, s->wait_args);
     print_stragglers(&job->stragglers);
-    if (c->resumed)
+    if (r->resumed)
         printf("  %-10s from %s at iteration %lld (%.3f s)\n", "resumed",
-               job->checkpoint, (long long)c->resume.iteration,
-               c->resume.elapsed);
+               job->checkpoint, (long long)r->resume.iteration,
+               r->resume.elapsed);
     printf("  %-10s %s after %.3f s: %lld iterations, %lld epochs, %llu "
            "answers\n",
-           "stopped", reason_names[c->why], c->t_end - c->t0,
-           (long long)c->iteration, (long long)c->epoch,
-           (unsigned long long)total_answers(c));
-    print_traffic(c);
-    if (c->dead)
+           "stopped", why, r->t_end - p->t0, (long long)p->iteration,
+           (long long)p->epoch, (unsigned long long)total_answers(r));
+    print_traffic(r);
+    if (p->dead)
         printf("  %-10s %d worker%s declared dead; the run went on with "
                "the others\n",
-               "dead", c->dead, c->dead > 1 ? "s" : "");
-    if (!isnan(loss) && c->opt_known)
+               "dead", p->dead, p->dead > 1 ? "s" : "");
+    if (!isnan(loss) && r->opt_known)
         printf("  %-10s %.10g (optimum %.10g, suboptimality %.3e)\n", "loss",
-               loss, c->fopt, loss - c->fopt);
+               loss, r->fopt, loss - r->fopt);
     else if (!isnan(loss))
         printf("  %-10s %.10g (optimum unknown: %s)\n", "loss", loss,
-               c->opt_why.text);
+               r->opt_why.text);
 }
 
-/* The final model as text, one value a line. */
-static void write_final(struct coord *c)
+int record_final(struct recorder *r)
 {
-    FILE *f = fopen(c->job->final, "w");
-    if (!f) {
-        coord_fail(c, "%s: cannot write the final iterate: %s",
-                   c->job->final, strerror(errno));
-        return;
-    }
-    for (size_t j = 0; j < c->s->dim; j++)
-        fprintf(f, "%.17g\n", c->x[j]);
+    FILE *f = fopen(r->job->final, "w");
+    if (!f)
+        return aia_seterr(&r->err, "%s: cannot write the final iterate: %s",
+                          r->job->final, strerror(errno));
+    for (size_t j = 0; j < r->s->dim; j++)
+        fprintf(f, "%.17g\n", r->x[j]);
     if (ferror(f) | (fclose(f) != 0))
-        coord_fail(c, "%s: write failed", c->job->final);
+        return aia_seterr(&r->err, "%s: write failed", r->job->final);
+    return 0;
 }
 
-void record_finish(struct coord *c)
+int record_close(struct recorder *r)
 {
     struct aia_error err;
-    if (output_close(c->hist, &err) < 0 ||
-        output_close(c->answers, &err) < 0 ||
-        iterates_close(c->iterates, &err) < 0)
-        coord_fail(c, "%s", err.text);
-    c->hist = c->answers = NULL;
-    c->iterates = NULL;
-    if (c->progress_tty && c->progress_at > c->t0 + 1.0)
+    int rc = 0;
+    if (output_close(r->hist, &err) < 0 ||
+        output_close(r->answers, &err) < 0 ||
+        iterates_close(r->iterates, &err) < 0)
+        rc = aia_seterr(&r->err, "%s", err.text);
+    r->hist = r->answers = NULL;
+    r->iterates = NULL;
+    if (r->progress_tty && r->progress_at > r->p->t0 + 1.0)
         fputs("\n", stderr); /* end the progress line */
-    if (c->cur < 0)
-        return; /* failed before the first query */
-    double loss = NAN;
-    if ((c->status == RUN_OK || c->why == STOP_SIGNAL) &&
-        record_loss(c, &loss) < 0)
-        loss = NAN;
-    if (!isnan(loss) && c->job->final)
-        write_final(c);
+    return rc;
+}
+
+int record_report(struct recorder *r, const char *why, double loss)
+{
+    const struct proto *p = r->p;
+    int rc = 0;
     if (host_verbosity() > AIA_LOG_ERROR) {
-        report(c, loss);
-        stats_table(stdout, c->st, c->n);
+        report(r, why, loss);
+        stats_table(stdout, r->st, p->n);
     }
-    for (int w = 0; w < c->n; w++)
-        if (c->st[w].unresponsive)
+    for (int w = 0; w < p->n; w++)
+        if (r->st[w].unresponsive)
             host_error("rank %d is unresponsive: busy with the query of "
                        "round %llu for %.3g s at the stop",
-                       c->s->ranks[w], (unsigned long long)c->sent[w],
-                       c->t_end - c->sent_at[w]);
+                       r->s->ranks[w], (unsigned long long)p->sent[w],
+                       r->t_end - p->sent_at[w]);
     uint64_t late = 0;
-    for (int w = 0; w < c->n; w++)
-        late += c->st[w].late;
+    for (int w = 0; w < p->n; w++)
+        late += r->st[w].late;
     printf("stop=%s iterations=%lld epochs=%lld answers=%llu late=%llu "
            "time=%.6f loss=%.10g",
-           reason_names[c->why], (long long)c->iteration,
-           (long long)c->epoch, (unsigned long long)total_answers(c),
-           (unsigned long long)late, c->t_end - c->t0, loss);
-    if (c->opt_known)
-        printf(" optimum=%.10g gap=%.3e", c->fopt,
-               c->fopt != 0 ? (loss - c->fopt) / fabs(c->fopt)
-                            : loss - c->fopt);
-    if (c->s->prob->metric && !isnan(loss)) {
-        double m = metric(c);
+           why, (long long)p->iteration, (long long)p->epoch,
+           (unsigned long long)total_answers(r), (unsigned long long)late,
+           r->t_end - p->t0, loss);
+    if (r->opt_known)
+        printf(" optimum=%.10g gap=%.3e", r->fopt,
+               r->fopt != 0 ? (loss - r->fopt) / fabs(r->fopt)
+                            : loss - r->fopt);
+    if (r->s->prob->metric && !isnan(loss)) {
+        double m;
+        rc = metric(r, &m);
         if (!isnan(m))
-            printf(" %s=%.10g", c->s->prob->metric_name, m);
+            printf(" %s=%.10g", r->s->prob->metric_name, m);
     }
-    struct traffic t = traffic(c);
+    struct traffic t = traffic(r);
     printf(" sent_bytes=%llu sent_payload=%llu recv_bytes=%llu "
            "recv_payload=%llu ratio=%.4f",
            (unsigned long long)t.sent_wire,
@@ -510,9 +541,5 @@ void record_finish(struct coord *c)
            (unsigned long long)t.recv_payload, t.ratio);
     printf("\n");
     fflush(stdout);
-    if (c->job->workers_csv &&
-        stats_write(c->job->workers_csv, c->st, c->n, &err) < 0) {
-        host_error("%s", err.text);
-        c->status = RUN_FAILED;
-    }
+    return rc;
 }

@@ -31,6 +31,9 @@
 
 #define WIRE_MAGIC 0x31414941u /* "AIA1" */
 
+/* The most bytes of an ERROR message's text. */
+#define WIRE_ERROR_TEXT 1024
+
 enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103 };
 
 enum wire_kind {

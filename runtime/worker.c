@@ -24,7 +24,6 @@
 #include "util.h"
 #include "wire.h"
 
-#define ERROR_TEXT 1024
 
 struct worker {
     struct setup *s;
@@ -53,9 +52,9 @@ static void report(struct worker *k, const char *text)
 {
     host_error("%s", text);
     size_t len = strlen(text) + 1;
-    if (len > ERROR_TEXT)
-        len = ERROR_TEXT;
-    char *msg = calloc(1, sizeof(struct wire_hdr) + ERROR_TEXT);
+    if (len > WIRE_ERROR_TEXT)
+        len = WIRE_ERROR_TEXT;
+    char *msg = calloc(1, sizeof(struct wire_hdr) + WIRE_ERROR_TEXT);
     if (!msg)
         return;
     *(struct wire_hdr *)msg = (struct wire_hdr){
@@ -106,7 +105,7 @@ static int answer(struct worker *k, int got)
 {
     const struct setup *s = k->s;
     const struct wire_hdr *q = (const void *)k->qbuf;
-    char text[ERROR_TEXT];
+    char text[WIRE_ERROR_TEXT];
     struct aia_error err;
     if ((size_t)got < sizeof *q || q->magic != WIRE_MAGIC ||
         q->kind != WIRE_QUERY || q->len != s->shape.query_len ||

@@ -71,15 +71,17 @@ static void fresh_and_stale(void)
     void *ws = wait_make("{nwait: 2}", &t);
     struct proto p;
     start(&p, JOB_ROUNDS);
-    is_int(proto_check(&p, 0, 1), PROTO_ACCEPT, "an answer to the query "
-                                                "sent is accepted");
+    is_int(proto_check(&p, 0, 1), PROTO_ACCEPT,
+           "an answer to the query "
+           "sent is accepted");
     double rtt;
     uint64_t st = proto_answer(&p, 0, 1, 0.5, &rtt);
     is_int((long long)st, 0, "an answer to this round is fresh");
     is_double(rtt, 0.5, 1e-12, "its round trip is from its send");
     is_double(p.latency[0], 0.5, 1e-12, "the first latency is the rtt");
-    is_int(proto_absorbed(&p, 0, st), PROTO_WAIT, "a fresh answer waits "
-                                                  "for the round's end");
+    is_int(proto_absorbed(&p, 0, st), PROTO_WAIT,
+           "a fresh answer waits "
+           "for the round's end");
     ok(p.fresh == 1 && p.arrived == 1 && p.fresh_now[0],
        "it counts as fresh this round");
     ok(!proto_ready(&p, P, ws, 0.5), "nwait 2: one answer does not end "
@@ -96,8 +98,9 @@ static void fresh_and_stale(void)
     proto_sent(&p, 0, 1.0);
     proto_sent(&p, 1, 1.0);
     ok(p.sent[0] == 2 && p.busy[0], "a sent worker is busy with round 2");
-    is_int(proto_check(&p, 2, 1), PROTO_ACCEPT, "an answer to round 1 in "
-                                                "round 2 is accepted");
+    is_int(proto_check(&p, 2, 1), PROTO_ACCEPT,
+           "an answer to round 1 in "
+           "round 2 is accepted");
     st = proto_answer(&p, 2, 1, 1.2, &rtt);
     is_int((long long)st, 1, "its staleness is 1");
     is_int(proto_absorbed(&p, 2, st), PROTO_RESEND,
@@ -124,14 +127,16 @@ static void distrusted_and_late(void)
     answer(&p, 2, 1, 0.1);
     is_int(proto_check(&p, 2, 1), PROTO_DISTRUST,
            "a second answer from an idle worker is distrusted");
-    is_int(proto_distrust(&p, 1), W - 1, "a distrusted worker leaves the "
-                                         "live count");
+    is_int(proto_distrust(&p, 1), W - 1,
+           "a distrusted worker leaves the "
+           "live count");
     ok(!p.alive[1] && !proto_idle(&p, 1), "and gets no more queries");
     is_int(proto_check(&p, 1, 1), PROTO_DISCARD,
            "what it sends then is discarded");
     proto_stop(&p, "iterations");
-    is_int(proto_check(&p, 3, 1), PROTO_LATE, "an answer after the stop is "
-                                              "late");
+    is_int(proto_check(&p, 3, 1), PROTO_LATE,
+           "an answer after the stop is "
+           "late");
     proto_late(&p, 3);
     ok(!p.busy[3], "a late answerer is idle");
     is_int(proto_check(&p, 1, 1), PROTO_DISCARD,
@@ -144,8 +149,9 @@ static void dead_and_epochs(void)
     struct proto p;
     start(&p, JOB_ROUNDS);
     double next;
-    is_int(proto_overdue(&p, 0.5, 1.0, &next), -1, "nobody is overdue "
-                                                   "before dead_after");
+    is_int(proto_overdue(&p, 0.5, 1.0, &next), -1,
+           "nobody is overdue "
+           "before dead_after");
     is_double(next, 1.0, 1e-12, "the next possible death is at 1 s");
     is_int(proto_overdue(&p, 5.0, 0.0, &next), -1,
            "dead_after 0: never overdue");
@@ -168,14 +174,16 @@ static void dead_and_epochs(void)
     answer(&p, 1, 1, 1.7);
     is_int((long long)p.epoch, 1, "two of three: no epoch yet");
     answer(&p, 2, 1, 1.8);
-    is_int((long long)p.epoch, 2, "the next epoch needs the live workers "
-                                  "only");
+    is_int((long long)p.epoch, 2,
+           "the next epoch needs the live workers "
+           "only");
     answer(&p, 0, 1, 1.9);
     proto_dead(&p, 1);
     is_int((long long)p.epoch, 2, "one of two live answered: no epoch");
     proto_dead(&p, 2);
-    is_int((long long)p.epoch, 3, "the one live worker left answered: an "
-                                  "epoch");
+    is_int((long long)p.epoch, 3,
+           "the one live worker left answered: an "
+           "epoch");
     is_int(proto_dead(&p, 0), 0, "the last dead worker leaves none live");
     is_int((long long)p.epoch, 3, "an empty pool counts no epoch");
     proto_free(&p);
@@ -226,8 +234,9 @@ static void async_mode(void)
     double rtt;
     uint64_t st = proto_answer(&p, 0, 1, 0.2, &rtt);
     is_int((long long)st, 1, "async: an answer to an older query is stale");
-    is_int(proto_absorbed(&p, 0, st), PROTO_END_ROUND, "and still an "
-                                                       "iteration");
+    is_int(proto_absorbed(&p, 0, st), PROTO_END_ROUND,
+           "and still an "
+           "iteration");
     wait_free(ws, &t);
     proto_free(&p);
 }
@@ -260,8 +269,8 @@ static void stop_rules(void)
 {
     struct proto p;
     struct job job = {.check_every = 1};
-    struct proto_measure m = {.change = change_of, .loss = loss_of,
-                              .fopt = 2.0};
+    struct proto_measure m = {
+        .change = change_of, .loss = loss_of, .fopt = 2.0};
     start(&p, JOB_ROUNDS);
     is_string(stop_after(&p, &job, &m), "none", "no limit: no stop");
     is_int(loss_calls, 0, "without a loss target the loss is not measured");
@@ -277,19 +286,22 @@ static void stop_rules(void)
     job.max_epochs = 0;
     job.precision = 1e-3;
     m_change = NAN;
-    is_string(stop_after(&p, &job, &m), "none", "no change yet: no "
-                                                "precision stop");
+    is_string(stop_after(&p, &job, &m), "none",
+              "no change yet: no "
+              "precision stop");
     m_change = 1e-4;
-    is_string(stop_after(&p, &job, &m), "precision", "a small change "
-                                                     "stops");
+    is_string(stop_after(&p, &job, &m), "precision",
+              "a small change "
+              "stops");
     job.precision = 0;
     job.target_loss = 0.5;
     m_loss = 0.6;
     is_string(stop_after(&p, &job, &m), "none", "loss above its target");
     m_loss = 0.4;
     job.check_every = 2; /* iteration 3 */
-    is_string(stop_after(&p, &job, &m), "none", "the loss is checked "
-                                                "every check_every only");
+    is_string(stop_after(&p, &job, &m), "none",
+              "the loss is checked "
+              "every check_every only");
     p.iteration = 4;
     is_string(stop_after(&p, &job, &m), "loss", "loss at its target");
     job.target_loss = 0;
@@ -299,8 +311,9 @@ static void stop_rules(void)
     m_loss = 2.01;
     is_string(stop_after(&p, &job, &m), "gap", "gap 0.5%% within 1%%");
     m_fail = 1;
-    is_string(stop_after(&p, &job, &m), "error", "a failed loss is an "
-                                                 "error stop");
+    is_string(stop_after(&p, &job, &m), "error",
+              "a failed loss is an "
+              "error stop");
     ok(proto_failed(&p), "proto_failed says so");
     m_fail = 0;
 
@@ -341,8 +354,7 @@ static void registry(void)
         ok(r && strcmp(r->name, names[i]) == 0 && r->text,
            "stop rule '%s' is registered with its text", names[i]);
     }
-    ok(proto_stop_rule("iterations")->check &&
-           !proto_stop_rule("time")->check,
+    ok(proto_stop_rule("iterations")->check && !proto_stop_rule("time")->check,
        "limits are checked each iteration, time is an event");
     is_string(proto_stop_rule("gap")->key, "stop.gap", "gap reads stop.gap");
     ok(proto_stop_rule("nonsense") == NULL, "an unknown rule is NULL");
@@ -354,8 +366,9 @@ static void tree(void)
     is_int(tree_children(0, 100, 70, child), 70,
            "arity 100 over 70 workers: the coordinator has 70 children");
     is_int(child[69], 70, "the last is node 70");
-    is_int(tree_children(1, 2, 6, child), 2, "node 1 of a binary tree has "
-                                             "two children");
+    is_int(tree_children(1, 2, 6, child), 2,
+           "node 1 of a binary tree has "
+           "two children");
     ok(child[0] == 3 && child[1] == 4, "nodes 3 and 4");
     is_int(tree_parent(4, 2), 1, "node 4's parent is node 1");
     struct aia_error err;
@@ -370,8 +383,7 @@ static void tree(void)
     proto_free(&p);
     if (proto_init(&p, 6, JOB_ROUNDS, 2, r, &err) < 0)
         bail_out("proto_init: %s", err.text);
-    ok(p.live == 2 && p.direct[0] && p.direct[1] && !p.direct[2] &&
-           !p.alive[2],
+    ok(p.live == 2 && p.direct[0] && p.direct[1] && !p.direct[2] && !p.alive[2],
        "arity 2: the coordinator talks to its two children only");
     proto_free(&p);
 }

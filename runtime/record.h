@@ -1,0 +1,106 @@
+/* record.h - the recorder: what the coordinator writes and prints (the
+ * loss and the optimum, the history, the answer log, saved iterates,
+ * progress lines, the checkpoint and the report), fed by the driver as
+ * the protocol goes.
+ *
+ * The recorder reads the protocol's counters (p) and the per-worker
+ * figures (st) it is given, and the current and previous query the driver
+ * points it at; it owns its files and the model copy x.  Its functions
+ * return 0, or -1 with r->err (the driver then fails the run).
+ */
+#ifndef AIARUN_RECORD_H
+#define AIARUN_RECORD_H
+
+#include <stdint.h>
+
+#include "checkpoint.h"
+#include "codec.h"
+#include "output.h"
+#include "proto.h"
+#include "run.h"
+#include "stats.h"
+
+struct recorder {
+    const struct setup *s;
+    const struct job *job;
+    const struct proto *p;      /* round, iteration, epoch, t0 */
+    const struct wstats *st;    /* each worker's figures, p->n of them */
+    const struct codec *acodec; /* the answers' codec, for the report */
+    const double *query;        /* the current query; NULL before the first */
+    const double *prev;         /* the previous iteration's; NULL at first */
+    double *x;                  /* the model, for the loss */
+    double fopt;
+    int opt_known;
+    struct aia_error opt_why; /* why the optimum is unknown */
+    struct output *hist, *answers;
+    struct iterates *iterates;
+    int64_t saved;       /* last iteration written to the history */
+    int64_t saved_epoch; /* epoch of that row */
+    int64_t loss_at;     /* iteration of the loss below, -1: none */
+    double loss;
+    double progress_at; /* when the next progress line is due */
+    int progress_tty;
+    int64_t ckpt_iter;        /* iteration of the last checkpoint */
+    double ckpt_at;           /* when the next timed checkpoint is due */
+    struct checkpoint resume; /* the checkpoint resumed from */
+    int resumed;
+    double t_end; /* when the run stopped */
+    struct aia_error err;
+};
+
+/* Set up for the run (allocates x); 0 or -1 (out of memory). */
+int record_init(struct recorder *r, const struct setup *s,
+                const struct proto *p, const struct wstats *st,
+                const struct codec *acodec);
+
+/* Free what record_init and record_read_resume allocated. */
+void record_free(struct recorder *r);
+
+/* The loss of the current model, once per iteration. */
+int record_loss(struct recorder *r, double *loss);
+
+/* Norm of the query's change since the previous iteration; NaN at the
+ * first. */
+double record_change(const struct recorder *r);
+
+/* The exact optimum, when the problem gives it (r->opt_known). */
+void record_optimum(struct recorder *r);
+
+/* Open the history, answer log and iterate files the job asks for. */
+int record_open(struct recorder *r);
+
+/* A history row (and saved iterate) for the current iteration when one is
+ * due; force: the first and the last. */
+int record_iteration(struct recorder *r, int force, double now);
+
+/* One absorbed answer into the answer log. */
+int record_answer(struct recorder *r, int w, uint64_t sent_round,
+                  uint64_t staleness, double compute, double delay, double rtt,
+                  double now);
+
+/* A progress line on stderr when one is due (runs over a second). */
+int record_progress(struct recorder *r, double now);
+
+/* Write the checkpoint when one is due (force: now). */
+int record_checkpoint(struct recorder *r, int force, double now);
+
+/* Refuse what the job asks of the outputs that the problem or the
+ * algorithm cannot give (after record_optimum). */
+int record_check(struct recorder *r);
+
+/* Read the checkpoint to resume from into r->resume (before record_open,
+ * which then appends to the outputs at the checkpoint's sizes). */
+int record_read_resume(struct recorder *r);
+
+/* Close the files and end the progress line. */
+int record_close(struct recorder *r);
+
+/* Write the final model (r->x, set by record_loss) to output.final. */
+int record_final(struct recorder *r);
+
+/* Print the report, the per-worker table (unless quiet) and the summary
+ * line for a run stopped by why with the final loss (NaN: none); -1 when
+ * the metric failed (the line is printed without it). */
+int record_report(struct recorder *r, const char *why, double loss);
+
+#endif
