@@ -24,8 +24,8 @@ static const struct aia_param simulate_params[] = {
      "compute: rows: microseconds per row of a worker's partition", NULL, 0,
      1e12},
     {"latency_us", AIA_DOUBLE, "50",
-     "one-way latency of every message (a query down, an answer up)", NULL,
-     0, 1e12},
+     "one-way latency of every message (a query down, an answer up)", NULL, 0,
+     1e12},
     {"bandwidth_mbps", AIA_DOUBLE, "0",
      "megabits per second of each worker's link; a message's bytes (as its "
      "codec makes them) take bytes/bandwidth (0: stragglers.link_mbps, or "
@@ -55,14 +55,14 @@ static const struct aia_param dsag_params[] = {
      "mean over workers of a worker's mean communication time per answer, "
      "added to the links' (0: none)",
      NULL, 0, 1e12},
-    {"comm_spread", AIA_DOUBLE, "0.2",
-     "as compute_spread, for communication", NULL, 0, 10},
+    {"comm_spread", AIA_DOUBLE, "0.2", "as compute_spread, for communication",
+     NULL, 0, 10},
     {"comm_cv", AIA_DOUBLE, "0.1", "as compute_cv, for communication", NULL,
      1e-6, 100},
     {"p_slow", AIA_DOUBLE, "0",
      "chance, per answer, that a worker enters a burst", NULL, 0, 1},
-    {"p_fast", AIA_DOUBLE, "0.5",
-     "chance, per answer, that a burst ends", NULL, 0, 1},
+    {"p_fast", AIA_DOUBLE, "0.5", "chance, per answer, that a burst ends", NULL,
+     0, 1},
     {"slow_factor", AIA_DOUBLE, "4",
      "compute times in a burst are this many times longer", NULL, 1, 1e9},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -87,20 +87,22 @@ int latency_section(struct job *job, struct aia_error *err)
     if (!dsag && sim->compute == LATENCY_DSAG) {
         char where[256];
         params_where(where, sizeof where, job->m->path, sim->compute_node);
-        return aia_seterr(err, "%s: simulate.compute: dsag needs a "
-                               "simulate.dsag section",
+        return aia_seterr(err,
+                          "%s: simulate.compute: dsag needs a "
+                          "simulate.dsag section",
                           where);
     }
     if (!dsag)
         return 0;
-    if (!(v = sim->v[1] = params_bind(job->m->path, "simulate.dsag", dsag,
-                                      dkey, dsag_params, NULL, NULL, err)))
+    if (!(v = sim->v[1] = params_bind(job->m->path, "simulate.dsag", dsag, dkey,
+                                      dsag_params, NULL, NULL, err)))
         return -1;
     if (sim->compute != LATENCY_DSAG) {
         char where[256];
         params_where(where, sizeof where, job->m->path, dkey);
-        return aia_seterr(err, "%s: simulate.dsag: the model is used only "
-                               "with simulate.compute: dsag",
+        return aia_seterr(err,
+                          "%s: simulate.dsag: the model is used only "
+                          "with simulate.compute: dsag",
                           where);
     }
     sim->comp_mean = v[0].d / 1e3;
@@ -125,8 +127,7 @@ void latency_section_free(struct job *job)
 
 void latency_reference(FILE *out,
                        void (*table)(FILE *, const char *,
-                                     const struct aia_param *,
-                                     const char *))
+                                     const struct aia_param *, const char *))
 {
     table(out, "simulate", simulate_params,
           "Virtual times of `aiarun --simulate N` (see Simulation); ignored "
@@ -175,8 +176,8 @@ double latency_gamma_draw(struct aia_rng *g, struct latency_gamma d)
     }
 }
 
-void latency_init(struct latency *l, const struct job *job, int w,
-                  size_t rows, double row_s)
+void latency_init(struct latency *l, const struct job *job, int w, size_t rows,
+                  double row_s)
 {
     const struct job_simulate *sim = &job->simulate;
     memset(l, 0, sizeof *l);
@@ -184,12 +185,11 @@ void latency_init(struct latency *l, const struct job *job, int w,
     aia_rng_seed(&l->rng, job->seed, STREAM_LATENCY + (uint64_t)w);
     straggle_init(&l->delays, &job->stragglers, job->seed, w + 1);
     l->compute_s = (double)rows * row_s;
-    l->link_bps = sim->bandwidth_bps > 0 ? sim->bandwidth_bps
-                                         : job->stragglers.link_bps;
+    l->link_bps =
+        sim->bandwidth_bps > 0 ? sim->bandwidth_bps : job->stragglers.link_bps;
     if (sim->compute != LATENCY_DSAG)
         return;
-    double mean = latency_lognormal(&l->rng, sim->comp_mean,
-                                    sim->comp_spread);
+    double mean = latency_lognormal(&l->rng, sim->comp_mean, sim->comp_spread);
     double cv = latency_lognormal(&l->rng, sim->comp_cv, sim->cv_spread);
     l->comp = latency_gamma_of(mean, cv);
     mean = latency_lognormal(&l->rng, sim->comm_mean, sim->comm_spread);

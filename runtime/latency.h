@@ -20,8 +20,11 @@
 #include "straggle.h"
 
 /* How a worker's compute time is found (simulate.compute). */
-enum latency_compute { LATENCY_ROWS = 0, LATENCY_MEASURED = 1,
-                       LATENCY_DSAG = 2 };
+enum latency_compute {
+    LATENCY_ROWS = 0,
+    LATENCY_MEASURED = 1,
+    LATENCY_DSAG = 2
+};
 
 /* A Gamma distribution by its shape and scale. */
 struct latency_gamma {
@@ -31,10 +34,10 @@ struct latency_gamma {
 /* One worker's latency model. */
 struct latency {
     const struct job_simulate *sim;
-    double compute_s;   /* rows, measured: every answer */
-    double link_bps;    /* 0: infinite */
+    double compute_s;                /* rows, measured: every answer */
+    double link_bps;                 /* 0: infinite */
     struct latency_gamma comp, comm; /* dsag */
-    int slow;           /* dsag: the burst chain's state */
+    int slow;                        /* dsag: the burst chain's state */
     struct straggle delays;
     struct aia_rng rng;
 };
@@ -56,15 +59,14 @@ void latency_section_free(struct job *job);
 /* Print the reference of the simulate keys (job_reference's format). */
 void latency_reference(FILE *out,
                        void (*table)(FILE *, const char *,
-                                     const struct aia_param *,
-                                     const char *));
+                                     const struct aia_param *, const char *));
 
 /* The model of worker w (pool index; rank w + 1, as under mpirun -np N+1)
  * holding rows rows; row_s: compute seconds per row (simulate.row_us, or
  * measured).  The worker's DSAG parameters are drawn here, from its own
  * stream, so they do not depend on the pool's size. */
-void latency_init(struct latency *l, const struct job *job, int w,
-                  size_t rows, double row_s);
+void latency_init(struct latency *l, const struct job *job, int w, size_t rows,
+                  double row_s);
 
 /* The times of the worker's next answer to a query of qbytes bytes,
  * answered with abytes bytes (as they travel: codecs change them). */

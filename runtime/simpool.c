@@ -25,8 +25,7 @@ static int refuse(const struct job *job, const struct mnode *at,
 {
     char where[256];
     params_where(where, sizeof where, job->m->path, at);
-    return aia_seterr(err, "%s: %s: not supported by --simulate", where,
-                      what);
+    return aia_seterr(err, "%s: %s: not supported by --simulate", where, what);
 }
 
 /* What a simulation cannot do, refused before anything is loaded. */
@@ -40,8 +39,9 @@ static int check_job(const struct job *job, int n, struct aia_error *err)
     if (job->workers && job->nworkers != (size_t)n) {
         char where[256];
         params_where(where, sizeof where, job->m->path, job->workers_node);
-        return aia_seterr(err, "%s: pool.workers: %zu ranks listed for "
-                               "--simulate %d",
+        return aia_seterr(err,
+                          "%s: pool.workers: %zu ranks listed for "
+                          "--simulate %d",
                           where, job->nworkers, n);
     }
     if (job->stragglers.ncorrupt)
@@ -51,8 +51,7 @@ static int check_job(const struct job *job, int n, struct aia_error *err)
 }
 
 static struct aia_context context(const struct simpool *sp, int w,
-                                  const struct aia_value *args,
-                                  void *prob_s)
+                                  const struct aia_value *args, void *prob_s)
 {
     const struct setup *s = &sp->s;
     return (struct aia_context){
@@ -112,10 +111,9 @@ static int setup_coordinator(struct simpool *sp, struct aia_error *err)
     const struct job *job = s->job;
     if (load(sp, &job->problem, AIA_KIND_PROBLEM, &s->prob_p, &s->prob_args,
              err) < 0 ||
-        load(sp, &job->algorithm, AIA_KIND_ALGORITHM, &s->alg_p,
-             &s->alg_args, err) < 0 ||
-        load(sp, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args,
-             err) < 0)
+        load(sp, &job->algorithm, AIA_KIND_ALGORITHM, &s->alg_p, &s->alg_args,
+             err) < 0 ||
+        load(sp, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args, err) < 0)
         return -1;
     s->prob = (const void *)s->prob_p->h;
     s->alg = (const void *)s->alg_p->h;
@@ -132,9 +130,10 @@ static int setup_coordinator(struct simpool *sp, struct aia_error *err)
         return -1;
     s->dim = s->prob->dim(s->prob_s);
     if (!s->alg->iterate && s->shape.query_len != s->dim)
-        return aia_seterr(err, "algorithm '%s': its queries have %zu "
-                               "values but the model has %zu, and it gives "
-                               "no iterate function",
+        return aia_seterr(err,
+                          "algorithm '%s': its queries have %zu "
+                          "values but the model has %zu, and it gives "
+                          "no iterate function",
                           s->alg->h.name, s->shape.query_len, s->dim);
     struct aia_context ctx = context(sp, -1, s->wait_args, s->prob_s);
     if (s->wait->create(&ctx, &s->wait_s, err) < 0) {
@@ -152,14 +151,15 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
     size_t alen = s->shape.answer_len;
     if (instance(sp, w, &k->prob_s, &k->alg_s, &shape, err) < 0)
         return -1;
-    if (shape.query_len != s->shape.query_len ||
-        shape.answer_len != alen || s->prob->dim(k->prob_s) != s->dim)
-        return aia_seterr(err, "worker %d: query %zu, answer %zu, dimension "
-                               "%zu differ from the coordinator's %zu, %zu, "
-                               "%zu",
+    if (shape.query_len != s->shape.query_len || shape.answer_len != alen ||
+        s->prob->dim(k->prob_s) != s->dim)
+        return aia_seterr(err,
+                          "worker %d: query %zu, answer %zu, dimension "
+                          "%zu differ from the coordinator's %zu, %zu, "
+                          "%zu",
                           w, shape.query_len, shape.answer_len,
-                          s->prob->dim(k->prob_s), s->shape.query_len,
-                          alen, s->dim);
+                          s->prob->dim(k->prob_s), s->shape.query_len, alen,
+                          s->dim);
     s->rows[w] = s->prob->rows(k->prob_s);
     s->total_rows += s->rows[w];
     if (codec_init(&k->qc, s->job->codec_query, s->shape.query_len, 0,
@@ -202,8 +202,9 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
     if (job->weights && job->nweights != (size_t)n) {
         char where[256];
         params_where(where, sizeof where, job->m->path, job->weights_node);
-        return aia_seterr(err, "%s: problem.weights: %zu weights for %d "
-                               "workers",
+        return aia_seterr(err,
+                          "%s: problem.weights: %zu weights for %d "
+                          "workers",
                           where, job->nweights, n);
     }
     if (setup_coordinator(sp, err) < 0)
@@ -269,8 +270,9 @@ int simpool_answer(struct simpool *sp, int w, const double *query,
     struct aia_error e;
     if (qenc) {
         if (codec_decode(&k->qc, qenc, qbytes, sp->qdec, &e) < 0)
-            return aia_seterr(err, "rank %d: a query that does not decode: "
-                                   "%s",
+            return aia_seterr(err,
+                              "rank %d: a query that does not decode: "
+                              "%s",
                               s->ranks[w], e.text);
         query = sp->qdec;
     }
@@ -280,14 +282,15 @@ int simpool_answer(struct simpool *sp, int w, const double *query,
                           s->ranks[w], s->alg->h.name, e.text);
     size_t alen = s->shape.answer_len;
     if (!all_finite(k->answer, alen))
-        return aia_seterr(err, "rank %d: algorithm '%s': answer to round "
-                               "%llu holds a value that is not finite",
+        return aia_seterr(err,
+                          "rank %d: algorithm '%s': answer to round "
+                          "%llu holds a value that is not finite",
                           s->ranks[w], s->alg->h.name,
                           (unsigned long long)round);
     k->bytes = alen * sizeof(double);
     if (k->enc && codec_encode(&k->ac, k->answer, k->enc, &k->bytes, &e) < 0)
-        return aia_seterr(err, "rank %d: answer to round %llu: %s",
-                          s->ranks[w], (unsigned long long)round, e.text);
+        return aia_seterr(err, "rank %d: answer to round %llu: %s", s->ranks[w],
+                          (unsigned long long)round, e.text);
     k->answers++;
     return 0;
 }
@@ -336,8 +339,8 @@ double simpool_subtree(struct simpool *sp, int w, const double *query,
     if (!child)
         return aia_seterr(err, "out of memory"), NAN;
     struct latency_draw d;
-    latency_next(&k->lat, sizeof(struct wire_hdr) +
-                              s->shape.query_len * sizeof(double),
+    latency_next(&k->lat,
+                 sizeof(struct wire_hdr) + s->shape.query_len * sizeof(double),
                  abytes, &d);
     double at = sent + d.down, leave = at + d.compute + d.delay;
     sub->compute_s = d.compute + d.delay;

@@ -16,13 +16,13 @@
 /* One simulated worker. */
 struct simworker {
     void *prob_s, *alg_s;
-    struct codec qc, ac;   /* queries' decoder, answers' encoder */
-    double *answer;        /* the answer as doubles */
-    char *enc;             /* with an answer codec: it encoded */
-    size_t bytes;          /* of the answer's payload as it travels */
-    uint64_t answers;      /* answers given */
+    struct codec qc, ac; /* queries' decoder, answers' encoder */
+    double *answer;      /* the answer as doubles */
+    char *enc;           /* with an answer codec: it encoded */
+    size_t bytes;        /* of the answer's payload as it travels */
+    uint64_t answers;    /* answers given */
     struct latency lat;
-    double *up;            /* tree: its subtree's answer */
+    double *up; /* tree: its subtree's answer */
 };
 
 /* What a subtree's answer says of itself, as its header would. */
@@ -35,7 +35,7 @@ struct simpool {
     struct setup s; /* the coordinator's, as rank 0 of an mpirun holds it */
     int n;
     struct simworker *w;
-    double *qdec;   /* a query decoded, for workers (query codec) */
+    double *qdec; /* a query decoded, for workers (query codec) */
 };
 
 /* Load the job's plugins and open the coordinator's view and n workers

@@ -14,8 +14,8 @@ static struct job *load(const char *text, struct aia_error *err)
     return job_load("dir/job.yaml", text, strlen(text), NULL, err);
 }
 
-#define BASE                                                                 \
-    "algorithm: {plugin: gd}\nproblem: {plugin: lrmse}\n"                    \
+#define BASE                                                                   \
+    "algorithm: {plugin: gd}\nproblem: {plugin: lrmse}\n"                      \
     "stop: {iterations: 3}\n"
 
 static void links_and_rows(void)
@@ -103,8 +103,8 @@ static void gamma_moments(void)
         }
         double mean = s / n, var = s2 / n - mean * mean;
         ok(fabs(mean - 3) < 0.03 && fabs(var / (9 / shapes[k]) - 1) < 0.05,
-           "gamma, shape %g: mean 3 (%.4f), variance 9/shape (%.4f)",
-           shapes[k], mean, var);
+           "gamma, shape %g: mean 3 (%.4f), variance 9/shape (%.4f)", shapes[k],
+           mean, var);
     }
     double s = 0;
     int n = 200000;
@@ -173,8 +173,7 @@ static void refusals(void)
     struct aia_error err;
     struct job *job = load(BASE "simulate: {compute: dsag}\n", &err);
     ok(!job, "dsag without its section is refused");
-    like(err.text, "dir/job.yaml:4:",
-         "naming the file and line");
+    like(err.text, "dir/job.yaml:4:", "naming the file and line");
     like(err.text, "simulate.compute: dsag needs", "and the key");
     job = load(BASE "simulate: {dsag: {compute_ms: 1}}\n", &err);
     ok(!job, "a dsag section with another compute is refused");
