@@ -31,9 +31,6 @@ static int refuse(const struct job *job, const struct mnode *at,
 /* What a simulation cannot do, refused before anything is loaded. */
 static int check_job(const struct job *job, int n, struct aia_error *err)
 {
-    if (job->data.path)
-        return refuse(job, job->data.key, err,
-                      "problem.data (generated problems only)");
     if (job->checkpoint)
         return refuse(job, job->checkpoint_node, err, "output.checkpoint");
     if (job->workers && job->nworkers != (size_t)n) {
@@ -67,7 +64,9 @@ static struct aia_context context(const struct simpool *sp, int w,
         .problem = s->prob,
         .problem_state = prob_s,
         .pool_ranks = s->ranks,
-        .data = NULL,
+        .data = !s->job->data.path ? NULL
+                : w < 0            ? &s->data.d
+                                   : &sp->data[w].d,
     };
 }
 
@@ -105,6 +104,73 @@ static int instance(struct simpool *sp, int w, void **prob_s, void **alg_s,
     return 0;
 }
 
+struct keep {
+    struct aia_partition part;
+    size_t total;
+};
+
+static int keep_own(size_t r, void *arg)
+{
+    const struct keep *k = arg;
+    return aia_partition_owner(&k->part, k->total, r) == k->part.index;
+}
+
+/* problem.data: the coordinator's rows (all of them) and each worker's,
+ * read from the file as delivery: read has each rank read them. */
+static int read_data(struct simpool *sp, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    const struct job_data *d = &s->job->data;
+    char where[256], text[AIA_ERROR_LEN];
+    params_where(where, sizeof where, s->job->m->path, d->key);
+    if (!(s->prob->flags & AIA_PROBLEM_DATA))
+        return aia_seterr(err,
+                          "%s: problem.data: problem '%s' generates "
+                          "its data and takes no data file",
+                          where, s->prob->h.name);
+    struct data_opts o;
+    data_opts_init(&o);
+    o.format = d->format;
+    o.path = d->path;
+    o.header = d->header;
+    o.target = d->target;
+    o.delimiter = d->delimiter;
+    o.rows = d->rows;
+    o.cols = d->cols;
+    o.sparse = d->sparse;
+    o.features = d->features;
+    size_t rows, cols;
+    if (!(sp->data = calloc((size_t)sp->n, sizeof *sp->data)))
+        return aia_seterr(err, "out of memory");
+    if (data_scan(&o, &rows, &cols, err) < 0)
+        goto fail;
+    if (rows < (size_t)sp->n) {
+        aia_seterr(err,
+                   "%zu rows for %d workers: every worker needs at "
+                   "least one",
+                   rows, sp->n);
+        goto fail;
+    }
+    /* libsvm: every part gets the whole file's feature count */
+    if (d->format == DATA_LIBSVM)
+        o.features = cols;
+    struct keep k = {.part = {.count = sp->n,
+                              .scheme = s->job->part_scheme,
+                              .weights = s->job->weights},
+                     .total = rows};
+    if (data_read(&o, NULL, NULL, &s->data, err) < 0)
+        goto fail;
+    for (int w = 0; w < sp->n; w++) {
+        k.part.index = w;
+        if (data_read(&o, keep_own, &k, &sp->data[w], err) < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    snprintf(text, sizeof text, "%s", err->text);
+    return aia_seterr(err, "%s: problem.data: %s", where, text);
+}
+
 static int setup_coordinator(struct simpool *sp, struct aia_error *err)
 {
     struct setup *s = &sp->s;
@@ -126,6 +192,8 @@ static int setup_coordinator(struct simpool *sp, struct aia_error *err)
         return refuse(job, job->codec_node, err,
                       "pool.codec.answer: topk with an algorithm whose "
                       "answers are not additive");
+    if (job->data.path && read_data(sp, err) < 0)
+        return -1;
     if (instance(sp, -1, &s->prob_s, &s->alg_s, &s->shape, err) < 0)
         return -1;
     s->dim = s->prob->dim(s->prob_s);
@@ -235,6 +303,10 @@ void simpool_close(struct simpool *sp)
     }
     free(sp->w);
     free(sp->qdec);
+    for (int w = 0; sp->data && w < sp->n; w++)
+        data_free(&sp->data[w]);
+    free(sp->data);
+    data_free(&s->data);
     if (s->wait_s)
         s->wait->destroy(s->wait_s);
     if (s->alg_s)

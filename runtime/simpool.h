@@ -35,7 +35,8 @@ struct simpool {
     struct setup s; /* the coordinator's, as rank 0 of an mpirun holds it */
     int n;
     struct simworker *w;
-    double *qdec; /* a query decoded, for workers (query codec) */
+    double *qdec;            /* a query decoded, for workers (query codec) */
+    struct data_table *data; /* problem.data: each worker's rows */
 };
 
 /* Load the job's plugins and open the coordinator's view and n workers

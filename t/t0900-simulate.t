@@ -142,14 +142,35 @@ is "$rc" 1 "with no way out of the wait, the run fails"
 like "$err" "no answer can come" "saying why"
 
 # What a simulation does not do, refused clearly.
+# Rows from a file: each worker reads its own, as with delivery: read.
+sed -e "s|path: data/lr.svm|path: $top_srcdir/etc/data/lr.svm|" \
+    -e 's|history: gd-libsvm.csv|final: x.txt|' \
+    "$top_srcdir/etc/gd-libsvm.yaml" > svm.yaml
+aia_mpirun 5 svm.yaml >out.txt 2>err.txt
+is "$?" 0 "gd on a libsvm file under mpirun"
+mv x.txt x-mpi.txt
+sim --simulate 4 svm.yaml
+is "$rc" 0 "gd on a libsvm file simulated"
+cmp -s x.txt x-mpi.txt
+ok $? "the same final iterate as under mpirun, to the bit"
 cat > data.yaml <<'YAML'
 algorithm: {plugin: gd}
-problem: {plugin: lrmse, data: {path: rows.csv}}
+problem: {plugin: lrmse, data: {path: none.csv}}
 stop: {iterations: 3}
 YAML
 sim --simulate 4 data.yaml
-is "$rc" 2 "a data file is refused"
-like "$err" "data.yaml:2:.*problem.data.*not supported by --simulate" \
+is "$rc" 2 "a missing data file is refused"
+like "$err" "data.yaml:2:.*problem.data: .*none.csv" \
+    "naming the file, line, key and data file"
+cat > ckpt.yaml <<'YAML'
+algorithm: {plugin: gd}
+problem: {plugin: lrmse}
+stop: {iterations: 3}
+output: {checkpoint: c.bin}
+YAML
+sim --simulate 4 ckpt.yaml
+is "$rc" 2 "a checkpoint is refused"
+like "$err" "ckpt.yaml:4:.*output.checkpoint: not supported by --simulate" \
     "naming the file, line and key"
 sim --simulate 4 --resume nwait.yaml
 is "$rc" 2 "--resume is refused"
