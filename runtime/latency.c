@@ -212,6 +212,7 @@ void latency_next(struct latency *l, size_t qbytes, size_t abytes,
     d->up = latency_trip(l, abytes);
     d->compute = l->compute_s;
     d->delay = straggle_next(&l->delays);
+    d->corrupt = straggle_corrupt(&l->delays);
     if (l->sim->compute != LATENCY_DSAG)
         return;
     /* the chain moves first, so a burst slows the answer that began it;

@@ -46,6 +46,7 @@ struct latency {
  * hangs (the answer never arrives). */
 struct latency_draw {
     double down, compute, delay, up;
+    int corrupt; /* stragglers.corrupt: the answer arrives malformed */
 };
 
 /* Bind the job's simulate section (and simulate.dsag) into

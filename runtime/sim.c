@@ -35,6 +35,7 @@ struct flight {
     double sent_end;           /* when its answer leaves it */
     double compute_s, delay_s; /* as its answer's header would say */
     size_t rows;               /* the rows its answer stands for */
+    int corrupt;               /* it arrives malformed */
 };
 
 struct sim {
@@ -119,6 +120,7 @@ static void send_subtree(struct sim *m, int w)
     f->compute_s = sub.compute_s;
     f->delay_s = sub.delay_s;
     f->rows = (size_t)sub.rows;
+    f->corrupt = 0;
     if (!isinf(back) &&
         simq_push(&m->q, (struct simq_event){back, w, m->p.round}) < 0)
         sim_fail(m, "out of memory for the event queue");
@@ -155,6 +157,7 @@ static void send_query(struct sim *m, int w)
     f->compute_s = d.compute + d.delay; /* a worker times both */
     f->delay_s = d.delay;
     f->rows = m->s->rows[w];
+    f->corrupt = d.corrupt;
     if (isinf(d.delay))
         return; /* it hangs: its answer never comes */
     if (simq_push(&m->q,
@@ -263,12 +266,31 @@ static void on_answer(struct sim *m, int w, uint64_t round)
     }
 }
 
+/* Worker w sent a malformed answer (stragglers.corrupt): as under MPI,
+ * it is not trusted any more and gets no more queries. */
+static void distrust(struct sim *m, int w)
+{
+    size_t bytes = sizeof(struct wire_hdr) + m->sp.w[w].bytes;
+    m->st[w].untrusted = 1;
+    m->st[w].discarded++;
+    int live = proto_distrust(&m->p, w);
+    host_error("rank %d sent not an aiarun message (%zu bytes): not trusted "
+               "any more; going on with %d workers",
+               m->s->ranks[w], bytes, live);
+    if (live == 0)
+        sim_fail(m, "no worker of the pool is left to trust");
+}
+
 /* The answer of event ev arrives. */
 static void take(struct sim *m, const struct simq_event *ev)
 {
     int w = ev->w;
     if (m->dead[w])
         return; /* never read again, as under MPI */
+    if (m->fl[w].corrupt && !m->st[w].untrusted) {
+        distrust(m, w);
+        return;
+    }
     switch (proto_check(&m->p, w, ev->round)) {
     case PROTO_ACCEPT:
         on_answer(m, w, ev->round);
@@ -277,7 +299,10 @@ static void take(struct sim *m, const struct simq_event *ev)
         m->st[w].late++;
         proto_late(&m->p, w);
         break;
-    default:
+    case PROTO_DISCARD:
+        m->st[w].discarded++;
+        break;
+    case PROTO_DISTRUST:
         /* simulated workers answer only what they were sent */
         sim_fail(m, "rank %d: an answer to a query it was not sent",
                  m->s->ranks[w]);

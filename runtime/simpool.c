@@ -41,9 +41,9 @@ static int check_job(const struct job *job, int n, struct aia_error *err)
                           "--simulate %d",
                           where, job->nworkers, n);
     }
-    if (job->stragglers.ncorrupt)
+    if (job->stragglers.ncorrupt && job->topology == JOB_TREE)
         return refuse(job, job->stragglers.corrupt_node, err,
-                      "stragglers.corrupt");
+                      "stragglers.corrupt in a tree");
     return 0;
 }
 

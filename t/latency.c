@@ -59,6 +59,14 @@ static void links_and_rows(void)
     latency_next(&l, 0, 0, &d);
     ok(isinf(d.delay), "then its answer never arrives");
     job_free(job);
+
+    job = load(BASE "stragglers: {corrupt: {ranks: [1], after: 1}}\n", &err);
+    latency_init(&l, job, 0, 10, job->simulate.row_s);
+    latency_next(&l, 0, 0, &d);
+    ok(!d.corrupt, "a corrupting worker answers well 'after' times");
+    latency_next(&l, 0, 0, &d);
+    ok(d.corrupt, "then malformed");
+    job_free(job);
 }
 
 static void same_as_straggle(void)
@@ -161,7 +169,8 @@ static void dsag(void)
         struct latency_draw x, y;
         latency_next(&a, 0, 0, &x);
         latency_next(&b, 0, 0, &y);
-        same &= memcmp(&x, &y, sizeof x) == 0;
+        same &= x.down == y.down && x.compute == y.compute &&
+                x.delay == y.delay && x.up == y.up && x.corrupt == y.corrupt;
     }
     ok(same, "the same worker and seed draw the same times");
     ok(mean > 0, "worker 7's mean compute is %.3f ms", mean * 1e3);

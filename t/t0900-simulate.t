@@ -141,6 +141,15 @@ sim --simulate 4 -o stragglers.hang.ranks=[3] -o pool.wait.nwait=0 nwait.yaml
 is "$rc" 1 "with no way out of the wait, the run fails"
 like "$err" "no answer can come" "saying why"
 
+# A worker that sends malformed answers is not trusted, as under MPI.
+sim --simulate 4 -o stragglers.corrupt.ranks=[2] -o stragglers.corrupt.after=2 \
+    nwait.yaml
+is "$rc" 0 "an untrusted worker does not stop the run"
+like "$err" "rank 2 sent not an aiarun message .*not trusted any more; going on with 3 workers" \
+    "it is distrusted after its answers before the fault"
+is "$(awk -F, 'NR > 1 && $2 == 2' a.csv | wc -l | tr -d ' ')" 2 \
+    "its 2 good answers were absorbed, nothing after"
+
 # What a simulation does not do, refused clearly.
 # Rows from a file: each worker reads its own, as with delivery: read.
 sed -e "s|path: data/lr.svm|path: $top_srcdir/etc/data/lr.svm|" \
