@@ -243,7 +243,12 @@ void shutdown_report(struct coord *c)
     }
     if (!isnan(loss) && c->job->final && record_final(&c->r) < 0)
         coord_fail(c, "%s", c->r.err.text);
-    if (record_report(&c->r, c->p.why ? c->p.why->name : "none", loss) < 0)
+    const struct proto_stop_rule *why = c->p.why;
+    if (why)
+        host_log(AIA_LOG_INFO, "stopped: %s%s%s%s", why->text,
+                 why->key ? " (" : "", why->key ? why->key : "",
+                 why->key ? ")" : "");
+    if (record_report(&c->r, why ? why->name : "none", loss) < 0)
         coord_fail(c, "%s", c->r.err.text);
     struct aia_error err;
     if (c->job->workers_csv &&

@@ -48,6 +48,10 @@ is "$((it % 7))" 0 "checked every 7 iterations (stopped at $it)"
 run 5 -o stop.iterations=10 -o stop.gap=1e-12 -o output.history= "$example"
 is "$(field stop "$out")" iterations "the first limit reached wins (iterations before gap)"
 
+run 3 -v -o stop.iterations=5 -o output.history= "$example"
+like "$err" "stopped: the iteration limit was reached \\(stop.iterations\\)" \
+    "-v: the stop rule's text and key on stderr"
+
 cat > sep.yaml <<'YAML'
 algorithm: {plugin: sgd}
 problem: {plugin: logreg, l2: 0}
