@@ -430,7 +430,10 @@ static void finish(struct sim *m)
     }
     if (job->final && !isnan(loss) && record_final(&m->r) < 0)
         sim_fail(m, "%s", m->r.err.text);
-    if (record_report(&m->r, m->p.why->name, loss) < 0)
+    const struct proto_stop_rule *why = m->p.why;
+    host_log(AIA_LOG_INFO, "stopped: %s%s%s%s", why->text, why->key ? " (" : "",
+             why->key ? why->key : "", why->key ? ")" : "");
+    if (record_report(&m->r, why->name, loss) < 0)
         sim_fail(m, "%s", m->r.err.text);
     struct aia_error err;
     if (job->workers_csv &&
