@@ -165,14 +165,19 @@ static void send_query(struct sim *m, int w)
         sim_fail(m, "out of memory for the event queue");
 }
 
+/* The stop rules' measures: the recorder's, a failure failing the run. */
 static double measure_change(void *ctx)
 {
-    return record_change(ctx);
+    return record_change(&((struct sim *)ctx)->r);
 }
 
 static int measure_loss(void *ctx, double *loss)
 {
-    return record_loss(ctx, loss);
+    struct sim *m = ctx;
+    if (record_loss(&m->r, loss) == 0)
+        return 0;
+    sim_fail(m, "%s", m->r.err.text);
+    return -1;
 }
 
 /* Close the round: the algorithm writes the next query, which becomes
@@ -202,10 +207,8 @@ static void end_round(struct sim *m)
     if (finish_round(m) < 0)
         return;
     recorder_failed(m, record_iteration(&m->r, 0, m->now));
-    struct proto_measure measure = {&m->r, measure_change, measure_loss,
-                                    m->r.fopt};
-    if (proto_stop_check(&m->p, m->job, &measure) && proto_failed(&m->p))
-        sim_fail(m, "%s", m->r.err.text);
+    struct proto_measure measure = {m, measure_change, measure_loss, m->r.fopt};
+    proto_stop_check(&m->p, m->job, &measure);
     if (m->p.why)
         return;
     for (int w = 0; w < m->n && !m->p.why; w++)

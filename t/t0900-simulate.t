@@ -150,6 +150,17 @@ like "$err" "rank 2 sent not an aiarun message .*not trusted any more; going on 
 is "$(awk -F, 'NR > 1 && $2 == 2' a.csv | wc -l | tr -d ' ')" 2 \
     "its 2 good answers were absorbed, nothing after"
 
+# A stop rule's measure that fails fails the run, with its reason.
+cat > div.yaml <<'YAML'
+algorithm: {plugin: gd, step: 50}
+problem: {plugin: lrmse, rows: 400, cols: 5}
+stop: {iterations: 1000, loss: 1e-9}
+YAML
+sim --simulate 2 div.yaml
+is "$rc" 1 "a diverging run fails"
+like "$err" "the method diverged" "saying why"
+is "$(field stop "$out")" error "the report says it stopped on an error"
+
 # What a simulation does not do, refused clearly.
 # Rows from a file: each worker reads its own, as with delivery: read.
 sed -e "s|path: data/lr.svm|path: $top_srcdir/etc/data/lr.svm|" \
