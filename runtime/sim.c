@@ -316,7 +316,7 @@ static void take(struct sim *m, const struct simq_event *ev)
  * next one would be. */
 static double reap(struct sim *m)
 {
-    double next;
+    double next = INFINITY;
     int w;
     while (!m->p.why &&
            (w = proto_overdue(&m->p, m->now, m->job->dead_after, &next)) >= 0) {
