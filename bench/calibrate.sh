@@ -1,7 +1,8 @@
 #!/bin/sh
 # calibrate.sh - simulated against measured time to accuracy: the same
 # jobs with injected delays under mpirun and with aiarun --simulate (4 and
-# 8 workers, a fixed straggler or Markov bursts, nwait 3 and all), each
+# 8 workers, a fixed straggler or Markov bursts, nwait 3 and all in a
+# star, and 8 workers in a tree of arity 2), each
 # to a relative suboptimality of 1e-3.  Prints one row per job: the
 # iterations and seconds each way, and simulated / measured time.
 # The simulation's one free parameter is calibrated first, per pool size,
@@ -25,7 +26,8 @@ job() { # WORKERS NWAIT DELAYS
 seed: 9
 algorithm: {plugin: gd, step: 0.5}
 problem: {plugin: lrmse, rows: 8000, cols: 20, condition: 10}
-pool: {wait: {nwait: $2}}
+$(if [ "$2" = tree ]; then echo 'pool: {topology: tree, arity: 2}'
+  else echo "pool: {wait: {nwait: $2}}"; fi)
 simulate: {compute: measured, latency_us: 50}
 stop: {gap: 1e-3, iterations: 100000, time: 60}
 YAML
@@ -56,7 +58,9 @@ for n in 4 8; do
         "$dir/w.csv")
     echo "# $n workers: latency_us $lat (a round trip's median less its work, halved)"
     for d in fixed markov; do
-        for nw in 3 0; do
+        trees=
+        [ "$n" = 8 ] && trees=tree
+        for nw in 3 0 $trees; do
             job "$n" "$nw" "$d" > "$dir/job.yaml"
             : > "$dir/mpi"
             r=0
@@ -71,7 +75,7 @@ for n in 4 8; do
             si=$(field iterations < "$dir/sim")
             st=$(field time < "$dir/sim")
             printf '%-8s %-6s %-6s | %8s %9s | %8s %9s | %6.3f\n' "$n" \
-                "$([ "$nw" = 0 ] && echo all || echo "$nw")" "$d" "$mi" "$mt" \
+                "$(case $nw in 0) echo all ;; *) echo "$nw" ;; esac)" "$d" "$mi" "$mt" \
                 "$si" "$st" "$(awk -v a="$st" -v b="$mt" 'BEGIN { print a / b }')"
         done
     done
