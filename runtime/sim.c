@@ -367,6 +367,7 @@ static void loop(struct sim *m)
             if (ev.t > m->now)
                 m->now = ev.t;
             take(m, &ev);
+            recorder_failed(m, record_progress(&m->r, m->now));
         } else if (isinf(deadline)) {
             sim_fail(m, "no answer can come: every busy worker hangs, and "
                         "neither pool.dead_after nor stop.time ends the "
@@ -541,6 +542,7 @@ static int simulate(struct job *job, int n)
     }
     double t1 = util_now();
     m.r.query = m.qbuf[0];
+    m.r.progress_at = 1.0; /* progress for runs over a virtual second */
     proto_start(&m.p, 1, 0, 0);
     m.stop_at = job->max_time > 0 ? job->max_time : INFINITY;
     if (seal(&m) == 0) {
