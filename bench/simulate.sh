@@ -34,3 +34,27 @@ grep 'simulated' "$dir/err" | sed 's/^aiarun\[0\]: //'
 read -r wall rss < "$dir/time"
 echo "wall $wall s, peak RSS $((rss / 1024)) MiB," \
      "answer log $(($(wc -l < "$dir/a.csv") - 1)) rows"
+
+# The simulator alone: the same pool with plugins that do nothing
+# (bench/noop.c, bench/nullprob.c; `make bench/noop.la bench/nullprob.la`).
+[ -f bench/.libs/noop.so ] && [ -f bench/.libs/nullprob.so ] || exit 0
+for mode in rounds async; do
+    cat > "$dir/null.yaml" <<YAML
+seed: 1
+algorithm: {plugin: noop}
+problem: {plugin: nullprob, dim: 10}
+pool: {mode: $mode}
+simulate: {compute: dsag, dsag: {compute_ms: 10}}
+stop: {iterations: $([ "$mode" = async ] && echo $((iters * n)) || echo "$iters")}
+YAML
+    [ "$mode" = rounds ] &&
+        printf 'pool: {wait: {nwait: %d}}\n' $((n * 9 / 10)) >> "$dir/null.yaml" &&
+        sed -i '/^pool: {mode: rounds}$/d' "$dir/null.yaml"
+    echo "no-op plugins, $mode mode:"
+    AIARUN_PLUGIN_PATH="bench/.libs:$AIARUN_PLUGIN_PATH" /usr/bin/time \
+        -f '%e %M' -o "$dir/time" "$AIARUN" -v --simulate "$n" \
+        "$dir/null.yaml" 2>&1 >/dev/null | grep simulated |
+        sed 's/^aiarun\[0\]: /  /'
+    read -r wall rss < "$dir/time"
+    echo "  wall $wall s, peak RSS $((rss / 1024)) MiB"
+done
