@@ -176,14 +176,14 @@ double latency_gamma_draw(struct aia_rng *g, struct latency_gamma d)
     }
 }
 
-void latency_init(struct latency *l, const struct job *job, int w, size_t rows,
-                  double row_s)
+void latency_init(struct latency *l, const struct job *job, int w, int rank,
+                  size_t rows, double row_s)
 {
     const struct job_simulate *sim = &job->simulate;
     memset(l, 0, sizeof *l);
     l->sim = sim;
     aia_rng_seed(&l->rng, job->seed, STREAM_LATENCY + (uint64_t)w);
-    straggle_init(&l->delays, &job->stragglers, job->seed, w + 1);
+    straggle_init(&l->delays, &job->stragglers, job->seed, rank);
     l->compute_s = (double)rows * row_s;
     l->link_bps =
         sim->bandwidth_bps > 0 ? sim->bandwidth_bps : job->stragglers.link_bps;

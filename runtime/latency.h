@@ -62,12 +62,13 @@ void latency_reference(FILE *out,
                        void (*table)(FILE *, const char *,
                                      const struct aia_param *, const char *));
 
-/* The model of worker w (pool index; rank w + 1, as under mpirun -np N+1)
- * holding rows rows; row_s: compute seconds per row (simulate.row_us, or
+/* The model of worker w (pool index) of rank rank (whose draws of the
+ * stragglers section it makes, as that rank does under mpirun) holding
+ * rows rows; row_s: compute seconds per row (simulate.row_us, or
  * measured).  The worker's DSAG parameters are drawn here, from its own
  * stream, so they do not depend on the pool's size. */
-void latency_init(struct latency *l, const struct job *job, int w, size_t rows,
-                  double row_s);
+void latency_init(struct latency *l, const struct job *job, int w, int rank,
+                  size_t rows, double row_s);
 
 /* The times of the worker's next answer to a query of qbytes bytes,
  * answered with abytes bytes (as they travel: codecs change them). */

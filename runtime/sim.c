@@ -517,7 +517,8 @@ static int start(struct sim *m, struct aia_error *err)
         if (simpool_measure(&m->sp, m->qbuf[0], &row_s, err) < 0)
             return -1;
         for (int w = 0; w < m->n; w++)
-            latency_init(&m->sp.w[w].lat, job, w, s->rows[w], row_s);
+            latency_init(&m->sp.w[w].lat, job, w, s->ranks[w], s->rows[w],
+                         row_s);
         host_log(AIA_LOG_WARN,
                  "simulate.compute: measured %.4g us a row "
                  "(simulate.row_us: %.4g gives the same times "

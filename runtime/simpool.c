@@ -243,7 +243,8 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
         (s->job->topology == JOB_TREE &&
          !(k->up = malloc((alen ? alen : 1) * sizeof *k->up))))
         return aia_seterr(err, "out of memory for worker %d", w);
-    latency_init(&k->lat, s->job, w, s->rows[w], s->job->simulate.row_s);
+    latency_init(&k->lat, s->job, w, s->ranks[w], s->rows[w],
+                 s->job->simulate.row_s);
     return 0;
 }
 

@@ -32,28 +32,32 @@ static void links_and_rows(void)
         return;
     struct latency l;
     struct latency_draw d;
-    latency_init(&l, job, 0, 1000, job->simulate.row_s);
+    latency_init(&l, job, 0, 1, 1000, job->simulate.row_s);
     latency_next(&l, 1000, 2000, &d);
     is_double(d.down, 100e-6 + 1e-3, 1e-15,
               "down: latency + 1000 bytes at 8 Mbit/s");
     is_double(d.up, 100e-6 + 2e-3, 1e-15, "up: the answer's bytes");
     is_double(d.compute, 2e-3, 1e-15, "compute: 2 us a row, 1000 rows");
     is_double(d.delay, 0, 0, "worker 0 (rank 1) is not a straggler");
-    latency_init(&l, job, 1, 500, job->simulate.row_s);
+    latency_init(&l, job, 1, 2, 500, job->simulate.row_s);
     latency_next(&l, 0, 0, &d);
     is_double(d.delay, 5e-3, 1e-15,
-              "worker 1 is rank 2: its fixed delay, as under mpirun");
+              "worker 1 of rank 2: its fixed delay, as under mpirun");
+    latency_init(&l, job, 0, 2, 500, job->simulate.row_s);
+    latency_next(&l, 0, 0, &d);
+    is_double(d.delay, 5e-3, 1e-15,
+              "the delays follow the rank (pool.workers), not the index");
     is_double(d.compute, 1e-3, 1e-15, "its own rows");
     job_free(job);
 
     job = load(BASE "stragglers: {link_mbps: 16}\n", &err);
-    latency_init(&l, job, 0, 10, job->simulate.row_s);
+    latency_init(&l, job, 0, 1, 10, job->simulate.row_s);
     is_double(latency_trip(&l, 2000), 50e-6 + 1e-3, 1e-15,
               "no bandwidth: stragglers.link_mbps's, default latency 50 us");
     job_free(job);
 
     job = load(BASE "stragglers: {hang: {ranks: [1], after: 1}}\n", &err);
-    latency_init(&l, job, 0, 10, job->simulate.row_s);
+    latency_init(&l, job, 0, 1, 10, job->simulate.row_s);
     latency_next(&l, 0, 0, &d);
     ok(isfinite(d.delay), "a hanging worker answers first 'after' times");
     latency_next(&l, 0, 0, &d);
@@ -61,7 +65,7 @@ static void links_and_rows(void)
     job_free(job);
 
     job = load(BASE "stragglers: {corrupt: {ranks: [1], after: 1}}\n", &err);
-    latency_init(&l, job, 0, 10, job->simulate.row_s);
+    latency_init(&l, job, 0, 1, 10, job->simulate.row_s);
     latency_next(&l, 0, 0, &d);
     ok(!d.corrupt, "a corrupting worker answers well 'after' times");
     latency_next(&l, 0, 0, &d);
@@ -78,7 +82,7 @@ static void same_as_straggle(void)
                            &err);
     struct latency l;
     struct straggle s;
-    latency_init(&l, job, 2, 10, 0);
+    latency_init(&l, job, 2, 3, 10, 0);
     straggle_init(&s, &job->stragglers, job->seed, 3);
     int same = 1, delayed = 0;
     for (int i = 0; i < 1000; i++) {
@@ -138,7 +142,7 @@ static void dsag(void)
     int workers = 400;
     for (int w = 0; w < workers; w++) {
         struct latency l;
-        latency_init(&l, job, w, 10, 0);
+        latency_init(&l, job, w, w + 1, 10, 0);
         double m = l.comp.shape * l.comp.scale;
         sum += m;
         lo = fmin(lo, m);
@@ -149,7 +153,7 @@ static void dsag(void)
        sum / workers * 1e3, hi / lo);
     /* one worker's times: bursts take 1/(1+p_fast/p_slow) of answers */
     struct latency l;
-    latency_init(&l, job, 7, 10, 0);
+    latency_init(&l, job, 7, 8, 10, 0);
     double mean = l.comp.shape * l.comp.scale;
     int slow = 0, n = 100000;
     for (int i = 0; i < n; i++) {
@@ -162,8 +166,8 @@ static void dsag(void)
     is_double((double)slow / n, 0.05 / 0.30, 0.02,
               "bursts: p_slow/(p_slow+p_fast) of the answers");
     struct latency a, b;
-    latency_init(&a, job, 7, 10, 0);
-    latency_init(&b, job, 7, 10, 0);
+    latency_init(&a, job, 7, 8, 10, 0);
+    latency_init(&b, job, 7, 8, 10, 0);
     int same = 1;
     for (int i = 0; i < 1000; i++) {
         struct latency_draw x, y;
