@@ -302,6 +302,11 @@ int proto_dead(struct proto *p, int w)
     return leave(p, w);
 }
 
+void proto_silent(struct proto *p, int w)
+{
+    p->alive[w] = 0;
+}
+
 int proto_overdue(const struct proto *p, double now, double after, double *next)
 {
     *next = INFINITY;

@@ -19,6 +19,7 @@
  *   proto_bye         w said goodbye
  *   proto_distrust    w sent what cannot be trusted
  *   proto_dead        w stayed silent past pool.dead_after
+ *   proto_silent      w is let go at the shutdown without its goodbye
  *   proto_end_round   the algorithm wrote the next query
  *   proto_fail, proto_signal, proto_time_up   the run must stop
  *
@@ -152,6 +153,10 @@ void proto_bye(struct proto *p, int w);
  * fails the run when none is). */
 int proto_distrust(struct proto *p, int w);
 int proto_dead(struct proto *p, int w);
+
+/* w is let go at the shutdown (it never said goodbye): it is no longer
+ * alive, and nothing is counted. */
+void proto_silent(struct proto *p, int w);
 
 /* The first busy live worker silent for longer than after seconds, or -1;
  * *next: when the next one would be (INFINITY: none, or after <= 0). */

@@ -18,7 +18,7 @@
 
 void shutdown_let_go(struct coord *c, int w)
 {
-    c->p.alive[w] = 0;
+    proto_silent(&c->p, w);
     if (c->rreq[w] != MPI_REQUEST_NULL) {
         MPI_Cancel(&c->rreq[w]);
         MPI_Request_free(&c->rreq[w]);

@@ -184,6 +184,11 @@ static void dead_and_epochs(void)
     is_int((long long)p.epoch, 3,
            "the one live worker left answered: an "
            "epoch");
+    int live = p.live;
+    proto_silent(&p, 0);
+    ok(!p.alive[0] && p.live == live && p.dead == 3,
+       "a worker let go at the shutdown is not alive, nothing counted");
+    p.alive[0] = 1;
     is_int(proto_dead(&p, 0), 0, "the last dead worker leaves none live");
     is_int((long long)p.epoch, 3, "an empty pool counts no epoch");
     proto_free(&p);
