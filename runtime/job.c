@@ -13,6 +13,7 @@
 #include "codec.h"
 #include "data.h"
 #include "job_keys.h"
+#include "latency.h"
 #include "output.h"
 #include "params.h"
 #include "util.h"
@@ -320,6 +321,24 @@ static int check_markov(struct job *job, const struct mnode *node,
     return 0;
 }
 
+/* simulate: its dsag section present exactly when compute is dsag. */
+static int check_simulate(struct job *job, const struct mnode *node,
+                          const struct mnode *key, const struct aia_value *v,
+                          struct aia_error *err)
+{
+    const struct job_simulate *sim = &job->simulate;
+    const struct mnode *dkey;
+    const struct mnode *dsag = node ? mnode_get(node, "dsag", &dkey) : NULL;
+    if (!dsag && sim->compute == LATENCY_DSAG)
+        return blame(job, sim->compute_node, err,
+                     "simulate.compute: dsag needs a simulate.dsag section");
+    if (dsag && sim->compute != LATENCY_DSAG)
+        return blame(job, dkey, err,
+                     "simulate.dsag: the model is used only with "
+                     "simulate.compute: dsag");
+    return 0;
+}
+
 static int check_limits(struct job *job, const struct mnode *node,
                         const struct mnode *key, const struct aia_value *v,
                         struct aia_error *err)
@@ -388,6 +407,31 @@ static const struct job_name mode_names[] = {
     {"rounds", JOB_ROUNDS}, {"async", JOB_ASYNC}, {NULL, 0}};
 static const struct job_name format_out_names[] = {
     {"csv", OUTPUT_CSV}, {"jsonl", OUTPUT_JSONL}, {NULL, 0}};
+
+static const struct job_name compute_names[] = {{"rows", LATENCY_ROWS},
+                                                {"measured", LATENCY_MEASURED},
+                                                {"dsag", LATENCY_DSAG},
+                                                {NULL, 0}};
+#define SIM(field) F(simulate.field)
+static const struct job_field simulate_fields[] = {
+    {"compute", JF_ENUM, SIM(compute), 0, compute_names, NULL, 0},
+    {"compute", JF_NODE, SIM(compute_node), 0, NULL, NULL, 0},
+    {"row_us", JF_DOUBLE, SIM(row_s), 0, NULL, NULL, 1e-6},
+    {"latency_us", JF_DOUBLE, SIM(latency_s), 0, NULL, NULL, 1e-6},
+    {"bandwidth_mbps", JF_DOUBLE, SIM(bandwidth_bps), 0, NULL, NULL, 1e6},
+    END};
+static const struct job_field dsag_fields[] = {
+    {"compute_ms", JF_DOUBLE, SIM(comp_mean), 0, NULL, NULL, 1e-3},
+    {"compute_spread", JF_DOUBLE, SIM(comp_spread), 0, NULL, NULL, 0},
+    {"compute_cv", JF_DOUBLE, SIM(comp_cv), 0, NULL, NULL, 0},
+    {"cv_spread", JF_DOUBLE, SIM(cv_spread), 0, NULL, NULL, 0},
+    {"comm_ms", JF_DOUBLE, SIM(comm_mean), 0, NULL, NULL, 1e-3},
+    {"comm_spread", JF_DOUBLE, SIM(comm_spread), 0, NULL, NULL, 0},
+    {"comm_cv", JF_DOUBLE, SIM(comm_cv), 0, NULL, NULL, 0},
+    {"p_slow", JF_DOUBLE, SIM(p_slow), 0, NULL, NULL, 0},
+    {"p_fast", JF_DOUBLE, SIM(p_fast), 0, NULL, NULL, 0},
+    {"slow_factor", JF_DOUBLE, SIM(slow_factor), 0, NULL, NULL, 0},
+    END};
 
 static const struct job_field top_fields[] = {
     {"seed", JF_INT64, F(seed), 0, NULL, NULL, 0}, END};
@@ -489,7 +533,7 @@ static const struct job_field corrupt_fields[] = {
 const struct job_section job_sections[] = {
     {"", job_keys_top, JS_PLAIN, top_fields, NULL,
      "Sections: `algorithm`, `problem`, `pool`, `stop`, `output`, "
-     "`limits`, `stragglers`."},
+     "`limits`, `stragglers`, `simulate`."},
     {"algorithm", job_keys_algorithm, JS_PLUGIN, NULL, check_algorithm,
      "Every other key is a parameter of the algorithm plugin (`aiarun "
      "--list-plugins`)."},
@@ -525,6 +569,16 @@ const struct job_section job_sections[] = {
     {"stragglers.hang", job_keys_hang, JS_PRESENT, hang_fields, NULL, NULL},
     {"stragglers.corrupt", job_keys_corrupt, JS_PRESENT, corrupt_fields, NULL,
      NULL},
+    {"simulate", latency_keys_simulate, JS_PLAIN, simulate_fields,
+     check_simulate,
+     "Virtual times of `aiarun --simulate N` (see Simulation); ignored "
+     "under mpirun. The stragglers section's delays are added as "
+     "under mpirun."},
+    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, dsag_fields, NULL,
+     "The DSAG trace model: each worker's compute (and communication) "
+     "times are Gamma, with a mean and a coefficient of variation "
+     "drawn once per worker from log-normals; a two-state chain puts "
+     "workers in bursts."},
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
 

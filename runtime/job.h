@@ -67,6 +67,19 @@ struct job_stragglers {
     const struct mnode *fixed_node, *markov_node, *hang_node, *corrupt_node;
 };
 
+/* The simulate section (latency.c binds it), in seconds: the virtual
+ * times of aiarun --simulate. */
+struct job_simulate {
+    int compute;          /* enum latency_compute */
+    double row_s;         /* compute per row of a partition */
+    double latency_s;     /* one way, each message */
+    double bandwidth_bps; /* 0: stragglers.link_bps, or infinite */
+    double comp_mean, comp_spread, comp_cv, cv_spread; /* dsag */
+    double comm_mean, comm_spread, comm_cv;
+    double p_slow, p_fast, slow_factor;
+    const struct mnode *compute_node;
+};
+
 struct job {
     struct manifest *m;
     char *dir; /* folder of the job file */
@@ -104,6 +117,7 @@ struct job {
     double diverge;         /* stop.diverge: factor of the initial loss */
     const struct mnode *gap_node;
     struct job_stragglers stragglers;
+    struct job_simulate simulate;
     /* output */
     const char *history;    /* NULL: none */
     int64_t every;

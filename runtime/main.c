@@ -14,6 +14,7 @@
 #include "loader.h"
 #include "poll.h"
 #include "run.h"
+#include "sim.h"
 #include "util.h"
 
 #define MAX_OVERRIDES 256
@@ -37,6 +38,7 @@ static void usage(FILE *out)
             "Usage: mpirun -np N aiarun [OPTIONS] JOB.yaml\n"
             "       aiarun --check [-n WORKERS] [OPTIONS] JOB.yaml\n"
             "       aiarun --list-plugins [JOB.yaml]\n"
+            "       aiarun --simulate N [OPTIONS] JOB.yaml\n"
             "\n"
             "Run an asynchronous iterative algorithm described by a YAML "
             "job file:\n"
@@ -49,6 +51,10 @@ static void usage(FILE *out)
             "then exit\n"
             "      --resume         continue the job from its "
             "output.checkpoint\n"
+            "      --simulate N     run the job with N simulated workers in "
+            "one process, in\n"
+            "                       virtual time (no mpirun; see the "
+            "simulate section)\n"
             "  -n, --workers N      with --check: the pool size, to check "
             "the wait condition\n"
             "      --list-plugins   list the plugins found, with their "
@@ -98,7 +104,7 @@ static int check(const char *path, const char *const *overrides,
 int main(int argc, char **argv)
 {
     enum { OPT_CHECK = 256, OPT_LIST, OPT_REFERENCE, OPT_PROGRESS,
-           OPT_RESUME };
+           OPT_RESUME, OPT_SIMULATE };
     static const struct option longopts[] = {
         {"set", required_argument, NULL, 'o'},
         {"check", no_argument, NULL, OPT_CHECK},
@@ -107,6 +113,7 @@ int main(int argc, char **argv)
         {"job-reference", no_argument, NULL, OPT_REFERENCE},
         {"progress", required_argument, NULL, OPT_PROGRESS},
         {"resume", no_argument, NULL, OPT_RESUME},
+        {"simulate", required_argument, NULL, OPT_SIMULATE},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
@@ -114,7 +121,7 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *overrides[MAX_OVERRIDES + 1] = {NULL};
-    int noverrides = 0, mode = 0, nworkers = 0, resume = 0;
+    int noverrides = 0, mode = 0, nworkers = 0, resume = 0, simulate = 0;
     int verbosity = AIA_LOG_WARN;
     int c;
     while ((c = getopt_long(argc, argv, "o:n:qvVh", longopts, NULL)) != -1) {
@@ -142,6 +149,17 @@ int main(int argc, char **argv)
         case OPT_RESUME:
             resume = 1;
             break;
+        case OPT_SIMULATE: {
+            int64_t v;
+            if (!util_parse_int(optarg, &v) || v < 1 || v > 10000000) {
+                host_error("--simulate %s: expected a positive number of "
+                           "workers",
+                           optarg);
+                return RUN_BAD_JOB;
+            }
+            simulate = (int)v;
+            break;
+        }
         case OPT_PROGRESS: {
             static const char *const modes[] = {"auto", "lines", "tty",
                                                 "off"};
@@ -201,6 +219,12 @@ int main(int argc, char **argv)
     }
     if (mode == OPT_CHECK)
         return check(path, overrides, nworkers);
+    if (simulate && resume) {
+        host_error("--simulate: a simulated run does not resume (--resume)");
+        return RUN_BAD_JOB;
+    }
+    if (simulate)
+        return sim_main(path, overrides, simulate);
 
     poll_setup();
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {

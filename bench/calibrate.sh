@@ -1,0 +1,82 @@
+#!/bin/sh
+# calibrate.sh - simulated against measured time to accuracy: the same
+# jobs with injected delays under mpirun and with aiarun --simulate (4 and
+# 8 workers, a fixed straggler or Markov bursts, nwait 3 and all in a
+# star, and 8 workers in a tree of arity 2), each
+# to a relative suboptimality of 1e-3.  Prints one row per job: the
+# iterations and seconds each way, and simulated / measured time.
+# The simulation's one free parameter is calibrated first, per pool size,
+# from a run with no straggler: what an answer costs beyond its work
+# (the median round trip less 2 ms of work: messages, wake-ups and
+# scheduling on an oversubscribed machine) is split over the two links'
+# simulate.latency_us.
+#   sh bench/calibrate.sh   (from the build folder; REPS=3 by default)
+set -u
+: "${AIARUN:=./aiarun}" "${MPIRUN:=mpirun}" "${REPS:=3}"
+: "${AIARUN_SIM:=$AIARUN}"
+export AIARUN_PLUGIN_PATH="${AIARUN_PLUGIN_PATH:-plugins/.libs:problems/.libs}"
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+dir=$(mktemp -d "${TMPDIR:-/tmp}/aiarun-cal.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+
+job() { # WORKERS NWAIT DELAYS
+    cat <<YAML
+seed: 9
+algorithm: {plugin: gd, step: 0.5}
+problem: {plugin: lrmse, rows: 8000, cols: 20, condition: 10}
+$(if [ "$2" = tree ]; then echo 'pool: {topology: tree, arity: 2}'
+  else echo "pool: {wait: {nwait: $2}}"; fi)
+simulate: {compute: measured, latency_us: 50}
+stop: {gap: 1e-3, iterations: 100000, time: 60}
+YAML
+    case $3 in
+    fixed) printf 'stragglers: {work_ms: 2, fixed: {ranks: [2], delay_ms: 10}}\n' ;;
+    markov) printf 'stragglers: {work_ms: 2, markov: {p_slow: 0.1, p_fast: 0.3, delay_ms: 10}}\n' ;;
+    esac
+}
+
+# median of the numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+mpi() { # WORKERS ARGS...
+    _n=$1
+    shift
+    timeout -k 5 120 "$MPIRUN" -np $((_n + 1)) --oversubscribe --bind-to none \
+        "$AIARUN" -q "$@" "$dir/job.yaml" | tail -n 1
+}
+
+printf '%-8s %-6s %-6s | %8s %9s | %8s %9s | %6s\n' workers nwait delays \
+    "mpi it" "mpi s" "sim it" "sim s" "sim/mpi"
+for n in 4 8; do
+    job "$n" 0 none > "$dir/job.yaml"
+    mpi "$n" -o stragglers.work_ms=2 -o stop.gap=0 -o stop.iterations=300 \
+        -o output.workers="$dir/w.csv" > /dev/null
+    lat=$(awk -F, 'NR > 1 { s += $9 } END { printf "%.0f", (s / (NR - 1) - 0.002) / 2 * 1e6 }' \
+        "$dir/w.csv")
+    echo "# $n workers: latency_us $lat (a round trip's median less its work, halved)"
+    for d in fixed markov; do
+        trees=
+        [ "$n" = 8 ] && trees=tree
+        for nw in 3 0 $trees; do
+            job "$n" "$nw" "$d" > "$dir/job.yaml"
+            : > "$dir/mpi"
+            r=0
+            while [ "$r" -lt "$REPS" ]; do
+                mpi "$n" >> "$dir/mpi"
+                r=$((r + 1))
+            done
+            "$AIARUN_SIM" -q --simulate "$n" -o simulate.latency_us="$lat" \
+                "$dir/job.yaml" 2>/dev/null | tail -n 1 > "$dir/sim"
+            mi=$(field iterations < "$dir/mpi" | median)
+            mt=$(field time < "$dir/mpi" | median)
+            si=$(field iterations < "$dir/sim")
+            st=$(field time < "$dir/sim")
+            printf '%-8s %-6s %-6s | %8s %9s | %8s %9s | %6.3f\n' "$n" \
+                "$(case $nw in 0) echo all ;; *) echo "$nw" ;; esac)" "$d" "$mi" "$mt" \
+                "$si" "$st" "$(awk -v a="$st" -v b="$mt" 'BEGIN { print a / b }')"
+        done
+    done
+done

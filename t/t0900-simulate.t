@@ -1,0 +1,200 @@
+#!/bin/sh
+# aiarun --simulate N: the protocol in virtual time, with the real plugins.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+sim() {
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$AIARUN" "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
+# Rounds of the 3 fastest of 4; worker 2 is 50 ms slow on every answer.
+cat > nwait.yaml <<'YAML'
+seed: 7
+algorithm: {plugin: sgd, step: 0.05}
+problem: {plugin: lrmse, rows: 4000, cols: 20}
+pool: {wait: {nwait: 3}}
+stragglers: {work_ms: 1, fixed: {ranks: [2], delay_ms: 50}}
+simulate: {row_us: 0, latency_us: 0}
+stop: {iterations: 300}
+output: {history: h.csv, answers: a.csv, workers: w.csv}
+YAML
+sim --simulate 4 nwait.yaml
+is "$rc" 0 "a simulated run exits 0"
+[ "$rc" = 0 ] || diag "$err"
+is "$(field stop "$out")" iterations "it stops at its iteration limit"
+is "$(field iterations "$out")" 300 "after 300 iterations"
+is "$(field time "$out")" 0.300000 \
+    "in virtual time: 1 ms of work a round, nothing else (no mpirun)"
+like "$out" "4 workers, rounds mode" "the report is a run's report"
+is "$(awk -F, 'NR > 1 && $2 == 2 && $5 > 0' a.csv | wc -l | tr -d ' ')" \
+    "$(awk -F, 'NR > 1 && $2 == 2' a.csv | wc -l | tr -d ' ')" \
+    "the slow worker's answers all arrive stale, and are absorbed"
+n2=$(awk -F, 'NR > 1 && $2 == 2' a.csv | wc -l)
+is "$n2" 5 "one every 51 ms: 5 in 0.3 s"
+is "$(sed -n '3p' w.csv | cut -d, -f1)" 2 "the per-worker table is written"
+sim --simulate 4 -o simulate.latency_us=100 -o stop.iterations=10 nwait.yaml
+is "$(field time "$out")" 0.012000 "a latency of 100 us each way adds 0.2 ms a round"
+sim --simulate 4 -o pool.wait.nwait=0 -o pool.wait.timeout_ms=5 \
+    -o stop.iterations=20 nwait.yaml
+is "$(field time "$out")" 0.100000 \
+    "waiting for all with a 5 ms timeout: rounds of 5 ms, the wait's deadline"
+sim --simulate 4 -o stop.iterations=0 -o stop.time=0.05 nwait.yaml
+is "$(field stop "$out")" time "stop.time is virtual time"
+
+# Reproducible to the bit: asynchronous, bursts and random delays, a codec.
+cat > async.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: sgd, step: 0.02}
+problem: {plugin: lrmse, rows: 2000, cols: 10}
+pool: {mode: async, codec: {answer: float16}}
+stragglers:
+  markov: {p_slow: 0.1, p_fast: 0.3, delay_ms: 5}
+  random: {probability: 0.1, delay_ms: 3}
+simulate: {row_us: 2, bandwidth_mbps: 100}
+stop: {iterations: 2000}
+output: {history: h.csv, every: 10, answers: a.csv, workers: w.csv,
+         final: x.txt}
+YAML
+sim --simulate 16 async.yaml
+is "$rc" 0 "an asynchronous simulation exits 0"
+mkdir one && mv h.csv a.csv w.csv x.txt out.txt one/
+is "$(field answers "$out")" 2000 "every answer is an iteration"
+sim --simulate 16 async.yaml
+same=0
+for f in h.csv a.csv w.csv x.txt out.txt; do
+    cmp -s "$f" "one/$f" || { same=1; diag "$f differs"; }
+done
+ok $same "two simulations of an asynchronous job write identical files"
+sim --simulate 16 -o seed=4 async.yaml
+cmp -s a.csv one/a.csv
+ok $((! $?)) "another seed gives another run"
+awk -F, 'NR > 1 { s[$2] += $5 } END { for (r in s) if (s[r] > 0) n++; print n + 0 }' \
+    a.csv > stale.txt
+ok $([ "$(cat stale.txt)" -ge 8 ] && echo 0 || echo 1) \
+    "stale answers come from many workers ($(cat stale.txt))"
+like "$out" "answers as float16" "the codec's bytes are in the report"
+
+# The DSAG trace model at 100 workers.
+cat > dsag.yaml <<'YAML'
+seed: 5
+algorithm: {plugin: gd, step: 0.5}
+problem: {plugin: lrmse, rows: 10000, cols: 10}
+pool: {wait: {nwait: 90}}
+simulate:
+  compute: dsag
+  dsag: {compute_ms: 10, p_slow: 0.02, p_fast: 0.2, slow_factor: 5}
+stop: {iterations: 50}
+YAML
+sim --simulate 100 dsag.yaml
+is "$rc" 0 "the DSAG model runs 100 workers"
+t90=$(field time "$out")
+sim --simulate 100 -o pool.wait.nwait=0 dsag.yaml
+t100=$(field time "$out")
+ok $(awk -v a="$t90" -v b="$t100" 'BEGIN { exit !(a > 0.5 && 1.3 * a < b) }' &&
+     echo 0 || echo 1) \
+    "under bursts the 90 fastest of ~10 ms workers end rounds sooner than all ($t90 s, $t100 s)"
+
+# Synchronous gradient descent: the final iterate of the MPI run, to the
+# bit (gd sums the workers' gradients in pool order), whatever the delays.
+cat > gd.yaml <<'YAML'
+seed: 42
+algorithm: {plugin: gd, step: 0.5}
+problem: {plugin: lrmse, rows: 4000, cols: 20, noise: 0.1}
+pool: {wait: {nwait: 0}}
+stragglers: {fixed: {ranks: [3], delay_ms: 2}}
+stop: {iterations: 40}
+output: {final: x.txt}
+YAML
+aia_mpirun 5 gd.yaml >out.txt 2>err.txt
+is "$?" 0 "gd under mpirun"
+mv x.txt x-mpi.txt
+sim --simulate 4 -o simulate.compute=measured -o stragglers.markov.p_slow=0.5 \
+    -o stragglers.markov.p_fast=0.5 -o stragglers.markov.delay_ms=3 gd.yaml
+is "$rc" 0 "gd simulated, with other delays and a measured compute time"
+like "$err" "measured .* us a row" "the measured time per row is printed"
+cmp -s x.txt x-mpi.txt
+ok $? "the same final iterate as under mpirun, to the bit"
+
+# A tree: each node combines its subtree's answers as the MPI tree does.
+sed 's/pool: {wait: {nwait: 0}}/pool: {topology: tree, arity: 2}/' gd.yaml \
+    > tree.yaml
+aia_mpirun 8 tree.yaml >out.txt 2>err.txt
+is "$?" 0 "a tree of 7 under mpirun"
+mv x.txt x-mpi.txt
+sim --simulate 7 tree.yaml
+is "$rc" 0 "a tree of 7 simulated"
+is "$(field answers "$out")" 80 "the coordinator hears its 2 children only"
+cmp -s x.txt x-mpi.txt
+ok $? "the same final iterate as under mpirun, to the bit"
+
+# A hung worker: declared dead after pool.dead_after, the run goes on.
+sim --simulate 4 -o stragglers.hang.ranks=[3] -o stragglers.hang.after=5 \
+    -o pool.dead_after=0.5 -o pool.wait.nwait=0 nwait.yaml
+is "$rc" 0 "a hung worker does not stop the run"
+like "$err" "rank 3 declared dead" "it is declared dead"
+like "$out" "1 worker declared dead" "the report says so"
+sim --simulate 4 -o stragglers.hang.ranks=[3] -o pool.wait.nwait=0 nwait.yaml
+is "$rc" 1 "with no way out of the wait, the run fails"
+like "$err" "no answer can come" "saying why"
+
+# A worker that sends malformed answers is not trusted, as under MPI.
+sim --simulate 4 -o stragglers.corrupt.ranks=[2] -o stragglers.corrupt.after=2 \
+    nwait.yaml
+is "$rc" 0 "an untrusted worker does not stop the run"
+like "$err" "rank 2 sent not an aiarun message .*not trusted any more; going on with 3 workers" \
+    "it is distrusted after its answers before the fault"
+is "$(awk -F, 'NR > 1 && $2 == 2' a.csv | wc -l | tr -d ' ')" 2 \
+    "its 2 good answers were absorbed, nothing after"
+
+# A stop rule's measure that fails fails the run, with its reason.
+cat > div.yaml <<'YAML'
+algorithm: {plugin: gd, step: 50}
+problem: {plugin: lrmse, rows: 400, cols: 5}
+stop: {iterations: 1000, loss: 1e-9}
+YAML
+sim --simulate 2 div.yaml
+is "$rc" 1 "a diverging run fails"
+like "$err" "the method diverged" "saying why"
+is "$(field stop "$out")" error "the report says it stopped on an error"
+
+# What a simulation does not do, refused clearly.
+# Rows from a file: each worker reads its own, as with delivery: read.
+sed -e "s|path: data/lr.svm|path: $top_srcdir/etc/data/lr.svm|" \
+    -e 's|history: gd-libsvm.csv|final: x.txt|' \
+    "$top_srcdir/etc/gd-libsvm.yaml" > svm.yaml
+aia_mpirun 5 svm.yaml >out.txt 2>err.txt
+is "$?" 0 "gd on a libsvm file under mpirun"
+mv x.txt x-mpi.txt
+sim --simulate 4 svm.yaml
+is "$rc" 0 "gd on a libsvm file simulated"
+cmp -s x.txt x-mpi.txt
+ok $? "the same final iterate as under mpirun, to the bit"
+cat > data.yaml <<'YAML'
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, data: {path: none.csv}}
+stop: {iterations: 3}
+YAML
+sim --simulate 4 data.yaml
+is "$rc" 2 "a missing data file is refused"
+like "$err" "data.yaml:2:.*problem.data: .*none.csv" \
+    "naming the file, line, key and data file"
+cat > ckpt.yaml <<'YAML'
+algorithm: {plugin: gd}
+problem: {plugin: lrmse}
+stop: {iterations: 3}
+output: {checkpoint: c.bin}
+YAML
+sim --simulate 4 ckpt.yaml
+is "$rc" 2 "a checkpoint is refused"
+like "$err" "ckpt.yaml:4:.*output.checkpoint: not supported by --simulate" \
+    "naming the file, line and key"
+sim --simulate 4 --resume nwait.yaml
+is "$rc" 2 "--resume is refused"
+sim --simulate 0 nwait.yaml
+is "$rc" 2 "--simulate 0 is refused"
+like "$err" "expected a positive number of workers" "saying what it takes"
+done_testing
