@@ -162,7 +162,7 @@ static int load_data(struct logreg *p, const struct aia_dataset *d,
     const char *src = d->source ? d->source : "the data";
     if (d->cols == 0)
         return aia_seterr(err, "%s: no feature columns", src);
-    if (p->all && d->rows != d->total_rows)
+    if (p->all && d->rows != 0 && d->rows != d->total_rows)
         return aia_seterr(err,
                           "%s: the coordinator was given %zu of the %zu rows",
                           src, d->rows, d->total_rows);

@@ -168,7 +168,7 @@ static int check_data(const struct aia_dataset *d, int all,
     const char *src = d->source ? d->source : "the data";
     if (d->cols == 0)
         return aia_seterr(err, "%s: no feature columns", src);
-    if (all && d->rows != d->total_rows)
+    if (all && d->rows != 0 && d->rows != d->total_rows)
         return aia_seterr(err,
                           "%s: the coordinator was given %zu of the %zu rows",
                           src, d->rows, d->total_rows);
@@ -537,7 +537,69 @@ static int solve(struct lrmse *p, struct aia_error *err)
         x[i] = t / L[i * n + i];
     }
     free(L);
-    p->fopt = direct_loss(p, x);
+    if (p->k) {
+        p->fopt = direct_loss(p, x);
+        return 0;
+    }
+    /* the coordinator of a data file: from the workers' sums */
+    double q = 0;
+    for (size_t j = 0; j < n; j++)
+        q += x[j] * (0.5 * (dot(p->G + j * n, x, n) + p->ridge * x[j]) -
+                     p->c[j]);
+    p->fopt = q + 0.5 * p->bb;
+    return 0;
+}
+
+/* A data file's summary: the sums of a a', b a and b^2 over the rows
+ * held, and their count, so that the coordinator, which holds none, gets
+ * the Gram matrix (and with it the optimum and the loss). */
+static size_t lrmse_summary_len(void *state)
+{
+    struct lrmse *p = state;
+    return p->data && p->n <= GRAM_MAX ? p->n * p->n + p->n + 2 : 0;
+}
+
+static int lrmse_summarize(void *state, double *out, struct aia_error *err)
+{
+    struct lrmse *p = state;
+    size_t n = p->n;
+    if (gram(p, err) < 0)
+        return -1;
+    double k = (double)p->k;
+    for (size_t j = 0; j < n * n; j++)
+        out[j] = p->G[j] * k;
+    for (size_t j = 0; j < n; j++)
+        out[n * n + j] = p->c[j] * k;
+    out[n * n + n] = p->bb * k;
+    out[n * n + n + 1] = k;
+    /* a worker's loss and gradients go over its rows: the matrix would
+     * only take memory */
+    free(p->G);
+    free(p->c);
+    p->G = p->c = NULL;
+    return 0;
+}
+
+static int lrmse_combine(void *state, const double *sum,
+                         struct aia_error *err)
+{
+    struct lrmse *p = state;
+    size_t n = p->n;
+    double m = sum[n * n + n + 1];
+    if (!(m > 0))
+        return 0; /* no summary: the optimum stays unknown */
+    free(p->G);
+    free(p->c);
+    p->G = malloc(n * n * sizeof *p->G);
+    p->c = malloc(n * sizeof *p->c);
+    if (!p->G || !p->c)
+        return aia_seterr(err, "out of memory for the %zu x %zu Gram matrix",
+                          n, n);
+    for (size_t j = 0; j < n * n; j++)
+        p->G[j] = sum[j] / m;
+    for (size_t j = 0; j < n; j++)
+        p->c[j] = sum[n * n + j] / m;
+    p->bb = sum[n * n + n] / m;
     return 0;
 }
 
@@ -641,4 +703,7 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .loss = lrmse_loss,
     .gradient = lrmse_gradient,
     .optimum = lrmse_optimum,
+    .summary_len = lrmse_summary_len,
+    .summarize = lrmse_summarize,
+    .combine = lrmse_combine,
 };

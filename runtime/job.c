@@ -270,7 +270,7 @@ static const struct aia_param output_params[] = {
 
 static const char *const plugin_key[] = {"plugin", NULL};
 static const char *const problem_keys[] = {"plugin", "partition", "weights",
-                                           "data", NULL};
+                                           "data", "test", NULL};
 
 enum {
     V_TOP,
@@ -287,7 +287,8 @@ enum {
     V_HANG,
     V_DATA,
     V_CORRUPT,
-    V_CODEC
+    V_CODEC,
+    V_TEST
 };
 
 /* Bind the runtime's keys of a section.  In a plugin section every other
@@ -342,16 +343,20 @@ static struct aia_value *plugin_section(struct job *job, const char *name,
     return v;
 }
 
-/* problem.data: where the rows come from, when not generated. */
-static int data_section(struct job *job, struct aia_error *err)
+/* problem.data: where the rows come from, when not generated; with
+ * name "test", problem.test: the held-out rows, the same keys. */
+static int data_section(struct job *job, const char *name,
+                        struct aia_error *err)
 {
-    struct job_data *d = &job->data;
+    int test = strcmp(name, "test") == 0;
+    struct job_data *d = test ? &job->test : &job->data;
+    const char *full = test ? "problem.test" : "problem.data";
     const struct mnode *key;
-    const struct mnode *node = mnode_get(job->problem.node, "data", &key);
+    const struct mnode *node = mnode_get(job->problem.node, name, &key);
     if (!node)
         return 0;
-    struct aia_value *v = job->v[V_DATA] =
-        bind(job, "problem.data", node, key, data_params, 0, NULL, err);
+    struct aia_value *v = job->v[test ? V_TEST : V_DATA] =
+        bind(job, full, node, key, data_params, 0, NULL, err);
     if (!v)
         return -1;
     char where[256];
@@ -363,9 +368,9 @@ static int data_section(struct job *job, struct aia_error *err)
     d->format = v[1].i == 0 ? data_format_guess(d->path) : (int)v[1].i - 1;
     char shown[200];
     if (d->format < 0)
-        return aia_seterr(err, "%s: problem.data: cannot tell the format of "
+        return aia_seterr(err, "%s: %s: cannot tell the format of "
                                "'%s' from its name: give format",
-                          where, util_shown(shown, sizeof shown, v[0].s, 120));
+                          where, full, util_shown(shown, sizeof shown, v[0].s, 120));
     static const int headers[] = {DATA_HEADER_AUTO, DATA_HEADER_YES,
                                   DATA_HEADER_NO};
     d->header = headers[v[2].i];
@@ -378,13 +383,13 @@ static int data_section(struct job *job, struct aia_error *err)
     d->features = (size_t)v[8].i;
     d->delivery = (int)v[9].i;
     if (d->format == DATA_BINARY && d->cols == 0)
-        return aia_seterr(err, "%s: problem.data: a binary file needs cols "
+        return aia_seterr(err, "%s: %s: a binary file needs cols "
                                "(values per row, the target's included)",
-                          where);
+                          where, full);
     if (d->format == DATA_LIBSVM && d->target)
-        return aia_seterr(err, "%s: problem.data: target: in a libsvm file "
+        return aia_seterr(err, "%s: %s: target: in a libsvm file "
                                "the label is the target",
-                          where);
+                          where, full);
     return 0;
 }
 
@@ -556,8 +561,17 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->weights = v[2].n ? v[2].doubles : NULL;
     job->nweights = v[2].n;
     job->weights_node = mnode_get(job->problem.node, "weights", NULL);
-    if (data_section(job, err) < 0)
+    if (data_section(job, "data", err) < 0 ||
+        data_section(job, "test", err) < 0)
         goto fail;
+    if (job->test.path && !job->data.path) {
+        char where[256];
+        params_where(where, sizeof where, job->m->path, job->test.key);
+        aia_seterr(err, "%s: problem.test: a test set needs problem.data "
+                        "(the training rows) too",
+                   where);
+        goto fail;
+    }
 
     node = mnode_get(root, "pool", &key);
     if (!(v = job->v[V_POOL] = bind(job, "pool", node, key, pool_params, 0,
@@ -665,6 +679,7 @@ void job_free(struct job *job)
     manifest_free(job->m);
     free(job->dir);
     free(job->data.path);
+    free(job->test.path);
     free(job);
 }
 
@@ -736,8 +751,13 @@ void job_reference(FILE *out)
     reference_table(out, "problem.data", data_params,
                     "Rows from a file instead of generated ones, for "
                     "problems that take them (lrmse, logreg). Each worker "
-                    "holds only its rows; the coordinator holds all of "
-                    "them, for the loss.");
+                    "holds only its rows and the coordinator none: the "
+                    "workers compute the loss and the metric on their rows "
+                    "(in a tree the coordinator holds them all).");
+    fprintf(out, "\n#### `problem.test`\n\nHeld-out rows, the same keys "
+                 "as `problem.data`: each worker holds its share, and their "
+                 "loss and metric are reported beside the training ones "
+                 "(`test_loss`, `test_<metric>`).\n");
     reference_table(out, "pool", pool_params, NULL);
     reference_table(out, "pool.codec", codec_params,
                     "How the doubles of queries and answers travel (see "

@@ -45,6 +45,8 @@ struct setup {
     size_t *rows;      /* coordinator: rows of each worker */
     size_t total_rows; /* coordinator: sum of rows */
     struct data_table data; /* rows of problem.data held by this rank */
+    struct data_table test; /* rows of problem.test held by this rank */
+    void *test_s;           /* worker: the problem opened on them */
     uint64_t identity;      /* what a checkpoint of this job must carry */
     int resume;
 };
