@@ -78,10 +78,13 @@ rank for gd on lrmse over a CSV file of ${MEMORY_ROWS} rows of 50
 features and a target, and 4 and 16 times as many rows; 4 workers,
 ${MEMORY_ITERS} iterations. The coordinator holds no row: the workers
 compute the loss on their rows and lrmse's optimum comes from their Gram
-sums. "worker": the mean over the 4 workers. With scatter rank 0 holds
-one worker's share at a time while it sends.
+sums (the gap column, relative, after ${MEMORY_ITERS} iterations: it
+exists because rank 0 assembled the optimum without a row). "worker":
+the mean over the 4 workers. With scatter rank 0 holds one worker's
+share at a time while it sends, so its peak follows a share, not the
+file.
 
-| rows | file (MB) | delivery | rank 0 (MB) | worker (MB) | largest worker (MB) | gap at the end |
+| rows | file (MB) | delivery | rank 0 (MB) | worker (MB) | largest worker (MB) | gap |
 |---:|---:|---|---:|---:|---:|---:|
 EOF
     for f in 1 4 16; do
