@@ -30,7 +30,9 @@
  * O(n^2).  The optimum solves (G + lambda I) x = c by Cholesky; once it is
  * known the loss is computed as f* + (x - x*)' (G + lambda I) (x - x*) / 2
  * (exact for a quadratic), which keeps the suboptimality accurate down to
- * rounding of f* itself.
+ * rounding of f* itself.  With a data file the coordinator holds no row:
+ * each worker's summary is its sums of a a', b a and b^2, and the
+ * coordinator's G, c and b'b/m are the pool's sums (combine).
  */
 #include <config.h>
 

@@ -28,6 +28,7 @@ struct pending {
     char *msg;     /* header and the model: what the sends read */
     MPI_Request *req;
     unsigned char *got;
+    int absent; /* workers gone before it was sent */
     double sum[EVAL_LEN];
 };
 
@@ -82,6 +83,7 @@ static int send_eval(struct coord *c, const double *x, const double *row)
     if (row)
         memcpy(p->row, row, sizeof p->row);
     memset(p->sum, 0, sizeof p->sum);
+    p->absent = 0;
     if (!p->msg && !(p->msg = util_alloc_aligned(WIRE_BYTES(dim))))
         return aia_seterr(&c->r.err, "out of memory for an evaluation");
     *(struct wire_hdr *)p->msg = (struct wire_hdr){
@@ -90,6 +92,7 @@ static int send_eval(struct coord *c, const double *x, const double *row)
     for (int w = 0; w < c->n; w++) {
         p->req[w] = MPI_REQUEST_NULL;
         p->got[w] = 1;
+        p->absent += c->p.direct[w] && !c->p.alive[w];
         if (!c->p.alive[w] || c->bye[w])
             continue;
         if (MPI_Isend(p->msg, (int)WIRE_BYTES(dim), MPI_BYTE, c->s->ranks[w],
@@ -157,8 +160,8 @@ static void settle(struct coord *c, int force)
                        p->sum[3] / p->sum[5], p->sum[4] / p->sum[5]};
         e->head = (e->head + 1) % e->cap;
         e->count--;
-        if (record_evaluated(&c->r, p->has_row ? p->row : NULL, v, missing,
-                             (uint64_t)p->sum[2]) < 0)
+        if (record_evaluated(&c->r, p->has_row ? p->row : NULL, v,
+                             missing + p->absent, (uint64_t)p->sum[2]) < 0)
             coord_fail(c, "%s", c->r.err.text);
     }
 }

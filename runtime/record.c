@@ -553,12 +553,15 @@ static void report(struct recorder *r, const char *why, double loss)
     else if (!isnan(loss))
         printf("  %-10s %.10g (optimum unknown: %s)\n", "loss", loss,
                r->opt_why.text);
-    if (r->evaluate)
-        printf("  %-10s by the workers on their %llu rows%s%s%s\n",
-               "evaluated", (unsigned long long)r->ev_rows,
-               r->ev_missing ? " (workers missing: " : "",
-               r->ev_missing ? "their rows are left out" : "",
-               r->ev_missing ? ")" : "");
+    if (r->evaluate && r->ev_missing)
+        printf("  %-10s by the workers on %llu of the %zu rows (%d "
+               "worker%s missing: %s rows are left out)\n",
+               "evaluated", (unsigned long long)r->ev_rows, s->total_rows,
+               r->ev_missing, r->ev_missing > 1 ? "s" : "",
+               r->ev_missing > 1 ? "their" : "its");
+    else if (r->evaluate)
+        printf("  %-10s by the workers on their %llu rows\n", "evaluated",
+               (unsigned long long)r->ev_rows);
     if (r->evaluate && job->test.path) {
         printf("  %-10s %s: loss %.10g", "test", job->test.path, r->ev[2]);
         if (s->prob->metric_name)

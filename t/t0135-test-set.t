@@ -106,4 +106,54 @@ sed -e 's|test.csv|narrow.csv|' job.yaml > narrow.yaml
 run 3 narrow.yaml
 like "$err" "narrow.yaml:[0-9]+:[0-9]+: problem.test: [^ ]*narrow.csv has 2 features, the training rows 5" \
     "a test file of another width is refused, naming both widths"
+# stop.loss with the workers' loss: it stops on their evaluation, and the
+# final model's loss is at least as low
+cat > loss.yaml <<YAML
+algorithm: {plugin: gd, step: 0.5}
+problem:
+  plugin: lrmse
+  data: {path: $data/lr.csv}
+stop: {iterations: 5000, loss: 0.0052}
+YAML
+run 3 loss.yaml
+is "$(field stop "$out")" loss "stop.loss holds on the workers' loss"
+ok $(float_le "$(field loss "$out")" 0.0052 && echo 0 || echo 1) \
+    "the final loss is below the target ($(field loss "$out"))"
+
+# a worker killed mid-run: its rows are left out of the evaluations, the
+# run does not wait for it, and the summary line says one is missing
+cat > dead.yaml <<YAML
+algorithm: {plugin: sgd, step: 0.05}
+problem:
+  plugin: lrmse
+  data: {path: $data/lr.csv}
+  test: {path: $data/lr.csv}
+pool:
+  dead_after: 2
+  wait: {nwait: 0}
+stragglers: {work_ms: 5}
+stop: {time: 6}
+output: {history: dead.csv, every: 20}
+YAML
+(
+    sleep 2.5
+    for p in $(pgrep -f "$trash/dead.yaml"); do
+        if tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=3; then
+            kill -9 "$p"
+        fi
+    done
+) &
+timeout -k 5 120 "$MPIRUN" -np 5 --oversubscribe --enable-recovery "$AIARUN" \
+    "$trash/dead.yaml" >out.txt 2>err.txt
+rc=$?
+wait
+out=$(cat out.txt)
+is "$rc" 0 "with a worker killed the job still finishes, exit 0"
+is "$(field missing "$out")" 1 "the summary line says one worker's rows are missing"
+like "$out" "evaluated +by the workers on 1500 of the 2000 rows \\(1 worker missing" \
+    "the report says how many rows the loss covers"
+ok $([ -n "$(field loss "$out")" ] && [ -n "$(field test_loss "$out")" ] && echo 0 || echo 1) \
+    "the loss and the test loss of the live workers' rows are reported"
+ok $([ "$(sed 1d dead.csv | wc -l)" -gt 5 ] && echo 0 || echo 1) \
+    "history rows go on after the death ($(sed 1d dead.csv | wc -l) rows)"
 done_testing
