@@ -27,7 +27,8 @@
  * The metric is the accuracy: the fraction of rows with s_i a_i . x > 0
  * (a row on the boundary, a_i . x = 0, counts as wrong).
  *
- * The coordinator (AIA_PART_ALL) keeps every row; generated rows are drawn
+ * The coordinator (AIA_PART_ALL) keeps every generated row (with a data
+ * file it holds none, and has no optimum); generated rows are drawn
  * on first need, or drawn again on every pass when they would not fit in
  * CACHE_MAX doubles.  Its optimum is found by Newton's method with a
  * backtracking line search, the n x n Hessian solved by Cholesky.  With

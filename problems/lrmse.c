@@ -30,7 +30,9 @@
  * O(n^2).  The optimum solves (G + lambda I) x = c by Cholesky; once it is
  * known the loss is computed as f* + (x - x*)' (G + lambda I) (x - x*) / 2
  * (exact for a quadratic), which keeps the suboptimality accurate down to
- * rounding of f* itself.
+ * rounding of f* itself.  With a data file the coordinator holds no row:
+ * each worker's summary is its sums of a a', b a and b^2, and the
+ * coordinator's G, c and b'b/m are the pool's sums (combine).
  */
 #include <config.h>
 
@@ -333,7 +335,69 @@ static int solve(void *state, struct aia_error *err)
     double *x = p->rs.xopt;
     aia_cholesky_solve(L, p->c, x, n);
     free(L);
-    p->rs.fopt = direct_loss(p, x);
+    if (p->rs.k) {
+        p->rs.fopt = direct_loss(p, x);
+        return 0;
+    }
+    /* the coordinator of a data file: from the workers' sums */
+    double q = 0;
+    for (size_t j = 0; j < n; j++)
+        q += x[j] * (0.5 * (aia_dot(p->G + j * n, x, n) + p->ridge * x[j]) -
+                     p->c[j]);
+    p->rs.fopt = q + 0.5 * p->bb;
+    return 0;
+}
+
+/* A data file's summary: the sums of a a', b a and b^2 over the rows
+ * held, and their count, so that the coordinator, which holds none, gets
+ * the Gram matrix (and with it the optimum and the loss). */
+static size_t lrmse_summary_len(void *state)
+{
+    struct lrmse *p = state;
+    return p->rs.data && p->rs.n <= GRAM_MAX ? p->rs.n * p->rs.n + p->rs.n + 2 : 0;
+}
+
+static int lrmse_summarize(void *state, double *out, struct aia_error *err)
+{
+    struct lrmse *p = state;
+    size_t n = p->rs.n;
+    if (gram(p, err) < 0)
+        return -1;
+    double k = (double)p->rs.k;
+    for (size_t j = 0; j < n * n; j++)
+        out[j] = p->G[j] * k;
+    for (size_t j = 0; j < n; j++)
+        out[n * n + j] = p->c[j] * k;
+    out[n * n + n] = p->bb * k;
+    out[n * n + n + 1] = k;
+    /* a worker's loss and gradients go over its rows: the matrix would
+     * only take memory */
+    free(p->G);
+    free(p->c);
+    p->G = p->c = NULL;
+    return 0;
+}
+
+static int lrmse_combine(void *state, const double *sum,
+                         struct aia_error *err)
+{
+    struct lrmse *p = state;
+    size_t n = p->rs.n;
+    double m = sum[n * n + n + 1];
+    if (!(m > 0))
+        return 0; /* no summary: the optimum stays unknown */
+    free(p->G);
+    free(p->c);
+    p->G = malloc(n * n * sizeof *p->G);
+    p->c = malloc(n * sizeof *p->c);
+    if (!p->G || !p->c)
+        return aia_seterr(err, "out of memory for the %zu x %zu Gram matrix",
+                          n, n);
+    for (size_t j = 0; j < n * n; j++)
+        p->G[j] = sum[j] / m;
+    for (size_t j = 0; j < n; j++)
+        p->c[j] = sum[n * n + j] / m;
+    p->bb = sum[n * n + n] / m;
     return 0;
 }
 
@@ -479,4 +543,7 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .gradient = lrmse_gradient,
     .optimum = lrmse_optimum,
     .smoothness = lrmse_smoothness,
+    .summary_len = lrmse_summary_len,
+    .summarize = lrmse_summarize,
+    .combine = lrmse_combine,
 };

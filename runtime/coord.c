@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "coord.h"
+#include "eval.h"
 #include "host.h"
 #include "params.h"
 #include "poll.h"
@@ -55,7 +56,8 @@ static int coord_alloc(struct coord *c)
         proto_init(&c->p, n, job->mode,
                    job->topology == JOB_TREE ? job->arity : 0, c->s->ranks,
                    &err) < 0 ||
-        record_init(&c->r, c->s, &c->p, c->st, &c->acodec) < 0)
+        record_init(&c->r, c->s, &c->p, c->st, &c->acodec) < 0 ||
+        eval_init(c) < 0)
         return -1;
     for (int w = 0; w < n; w++) {
         c->rreq[w] = c->sreq[w] = MPI_REQUEST_NULL;
@@ -77,6 +79,7 @@ static void coord_free(struct coord *c)
     free(c->mst);
     proto_free(&c->p);
     record_free(&c->r);
+    eval_free(c);
 }
 
 static int post_recv(struct coord *c, int w)
@@ -206,6 +209,11 @@ static const char *check(struct coord *c, int w, const MPI_Status *mst,
     MPI_Get_count(mst, MPI_BYTE, bytes);
     if ((size_t)*bytes < sizeof *h || h->magic != WIRE_MAGIC)
         return "not an aiarun message";
+    if (h->kind == WIRE_EVALANS)
+        return c->ev && h->len == EVAL_LEN &&
+                       (size_t)*bytes == WIRE_BYTES(EVAL_LEN)
+                   ? NULL
+                   : "an evaluation not asked for, or of the wrong length";
     if (h->kind != WIRE_ANSWER && h->kind != WIRE_ERROR && h->kind != WIRE_BYE)
         return "a message of unknown kind";
     if (h->kind != WIRE_ANSWER)
@@ -271,6 +279,8 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
         st->discarded++;
     } else if (why) {
         distrust(c, w, why, bytes);
+    } else if (h->kind == WIRE_EVALANS) {
+        eval_take(c, w, h);
     } else if (h->kind == WIRE_ANSWER && c->p.why) {
         st->late++;
         proto_late(&c->p, w);
@@ -400,6 +410,7 @@ int coord_run(struct setup *s)
             coord_fail(&c, "%s", c.r.err.text);
         if (record_checkpoint(&c.r, 1, util_now()) < 0)
             coord_fail(&c, "%s", c.r.err.text);
+        eval_drain(&c);
     }
 stop:
     if (!c.r.t_end)

@@ -51,6 +51,7 @@ struct coord {
     int *of_rank;
     int status;
     struct aia_error err;
+    struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
 };
 
 /* Stop the run with an error (printed at once); the first one wins. */

@@ -181,10 +181,39 @@ static void recv_part(const char *source, struct data_table *t)
     };
 }
 
-int deliver_data(const struct setup *s, struct data_table *t,
+/* The coordinator's view of a file whose rows only the workers hold: its
+ * shape, and no rows in the storage the workers' rows have (empty arrays,
+ * not NULL, so that a problem sees a 0 x cols matrix). */
+static int shape_only(const char *path, int sparse, size_t total,
+                      size_t cols, struct data_table *t,
+                      struct aia_error *err)
+{
+    t->source = strdup(path);
+    t->row_ids = calloc(1, sizeof *t->row_ids);
+    t->y = calloc(1, sizeof *t->y);
+    if (sparse) {
+        t->row_start = calloc(1, sizeof *t->row_start);
+        t->col = calloc(1, sizeof *t->col);
+        t->val = calloc(1, sizeof *t->val);
+    } else {
+        t->x = calloc(1, sizeof *t->x);
+    }
+    if (!t->source || !t->row_ids || !t->y ||
+        (sparse ? !t->row_start || !t->col || !t->val : !t->x)) {
+        data_free(t);
+        return aia_seterr(err, "out of memory");
+    }
+    t->d = (struct aia_dataset){
+        .cols = cols, .total_rows = total, .row_ids = t->row_ids, .y = t->y,
+        .x = t->x, .row_start = t->row_start, .col = t->col, .val = t->val,
+        .source = t->source};
+    return 0;
+}
+
+int deliver_data(const struct setup *s, const struct job_data *d,
+                 int all_on_root, struct data_table *t,
                  struct aia_error *err)
 {
-    const struct job_data *d = &s->job->data;
     memset(t, 0, sizeof *t);
     if (!d->path)
         return 0;
@@ -215,8 +244,12 @@ int deliver_data(const struct setup *s, struct data_table *t,
                               .weights = s->job->weights},
                      .total = total};
     int ok = 1;
-    if (s->rank == 0 || (s->windex >= 0 && d->delivery == JOB_READ))
+    if ((s->rank == 0 && all_on_root) ||
+        (s->windex >= 0 && d->delivery == JOB_READ))
         ok = data_read(&o, s->rank == 0 ? NULL : keep_own, &k, t, err) == 0;
+    else if (s->rank == 0)
+        ok = shape_only(d->path, d->sparse, total, (size_t)shape[2], t,
+                        err) == 0;
     if (d->delivery == JOB_READ)
         return ok ? 0 : -1;
     /* scatter: rank 0 says whether it read the file, then sends */
@@ -229,7 +262,18 @@ int deliver_data(const struct setup *s, struct data_table *t,
     if (s->rank == 0) {
         for (int w = 0; w < s->nworkers; w++) {
             k.part.index = w;
-            send_part(t, &k, s->ranks[w]);
+            if (all_on_root) {
+                send_part(t, &k, s->ranks[w]);
+                continue;
+            }
+            /* one worker's rows at a time: rank 0 never holds the file */
+            struct data_table part;
+            if (data_read(&o, keep_own, &k, &part, err) < 0) {
+                host_error("%s; aborting", err->text);
+                MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+            }
+            send_part(&part, &k, s->ranks[w]);
+            data_free(&part);
         }
     } else if (s->windex >= 0) {
         recv_part(d->path, t);

@@ -180,7 +180,7 @@ static int apply_overrides(struct job *job, const char *const *overrides,
 
 static const char *const plugin_key[] = {"plugin", NULL};
 static const char *const problem_keys[] = {"plugin", "partition", "weights",
-                                           "data", NULL};
+                                           "data",   "test",      NULL};
 
 static int check_algorithm(struct job *job, const struct mnode *node,
                            const struct mnode *key, const struct aia_value *v,
@@ -216,12 +216,10 @@ static int check_wait(struct job *job, const struct mnode *node,
 
 /* problem.data: the path resolved, the format guessed, what the format
  * needs. */
-static int check_data(struct job *job, const struct mnode *node,
+static int check_rows(struct job *job, struct job_data *d, const char *full,
                       const struct mnode *key, const struct aia_value *v,
                       struct aia_error *err)
 {
-    (void)node;
-    struct job_data *d = &job->data;
     const char *path = aia_arg(v, "path")->s;
     d->key = key;
     d->path = path[0] == '/' ? strdup(path) : util_join(job->dir, path);
@@ -232,31 +230,55 @@ static int check_data(struct job *job, const struct mnode *node,
     char shown[200];
     if (d->format < 0)
         return blame(job, key, err,
-                     "problem.data: cannot tell the format "
+                     "%s: cannot tell the format "
                      "of '%s' from its name: give format",
-                     util_shown(shown, sizeof shown, path, 120));
+                     full, util_shown(shown, sizeof shown, path, 120));
     if (d->sparse < 0)
         d->sparse = d->format == DATA_LIBSVM;
     /* targets: a file (npy, idx) or a dataset's name (hdf5) */
     const char *t = d->targets_key;
     if (t && d->format < DATA_NPY)
         return blame(job, key, err,
-                     "problem.data: targets: only npy, idx and hdf5 files "
-                     "take their targets from elsewhere");
+                     "%s: targets: only npy, idx and hdf5 files "
+                     "take their targets from elsewhere",
+                     full);
     if (t && !(d->targets = d->format == DATA_HDF5 || t[0] == '/'
                                 ? strdup(t)
                                 : util_join(job->dir, t)))
         return aia_seterr(err, "out of memory");
     if (d->format == DATA_BINARY && d->cols == 0)
         return blame(job, key, err,
-                     "problem.data: a binary file needs cols "
+                     "%s: a binary file needs cols "
                      "(values per row, the target's "
-                     "included)");
+                     "included)",
+                     full);
     if (d->format == DATA_LIBSVM && d->target)
         return blame(job, key, err,
-                     "problem.data: target: in a libsvm file "
-                     "the label is the target");
+                     "%s: target: in a libsvm file "
+                     "the label is the target",
+                     full);
     return 0;
+}
+
+static int check_data(struct job *job, const struct mnode *node,
+                      const struct mnode *key, const struct aia_value *v,
+                      struct aia_error *err)
+{
+    (void)node;
+    return check_rows(job, &job->data, "problem.data", key, v, err);
+}
+
+/* problem.test: held-out rows, read as problem.data's. */
+static int check_test(struct job *job, const struct mnode *node,
+                      const struct mnode *key, const struct aia_value *v,
+                      struct aia_error *err)
+{
+    (void)node;
+    if (!job->data.path)
+        return blame(job, key, err,
+                     "problem.test: a test set needs problem.data (the "
+                     "training rows) too");
+    return check_rows(job, &job->test, "problem.test", key, v, err);
 }
 
 /* pool.codec: the codecs this build has, topk a fraction or a count. */
@@ -386,10 +408,14 @@ static int check_across(struct job *job, struct aia_error *err)
 
 static const struct job_name scheme_names[] = {
     {"block", AIA_PART_BLOCK}, {"cyclic", AIA_PART_CYCLIC}, {NULL, 0}};
-static const struct job_name format_names[] = {
-    {"auto", -1},         {"csv", DATA_CSV}, {"libsvm", DATA_LIBSVM},
-    {"binary", DATA_BINARY}, {"npy", DATA_NPY}, {"idx", DATA_IDX},
-    {"hdf5", DATA_HDF5},  {NULL, 0}};
+static const struct job_name format_names[] = {{"auto", -1},
+                                               {"csv", DATA_CSV},
+                                               {"libsvm", DATA_LIBSVM},
+                                               {"binary", DATA_BINARY},
+                                               {"npy", DATA_NPY},
+                                               {"idx", DATA_IDX},
+                                               {"hdf5", DATA_HDF5},
+                                               {NULL, 0}};
 static const struct job_name header_names[] = {{"auto", DATA_HEADER_AUTO},
                                                {"yes", DATA_HEADER_YES},
                                                {"no", DATA_HEADER_NO},
@@ -440,20 +466,22 @@ static const struct job_field problem_fields[] = {
     {"weights", JF_DOUBLES, F(weights), F(nweights), NULL, NULL, 0},
     {"weights", JF_NODE, F(weights_node), 0, NULL, NULL, 0},
     END};
-static const struct job_field data_fields[] = {
-    {"format", JF_ENUM, F(data.format), 0, format_names, NULL, 0},
-    {"header", JF_ENUM, F(data.header), 0, header_names, NULL, 0},
-    {"target", JF_TEXT, F(data.target), 0, NULL, NULL, 0},
-    {"delimiter", JF_CHAR, F(data.delimiter), 0, delimiter_names, NULL, 0},
-    {"cols", JF_SIZE, F(data.cols), 0, NULL, NULL, 0},
-    {"rows", JF_SIZE, F(data.rows), 0, NULL, NULL, 0},
-    {"storage", JF_ENUM, F(data.sparse), 0, storage_names, NULL, 0},
-    {"features", JF_SIZE, F(data.features), 0, NULL, NULL, 0},
-    {"delivery", JF_ENUM, F(data.delivery), 0, delivery_names, NULL, 0},
-    {"targets", JF_TEXT, F(data.targets_key), 0, NULL, NULL, 0},
-    {"dataset", JF_TEXT, F(data.dataset), 0, NULL, NULL, 0},
-    {"scale", JF_DOUBLE, F(data.scale), 0, NULL, NULL, 0},
-    END};
+/* problem.data's and problem.test's keys, into the job_data at base */
+#define ROW_FIELDS(base)                                                        \
+    {"format", JF_ENUM, F(base.format), 0, format_names, NULL, 0},              \
+        {"header", JF_ENUM, F(base.header), 0, header_names, NULL, 0},          \
+        {"target", JF_TEXT, F(base.target), 0, NULL, NULL, 0},                  \
+        {"delimiter", JF_CHAR, F(base.delimiter), 0, delimiter_names, NULL, 0}, \
+        {"cols", JF_SIZE, F(base.cols), 0, NULL, NULL, 0},                      \
+        {"rows", JF_SIZE, F(base.rows), 0, NULL, NULL, 0},                      \
+        {"storage", JF_ENUM, F(base.sparse), 0, storage_names, NULL, 0},        \
+        {"features", JF_SIZE, F(base.features), 0, NULL, NULL, 0},              \
+        {"delivery", JF_ENUM, F(base.delivery), 0, delivery_names, NULL, 0},    \
+        {"targets", JF_TEXT, F(base.targets_key), 0, NULL, NULL, 0},            \
+        {"dataset", JF_TEXT, F(base.dataset), 0, NULL, NULL, 0},                \
+        {"scale", JF_DOUBLE, F(base.scale), 0, NULL, NULL, 0},
+static const struct job_field data_fields[] = {ROW_FIELDS(data) END};
+static const struct job_field test_fields[] = {ROW_FIELDS(test) END};
 static const struct job_field pool_fields[] = {
     {"workers", JF_INTS, F(workers), F(nworkers), NULL, NULL, 0},
     {"workers", JF_NODE, F(workers_node), 0, NULL, NULL, 0},
@@ -541,8 +569,13 @@ const struct job_section job_sections[] = {
      "Every other key is a parameter of the problem plugin."},
     {"problem.data", job_keys_data, JS_PRESENT, data_fields, check_data,
      "Rows from a file instead of generated ones, for problems that take "
-     "them (lrmse, logreg). Each worker holds only its rows; the "
-     "coordinator holds all of them, for the loss."},
+     "them. Each worker holds only its rows and the coordinator none: the "
+     "workers compute the loss and the metric on their rows (in a tree the "
+     "coordinator holds them all)."},
+    {"problem.test", job_keys_data, JS_PRESENT, test_fields, check_test,
+     "Held-out rows, the same keys as `problem.data`: each worker holds "
+     "its share, and their loss and metric are reported beside the "
+     "training ones (`test_loss`, `test_<metric>`)."},
     {"pool", job_keys_pool, JS_PLAIN, pool_fields, NULL, NULL},
     {"pool.codec", job_keys_codec, JS_PLAIN, codec_fields, check_codec,
      "How the doubles of queries and answers travel (see Compression); "
@@ -618,6 +651,8 @@ void job_free(struct job *job)
     free(job->dir);
     free(job->data.path);
     free(job->data.targets);
+    free(job->test.path);
+    free(job->test.targets);
     free(job);
 }
 

@@ -91,6 +91,7 @@ struct job {
     size_t nweights;
     const struct mnode *weights_node;
     struct job_data data;
+    struct job_data test; /* problem.test: held-out rows; path NULL: none */
     /* pool */
     const int64_t *workers; /* ranks; NULL: every rank but 0 */
     size_t nworkers;

@@ -184,9 +184,13 @@ int loader_check(const struct aia_plugin_header *h, int kind,
                               util_shown(shown, sizeof shown, p->metric_name,
                                          40));
         }
-        if (!reserved_zero(p->reserved, 6))
+        if (!reserved_zero(p->reserved, 3))
             return aia_seterr(err, "%s: '%s' sets reserved slots", path,
                               h->name);
+        if (!p->summary_len != !p->summarize || !p->summary_len != !p->combine)
+            return aia_seterr(err, "%s: problem '%s' must give summary_len, "
+                                   "summarize and combine, or none",
+                              path, h->name);
     } else {
         const struct aia_wait_plugin *w = (const void *)h;
         if (!reserved_zero(w->reserved, 8))

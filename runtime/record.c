@@ -21,7 +21,8 @@ int record_init(struct recorder *r, const struct setup *s,
 {
     *r = (struct recorder){.s = s, .job = s->job, .p = p, .st = st,
                            .acodec = acodec, .saved = -1, .loss_at = -1,
-                           .progress_at = INFINITY};
+                           .progress_at = INFINITY,
+                           .ev = {NAN, NAN, NAN, NAN}};
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
     return r->x ? 0 : -1;
 }
@@ -33,8 +34,7 @@ void record_free(struct recorder *r)
     checkpoint_free(&r->resume);
 }
 
-/* The model after the latest update, into r->x. */
-static int model(struct recorder *r)
+int record_model(struct recorder *r)
 {
     const struct setup *s = r->s;
     if (s->alg->iterate)
@@ -50,10 +50,15 @@ int record_loss(struct recorder *r, double *loss)
         *loss = r->loss;
         return 0;
     }
-    if (model(r) < 0) {
+    if (record_model(r) < 0) {
         err = r->err;
         return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
                           r->s->alg->h.name, err.text);
+    }
+    if (r->evaluate) {
+        /* the workers' latest; the current model's is asked for */
+        *loss = r->ev[0];
+        return r->evaluate(r->eval_ctx, r->x, NULL);
     }
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
         return aia_seterr(&r->err, "problem '%s': loss: %s",
@@ -109,6 +114,15 @@ void record_optimum(struct recorder *r)
              "it has no optimum function");
     if (!s->prob->optimum)
         return;
+    if (r->evaluate && !s->prob->combine) {
+        snprintf(r->opt_why.text, sizeof r->opt_why.text,
+                 "the rows are the workers' and problem '%s' gives no "
+                 "summary of them to combine",
+                 s->prob->h.name);
+        host_log(AIA_LOG_INFO, "no optimum to compare with: %s",
+                 r->opt_why.text);
+        return;
+    }
     double *xs = calloc(s->dim ? s->dim : 1, sizeof *xs);
     if (xs && s->prob->optimum(s->prob_s, xs, &r->fopt, &r->opt_why) == 0)
         r->opt_known = 1;
@@ -122,7 +136,16 @@ static const struct output_column history_cols[] = {
     {"iteration", OUT_INT}, {"epoch", OUT_INT},  {"time", OUT_TIME},
     {"loss", OUT_REAL},     {"suboptimality", OUT_REAL},
     {"change", OUT_REAL},   {NULL, OUT_REAL}, /* the metric's */
+    {"test_loss", OUT_REAL}, {NULL, OUT_REAL}, /* test_ and the metric's */
 };
+
+/* Columns of a history row: 6, the metric's, then test_loss and the test
+ * metric with problem.test. */
+static int history_ncols(const struct recorder *r)
+{
+    int metric = r->s->prob->metric_name != NULL;
+    return 6 + metric + (r->job->test.path ? 1 + metric : 0);
+}
 
 static const struct output_column answer_cols[] = {
     {"time", OUT_TIME},      {"rank", OUT_INT},     {"sent_round", OUT_INT},
@@ -133,10 +156,18 @@ static const struct output_column answer_cols[] = {
 int record_open(struct recorder *r)
 {
     const struct job *job = r->job;
-    static struct output_column cols[7];
+    static struct output_column cols[9];
+    static char test_metric[64];
+    const char *mname = r->s->prob->metric_name;
+    int ncols = history_ncols(r);
     memcpy(cols, history_cols, sizeof cols);
-    cols[6].name = r->s->prob->metric_name;
-    int ncols = cols[6].name ? 7 : 6;
+    snprintf(test_metric, sizeof test_metric, "test_%s", mname ? mname : "");
+    if (mname) {
+        cols[6].name = mname;
+        cols[8].name = test_metric;
+    } else {
+        cols[6] = history_cols[7]; /* test_loss only */
+    }
     /* a resumed run appends, from where its checkpoint was written */
     const struct checkpoint *k = &r->resume;
     long long keep_h = r->resumed ? (long long)k->history_bytes : -1;
@@ -159,6 +190,8 @@ int record_open(struct recorder *r)
     return 0;
 }
 
+static int eval_row(struct recorder *r, double *row);
+
 int record_iteration(struct recorder *r, int force, double now)
 {
     const struct job *job = r->job;
@@ -170,7 +203,9 @@ int record_iteration(struct recorder *r, int force, double now)
                          r->saved_epoch / job->every_epochs;
     if (!force && p->iteration % job->every != 0 && !epochs_due)
         return 0;
-    double row[7] = {(double)p->iteration, (double)p->epoch, now - p->t0};
+    double row[9] = {(double)p->iteration, (double)p->epoch, now - p->t0};
+    if (r->evaluate)
+        return eval_row(r, row);
     if (record_loss(r, &row[3]) < 0)
         return -1;
     row[4] = r->opt_known ? row[3] - r->fopt : NAN;
@@ -185,6 +220,54 @@ int record_iteration(struct recorder *r, int force, double now)
     r->saved = p->iteration;
     r->saved_epoch = p->epoch;
     return rc;
+}
+
+/* A history row of the workers' loss: the iterate is saved now, the row
+ * written when their answers are in. */
+static int eval_row(struct recorder *r, double *row)
+{
+    const struct proto *p = r->p;
+    struct aia_error err;
+    if (record_model(r) < 0) {
+        err = r->err;
+        return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
+                          r->s->alg->h.name, err.text);
+    }
+    row[3] = record_change(r);
+    r->saved = p->iteration;
+    r->saved_epoch = p->epoch;
+    if (r->iterates && iterates_write(r->iterates, p->iteration, p->epoch,
+                                      row[2], r->x, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
+    return r->hist ? r->evaluate(r->eval_ctx, r->x, row) : 0;
+}
+
+int record_evaluated(struct recorder *r, const double *row,
+                     const double *vals, int missing, uint64_t rows)
+{
+    memcpy(r->ev, vals, sizeof r->ev);
+    r->ev_missing = missing;
+    r->ev_rows = rows;
+    if (rows && !isfinite(vals[0]))
+        return aia_seterr(&r->err, "the loss is %g at iteration %lld: the "
+                                   "method diverged (try a smaller step)",
+                          vals[0], (long long)(row ? row[0] : -1));
+    if (!row || !r->hist)
+        return 0;
+    double out[9] = {row[0], row[1], row[2], vals[0],
+                     r->opt_known ? vals[0] - r->fopt : NAN, row[3]};
+    int k = 6;
+    if (r->s->prob->metric_name)
+        out[k++] = vals[1];
+    if (r->job->test.path) {
+        out[k++] = vals[2];
+        if (r->s->prob->metric_name)
+            out[k++] = vals[3];
+    }
+    struct aia_error err;
+    if (output_row(r->hist, out, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
+    return 0;
 }
 
 int record_checkpoint(struct recorder *r, int force, double now)
@@ -498,6 +581,21 @@ static void report(struct recorder *r, const char *why, double loss)
     else if (!isnan(loss))
         printf("  %-10s %.10g (optimum unknown: %s)\n", "loss", loss,
                r->opt_why.text);
+    if (r->evaluate && r->ev_missing)
+        printf("  %-10s by the workers on %llu of the %zu rows (%d "
+               "worker%s missing: %s rows are left out)\n",
+               "evaluated", (unsigned long long)r->ev_rows, s->total_rows,
+               r->ev_missing, r->ev_missing > 1 ? "s" : "",
+               r->ev_missing > 1 ? "their" : "its");
+    else if (r->evaluate)
+        printf("  %-10s by the workers on their %llu rows\n", "evaluated",
+               (unsigned long long)r->ev_rows);
+    if (r->evaluate && job->test.path) {
+        printf("  %-10s %s: loss %.10g", "test", job->test.path, r->ev[2]);
+        if (s->prob->metric_name)
+            printf(", %s %.10g", s->prob->metric_name, r->ev[3]);
+        printf("\n");
+    }
 }
 
 int record_final(struct recorder *r)
@@ -554,7 +652,17 @@ int record_report(struct recorder *r, const char *why, double loss)
         printf(" optimum=%.10g gap=%.3e", r->fopt,
                r->fopt != 0 ? (loss - r->fopt) / fabs(r->fopt)
                             : loss - r->fopt);
-    if (r->s->prob->metric && !isnan(loss)) {
+    if (r->evaluate) {
+        const char *mn = r->s->prob->metric_name;
+        if (mn && !isnan(r->ev[1]))
+            printf(" %s=%.10g", mn, r->ev[1]);
+        if (r->job->test.path && !isnan(r->ev[2]))
+            printf(" test_loss=%.10g", r->ev[2]);
+        if (r->job->test.path && mn && !isnan(r->ev[3]))
+            printf(" test_%s=%.10g", mn, r->ev[3]);
+        if (r->ev_missing)
+            printf(" missing=%d", r->ev_missing);
+    } else if (r->s->prob->metric && !isnan(loss)) {
         double m;
         rc = metric(r, &m);
         if (!isnan(m))

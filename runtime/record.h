@@ -48,6 +48,16 @@ struct recorder {
     int resumed;
     double t_end; /* when the run stopped */
     struct aia_error err;
+    /* With a data file the workers compute the loss (eval.c): evaluate
+     * asks them for one of x (row: iteration, epoch, time and change of a
+     * history row, written when the answers are in; NULL: the loss only),
+     * and ev holds the latest one's loss, metric, test loss and test
+     * metric (NaN: none yet), with the workers missing from it. */
+    int (*evaluate)(void *ctx, const double *x, const double *row);
+    void *eval_ctx;
+    double ev[4];
+    int ev_missing;
+    uint64_t ev_rows; /* training rows it covers */
 };
 
 /* Set up for the run (allocates x); 0 or -1 (out of memory). */
@@ -60,6 +70,17 @@ void record_free(struct recorder *r);
 
 /* The loss of the current model, once per iteration. */
 int record_loss(struct recorder *r, double *loss);
+
+/* The model after the latest update, into r->x.  0 or -1. */
+int record_model(struct recorder *r);
+
+/* An evaluation by the workers came in (eval.c): vals are the loss, the
+ * metric, the test loss and the test metric over the rows of the workers
+ * that answered (rows of them), missing the workers that did not; row as
+ * given to evaluate.  Writes the history row; -1 when it cannot or when
+ * the loss is not finite (the method diverged). */
+int record_evaluated(struct recorder *r, const double *row,
+                     const double *vals, int missing, uint64_t rows);
 
 /* Norm of the query's change since the previous iteration; NaN at the
  * first. */

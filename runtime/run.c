@@ -10,12 +10,14 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checkpoint.h"
 #include "codec.h"
 #include "deliver.h"
+#include "eval.h"
 #include "freeargs.h"
 #include "host.h"
 #include "params.h"
@@ -187,6 +189,30 @@ static int load_plugins(struct setup *s, int coordinator,
     return 0;
 }
 
+/* The rows of problem.test: each worker its share, rank 0 none. */
+static int load_test(struct setup *s, struct aia_error *err)
+{
+    const struct job_data *d = &s->job->test;
+    char where[256], text[AIA_ERROR_LEN];
+    if (!d->path)
+        return 0;
+    params_where(where, sizeof where, s->job->m->path, d->key);
+    if (!eval_by_workers(s))
+        return aia_seterr(err, "%s: problem.test: not in a tree (the "
+                               "workers evaluate the test rows, and a tree's "
+                               "coordinator talks to its children only)",
+                          where);
+    if (deliver_data(s, d, 0, &s->test, err) < 0) {
+        snprintf(text, sizeof text, "%s", err->text);
+        return aia_seterr(err, "%s: problem.test: %s", where, text);
+    }
+    if (s->test.d.cols != s->data.d.cols)
+        return aia_seterr(err, "%s: problem.test: %s has %zu features, the "
+                               "training rows %zu",
+                          where, d->path, s->test.d.cols, s->data.d.cols);
+    return 0;
+}
+
 /* The rows of problem.data, for a problem that takes them. */
 static int load_data(struct setup *s, int active, struct aia_error *err)
 {
@@ -200,12 +226,14 @@ static int load_data(struct setup *s, int active, struct aia_error *err)
                                "its data and takes no data file",
                           where, s->prob->h.name);
     }
-    if (deliver_data(s, &s->data, err) < 0) {
+    if (deliver_data(s, d, !eval_by_workers(s), &s->data, err) < 0) {
         char where[256], text[AIA_ERROR_LEN];
         params_where(where, sizeof where, s->job->m->path, d->key);
         snprintf(text, sizeof text, "%s", err->text);
         return aia_seterr(err, "%s: problem.data: %s", where, text);
     }
+    if (load_test(s, err) < 0)
+        return -1;
     if (active)
         host_log(AIA_LOG_INFO,
                  "holds %zu of the %zu rows of %s (checksum %016llx)",
@@ -243,6 +271,16 @@ static int open_problem(struct setup *s, struct aia_error *err)
                           where, job->data.path ? "problem.data" :
                           n ? "problem.rows" : "problem", s->windex + 1,
                           s->rank);
+    }
+    if (s->windex < 0 || !s->job->test.path)
+        return 0;
+    /* the same problem on this worker's test rows, for the evaluations */
+    ctx.data = &s->test.d;
+    if (s->prob->open(&ctx, &part, &s->test_s, err) < 0) {
+        char where[256], text[AIA_ERROR_LEN];
+        params_where(where, sizeof where, s->job->m->path, s->job->test.key);
+        snprintf(text, sizeof text, "%s", err->text);
+        return aia_seterr(err, "%s: problem.test: %s", where, text);
     }
     return 0;
 }
@@ -308,6 +346,44 @@ double run_smoothness(struct setup *s)
         L > 0 && isfinite(L))
         s->facts.smoothness = L;
     return s->facts.smoothness;
+}
+
+/* With the rows on the workers only, the coordinator's view of them is the
+ * sum of the workers' summaries, when the problem gives them. */
+static int combine_summaries(struct setup *s, struct aia_error *err)
+{
+    unsigned long long len = 0;
+    if (!eval_by_workers(s) || !s->prob->summary_len)
+        return 0;
+    if (s->rank == 0)
+        len = s->prob->summary_len(s->prob_s);
+    MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (len == 0)
+        return 0;
+    double *mine = calloc((size_t)len, sizeof *mine);
+    double *sum = s->rank == 0 ? calloc((size_t)len, sizeof *sum) : NULL;
+    int rc = 0;
+    if (!mine || (s->rank == 0 && !sum)) {
+        /* the reduction cannot be joined without the buffers */
+        host_error("out of memory for a summary of %llu values; aborting",
+                   len);
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    struct aia_error e = {""};
+    if (s->windex >= 0 && s->prob->summarize(s->prob_s, mine, &e) < 0) {
+        /* summed as NaN: the coordinator then says the optimum is unknown */
+        for (size_t i = 0; i < len; i++)
+            mine[i] = NAN;
+        host_log(AIA_LOG_INFO, "problem '%s': summarize: %s",
+                 s->prob->h.name, e.text);
+    }
+    MPI_Reduce(mine, sum, (int)len, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (s->rank == 0 && s->prob->combine(s->prob_s, sum, err) < 0)
+        rc = aia_seterr(err, "problem '%s': combine: %s", s->prob->h.name,
+                        (e = *err).text);
+    free(mine);
+    free(sum);
+    return rc;
 }
 
 /* Top-k holds part of an answer back: only for additive answers. */
@@ -460,6 +536,7 @@ static void identity(const struct setup *s, struct checkpoint_id *id)
                                s->prob->h.version));
     checkpoint_id_add(id, "problem keys", hash_args(h0, s->prob_args));
     checkpoint_id_add(id, "data", hash_str(h0, job->data.path));
+    checkpoint_id_add(id, "test data", hash_str(h0, job->test.path));
     checkpoint_id_add(id, "seed", checkpoint_hash(h0, &job->seed,
                                                   sizeof job->seed));
     int64_t part[] = {job->part_scheme, (int64_t)job->nweights};
@@ -486,6 +563,8 @@ static void teardown(struct setup *s)
         s->alg->destroy(s->alg_s);
     if (s->prob_s)
         s->prob->close(s->prob_s);
+    if (s->test_s)
+        s->prob->close(s->test_s);
     params_free(s->wait_args);
     params_free(s->alg_args);
     params_free(s->prob_args);
@@ -495,7 +574,24 @@ static void teardown(struct setup *s)
     free(s->ranks);
     free(s->rows);
     data_free(&s->data);
+    data_free(&s->test);
     job_free(s->job);
+}
+
+/* With -v every rank logs its peak resident memory (VmHWM) at the end,
+ * for bench/memory.sh: the coordinator's must not grow with the data. */
+static void log_peak_memory(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    if (kb >= 0)
+        host_log(AIA_LOG_INFO, "peak memory %ld kB (VmHWM)", kb);
 }
 
 int run_job(const struct run_opts *opts)
@@ -533,7 +629,8 @@ int run_job(const struct run_opts *opts)
         agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||
         agree(&s, coordinator && create_wait(&s, &err) < 0, &err) < 0 ||
         agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||
-        agree(&s, gather_rows(&s, &err) < 0, &err) < 0)
+        agree(&s, gather_rows(&s, &err) < 0, &err) < 0 ||
+        agree(&s, combine_summaries(&s, &err) < 0, &err) < 0)
         goto out;
     if (coordinator)
         identity(&s, &s.identity);
@@ -542,6 +639,7 @@ int run_job(const struct run_opts *opts)
 out:
     free(text);
     teardown(&s);
+    log_peak_memory();
     return status;
 }
 

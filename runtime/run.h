@@ -49,6 +49,8 @@ struct setup {
     struct aia_problem_facts facts; /* every rank: L, rows */
     int smoothness_tried;           /* run_smoothness asked the problem */
     struct checkpoint_id identity; /* what a checkpoint of this job carries */
+    struct data_table test; /* rows of problem.test held by this rank */
+    void *test_s;           /* worker: the problem opened on them */
     int resume;
 };
 

@@ -135,7 +135,9 @@ void shutdown_pool(struct coord *c)
         stop[r - 1] = (struct wire_hdr){.magic = WIRE_MAGIC,
                                         .kind = WIRE_STOP,
                                         .status = (uint16_t)c->status,
-                                        .seq = w >= 0 ? c->st[w].queries : 0};
+                                        .seq = w >= 0 ? c->st[w].queries +
+                                                         c->st[w].evals
+                                                   : 0};
         /* in a tree the STOP goes down with the queries, behind them */
         MPI_Isend(&stop[r - 1], sizeof *stop, MPI_BYTE, r,
                   tree && w >= 0 ? TAG_QUERY : TAG_CTRL, MPI_COMM_WORLD,

@@ -26,6 +26,7 @@ struct hist {
 struct wstats {
     int rank;
     uint64_t queries;  /* queries sent to it */
+    uint64_t evals;    /* evaluations sent to it (eval.c) */
     uint64_t answers;  /* answers absorbed */
     uint64_t fresh, stale;
     uint64_t late;     /* answers that came after the stop */

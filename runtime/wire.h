@@ -13,6 +13,12 @@
  *                                      ERROR  (text)
  *                                      BYE    (seq = answers sent)
  *
+ * With a data file the loss is the workers' (eval.c): the coordinator
+ * sends EVAL (seq: its number; the model as doubles, never encoded) on
+ * TAG_QUERY, counted among the queries a STOP names, and the worker
+ * answers EVALANS (seq: the EVAL's number; EVAL_LEN doubles, see eval.h)
+ * on TAG_ANSWER, counted apart from its answers.
+ *
  * A worker's ANSWERs and its BYE share one tag, so MPI's ordering delivers
  * every answer before the BYE: when the BYE arrives, nothing is in flight.
  * MPI_Finalize waits for every rank; when one is dead or hung, FINISH
@@ -43,6 +49,8 @@ enum wire_kind {
     WIRE_ERROR = 4,
     WIRE_BYE = 5,
     WIRE_FINISH = 6,
+    WIRE_EVAL = 7,
+    WIRE_EVALANS = 8,
 };
 
 /* FINISH flags. */

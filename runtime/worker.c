@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "eval.h"
 #include "host.h"
 #include "poll.h"
 #include "run.h"
@@ -34,6 +35,8 @@ struct worker {
     struct wire_hdr ctrl;
     MPI_Request req[2]; /* 0: query, 1: control */
     MPI_Request areq;   /* the answer in flight */
+    char ebuf[WIRE_BYTES(EVAL_LEN)]; /* the evaluation in flight */
+    MPI_Request ereq;
     uint64_t queries, answers;
     int failed;
     struct straggle delays;
@@ -191,6 +194,32 @@ static int answer(struct worker *k, int got)
     return 0;
 }
 
+/* Answer the EVAL in qbuf (got: its bytes) with the sums over this
+ * rank's rows. */
+static void evaluate(struct worker *k, int got)
+{
+    const struct setup *s = k->s;
+    const struct wire_hdr *q = (const void *)k->qbuf;
+    char text[WIRE_ERROR_TEXT];
+    struct aia_error err;
+    if (q->len != s->dim || (size_t)got != WIRE_BYTES(s->dim)) {
+        report(k, "received a malformed evaluation");
+        return;
+    }
+    if (k->ereq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->ereq, MPI_STATUS_IGNORE);
+    if (eval_rows(s, WIRE_PAYLOAD(q), WIRE_PAYLOAD(k->ebuf), &err) < 0) {
+        snprintf(text, sizeof text, "%s", err.text);
+        report(k, text);
+        return;
+    }
+    *(struct wire_hdr *)k->ebuf = (struct wire_hdr){
+        .magic = WIRE_MAGIC, .kind = WIRE_EVALANS, .len = EVAL_LEN,
+        .seq = q->seq};
+    MPI_Isend(k->ebuf, (int)sizeof k->ebuf, MPI_BYTE, 0, TAG_ANSWER,
+              MPI_COMM_WORLD, &k->ereq);
+}
+
 /* After STOP: take the queries still on their way, then say goodbye. */
 static void goodbye(struct worker *k, uint64_t sent)
 {
@@ -206,6 +235,8 @@ static void goodbye(struct worker *k, uint64_t sent)
     }
     if (k->areq != MPI_REQUEST_NULL)
         MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    if (k->ereq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->ereq, MPI_STATUS_IGNORE);
     struct wire_hdr bye = {.magic = WIRE_MAGIC, .kind = WIRE_BYE,
                            .seq = k->answers};
     MPI_Send(&bye, sizeof bye, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD);
@@ -242,7 +273,7 @@ int worker_run(struct setup *s)
     if (s->windex >= 0 && s->job->topology == JOB_TREE)
         return tree_worker_run(s);
     struct worker k = {.s = s, .req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL},
-                       .areq = MPI_REQUEST_NULL};
+                       .areq = MPI_REQUEST_NULL, .ereq = MPI_REQUEST_NULL};
     int in_pool = s->windex >= 0;
     poll_ignore_signals();
     if (in_pool) {
@@ -259,6 +290,8 @@ int worker_run(struct setup *s)
         }
         /* receives take the largest query the codec makes */
         k.qbytes = sizeof(struct wire_hdr) + codec_bound(&k.qc);
+        if (eval_by_workers(s) && k.qbytes < WIRE_BYTES(s->dim))
+            k.qbytes = WIRE_BYTES(s->dim); /* an EVAL holds the model */
         size_t abytes = sizeof(struct wire_hdr) + codec_bound(&k.ac);
         k.qbuf = util_alloc_aligned(k.qbytes);
         k.abuf = util_alloc_aligned(abytes);
@@ -295,7 +328,12 @@ int worker_run(struct setup *s)
             k.queries++;
             int got = 0;
             MPI_Get_count(&st[i], MPI_BYTE, &got);
-            if (!k.failed && answer(&k, got)) {
+            const struct wire_hdr *q = (const void *)k.qbuf;
+            if ((size_t)got >= sizeof *q && q->magic == WIRE_MAGIC &&
+                q->kind == WIRE_EVAL) {
+                if (!k.failed)
+                    evaluate(&k, got);
+            } else if (!k.failed && answer(&k, got)) {
                 /* the STOP is in: leave its request for the check below */
                 stop = 1;
                 break;

@@ -34,4 +34,14 @@ timeout -k 5 300 "$MPIRUN" -np 3 $AIA_MPIRUN_FLAGS $vg "$AIARUN" \
 ok $rc "a 3-rank run is clean on every rank"
 [ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid vg.txt | head -40)"
 like "$(cat out.txt)" "stop=iterations iterations=30" "and completes"
+
+# a data file and a test set: the workers' evaluations, their summaries
+timeout -k 5 300 "$MPIRUN" -np 3 --oversubscribe $vg "$AIARUN" \
+    -o stop.iterations=30 -o output.history=h.csv -o output.every=5 \
+    -o pool.wait.nwait=1 \
+    -o problem.test.path=data/lr.csv -o problem.test.delivery=scatter \
+    "$top_srcdir/etc/sgd-csv.yaml" >out.txt 2>vg.txt; rc=$?
+ok $rc "a data job with a test set is clean on every rank"
+[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid vg.txt | head -40)"
+like "$(cat out.txt)" "stop=iterations iterations=30 .* test_loss=" "and completes"
 done_testing

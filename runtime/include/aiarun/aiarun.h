@@ -195,7 +195,10 @@ struct aia_problem_plugin;
 
 /* Rows of a data file, read by the runtime (problem.data in the job) and
  * handed to the problem instead of data it would generate.  A worker holds
- * its own rows only; the coordinator (AIA_PART_ALL) holds every row. */
+ * its own rows only; the coordinator (AIA_PART_ALL) holds none (rows 0,
+ * cols and total_rows set): the workers compute the loss and the metric on
+ * their rows, and the coordinator's view of a data file is built from the
+ * pool's summaries (see combine). */
 struct aia_dataset {
     size_t rows;       /* rows held by this rank */
     size_t cols;       /* features per row, the target not counted */
@@ -373,8 +376,9 @@ struct aia_problem_plugin {
     uint32_t flags; /* AIA_PROBLEM_* */
     uint32_t reserved0;
     /* Open this rank's part of the problem (part->index == AIA_PART_ALL on
-     * the coordinator, which uses it for the loss and the optimum and may
-     * build what it needs lazily).  Sets *state; returns 0 or -1. */
+     * the coordinator, which uses it for the loss and the optimum of
+     * generated data and may build what it needs lazily; with a data file
+     * it holds no rows).  Sets *state; returns 0 or -1. */
     int (*open)(const struct aia_context *ctx,
                 const struct aia_partition *part, void **state,
                 struct aia_error *err);
@@ -407,7 +411,16 @@ struct aia_problem_plugin {
      * loss (the mean over its rows), so that methods can take a step from
      * it (step: auto).  0 or -1 (err says why). */
     int (*smoothness)(void *state, double *L, struct aia_error *err);
-    void (*reserved[6])(void);
+    /* Optional, all three or none: additive statistics of a data file's
+     * rows, so that the coordinator, which holds none, can give the
+     * optimum.  summary_len: doubles of a summary (0: none for this
+     * shape).  summarize (workers): the sums over this rank's rows into
+     * out.  combine (coordinator): the element-wise sum of every worker's
+     * summary.  0 or -1. */
+    size_t (*summary_len)(void *state);
+    int (*summarize)(void *state, double *out, struct aia_error *err);
+    int (*combine)(void *state, const double *sum, struct aia_error *err);
+    void (*reserved[3])(void);
 };
 
 /* ------------------------------------------------------------------ */

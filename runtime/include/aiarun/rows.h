@@ -91,7 +91,7 @@ static inline int aia_data_check(const struct aia_dataset *d, int all,
     const char *src = d->source ? d->source : "the data";
     if (d->cols == 0)
         return aia_seterr(err, "%s: no feature columns", src);
-    if (all && d->rows != d->total_rows)
+    if (all && d->rows != 0 && d->rows != d->total_rows)
         return aia_seterr(err,
                           "%s: the coordinator was given %zu of the %zu rows",
                           src, d->rows, d->total_rows);
