@@ -299,15 +299,8 @@ static void loop(struct coord *c)
             coord_take(c, c->idx[i], &c->mst[i], now);
         if (c->p.why)
             break;
-        if (proto_time_up(&c->p, c->job, now)) {
-            /* Answers absorbed since the last query make one more,
-             * partial, round: nothing absorbed is left out of the model. */
-            if (c->p.arrived > 0 && query_next(c, now) == 0 &&
-                record_iteration(&c->r, 0, util_now()) < 0)
-                coord_fail(c, "%s", c->r.err.text);
-            proto_stop(&c->p, "time");
+        if (proto_time_stop(&c->p, c->job, now))
             break;
-        }
         if (c->job->mode == JOB_ROUNDS &&
             proto_ready(&c->p, s->wait, s->wait_s, now))
             end_round(c, now);
