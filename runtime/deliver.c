@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "util.h"
 
 #define TAG_DATA 201
 #define CHUNK (1u << 30) /* bytes per message: MPI counts are ints */
@@ -191,7 +192,9 @@ int deliver_data(const struct setup *s, struct data_table *t,
     if (s->rank == 0) {
         size_t rows, cols;
         opts_of(d, d->features, &o);
-        if (data_scan(&o, &rows, &cols, err) == 0)
+        /* a FIFO or a device is refused before it is opened */
+        if (util_regular_input(d->path, err) == 0 &&
+            data_scan(&o, &rows, &cols, err) == 0)
             shape[0] = 1, shape[1] = rows, shape[2] = cols;
     }
     MPI_Bcast(shape, 3, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);

@@ -59,7 +59,8 @@ static int check_gap(const struct proto *p, const struct job *job,
         return 0;
     if (m->loss(m->ctx, &loss) < 0)
         return -1;
-    return (loss - m->fopt) <= job->target_gap * fmax(fabs(m->fopt), PROTO_GAP_FLOOR);
+    return (loss - m->fopt) <=
+           job->target_gap * fmax(fabs(m->fopt), PROTO_GAP_FLOOR);
 }
 
 const struct proto_stop_rule proto_stop_rules[] = {

@@ -19,10 +19,7 @@
 void shutdown_let_go(struct coord *c, int w)
 {
     proto_silent(&c->p, w);
-    if (c->rreq[w] != MPI_REQUEST_NULL) {
-        MPI_Cancel(&c->rreq[w]);
-        MPI_Request_free(&c->rreq[w]);
-    }
+    c->listen[w] = 0;
     if (c->sreq[w] != MPI_REQUEST_NULL)
         MPI_Request_free(&c->sreq[w]);
 }
@@ -157,7 +154,7 @@ void shutdown_pool(struct coord *c)
     for (int w = 0; w < c->n; w++)
         byes += c->bye[w];
     while (byes < c->n) {
-        int k = poll_some(c->n, c->rreq, c->idx, c->mst, deadline);
+        int k = listen_poll(c, deadline);
         if (k <= 0)
             break;
         for (int i = 0; i < k; i++) {

@@ -27,6 +27,7 @@
 #ifndef AIARUN_WIRE_H
 #define AIARUN_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x31414941u /* "AIA1" */
@@ -73,5 +74,24 @@ _Static_assert(sizeof(struct wire_hdr) == 64, "wire header is 64 bytes");
 
 /* Bytes of a message with n doubles of payload. */
 #define WIRE_BYTES(n) (sizeof(struct wire_hdr) + (n) * sizeof(double))
+
+/* What an answer of this job must be. */
+struct wire_expect {
+    uint64_t answer_len; /* doubles */
+    uint32_t codec;      /* enum codec_id */
+};
+
+/* Why the bytes received from a worker, bytes long, cannot be trusted as
+ * a message of this job (more than max_bytes, too short, not aiarun's,
+ * of an unknown kind, or an answer whose codec, lengths or times are
+ * wrong), or NULL when they can.  The text is static or written into why
+ * (whylen bytes).  The payload is not looked at: a codec's bytes are
+ * checked by decoding them, the doubles with wire_nonfinite. */
+const char *wire_check(const void *buf, size_t bytes, size_t max_bytes,
+                       const struct wire_expect *e, char *why, size_t whylen);
+
+/* The index of the first value of x[0..n) that is NaN or infinite, or n
+ * when all are finite. */
+size_t wire_nonfinite(const double *x, size_t n);
 
 #endif

@@ -38,4 +38,42 @@ ok $([ "$rc" != 0 ] && echo 0 || echo 1) "absorb crashing after 2 s: a failure (
 ok $([ "$(rows)" -ge 10 ] && echo 0 || echo 1) \
     "the history has the rows of all but the last second ($(rows) lines)"
 rm -f h.csv
+
+# ------------------------------------------------- untrusted messages
+# badmsg BYTES : rank 2 sends rank 0 a message of BYTES bytes at its
+# answer 3 (0: a well-formed answer holding NaN); the run must go on with
+# the other workers, name rank 2 and end as its limit says.
+badmsg() {
+    job "$FIXTURES/badmsg.so, bytes: $1" "lrmse, rows: 400, cols: 4" >badmsg.yaml
+    aia_mpirun 4 -o stop.iterations=50 -o stop.time=20 badmsg.yaml >out.txt 2>err.txt
+    rc=$?
+    err=$(cat err.txt)
+    out=$(cat out.txt)
+}
+for n in 2048 1048576 100000000; do
+    badmsg $n
+    is "$rc" 0 "a $n-byte message: the run goes on and ends well"
+    like "$err" "aiarun\[0\]: rank 2 sent a message of $n bytes, more than the [0-9]+ a message of this job can have \($n bytes\): not trusted any more; going on with 2 workers" \
+        "a $n-byte message: the coordinator names rank 2 and the size"
+    like "$out" "stop=iterations iterations=50 " "a $n-byte message: the summary line"
+    ok $([ "$(rows)" -ge 51 ] && echo 0 || echo 1) "a $n-byte message: the history"
+    rm -f h.csv
+done
+badmsg 0
+is "$rc" 0 "an answer holding NaN: the run goes on without its sender"
+like "$err" "aiarun\[0\]: rank 2 sent an answer holding nan at index 2 \([0-9]+ bytes\): not trusted any more" \
+    "the coordinator names rank 2, not the step"
+like "$out" "stop=iterations iterations=50 " "the summary line"
+
+# ------------------------------------------------- data that never ends
+# A FIFO blocks its reader, /dev/zero never ends: refused before opening.
+mkfifo data.fifo
+for f in "$PWD/data.fifo" /dev/zero; do
+    printf 'algorithm: {plugin: gd}\nproblem:\n  plugin: lrmse\n  data:\n    path: %s\n    format: csv\nstop: {iterations: 5}\n' "$f" >nonreg.yaml
+    AIA_TIMEOUT=20 aia_mpirun 3 nonreg.yaml >out.txt 2>err.txt
+    rc=$?
+    is "$rc" 2 "$f as data: refused with exit 2, no hang"
+    like "$(cat err.txt)" "^aiarun\[0\]: nonreg.yaml:4:3: problem.data: .*: not a regular file \(a (FIFO|character device)\)" \
+        "$f as data: named with the job's line and key"
+done
 done_testing
