@@ -104,6 +104,15 @@ static const struct aia_param pool_params[] = {
      "rounds: a query to every idle worker, then wait (pool.wait); async: "
      "every answer is an iteration and only its sender gets the next query",
      "rounds|async", 0, 0},
+    /* bounds on silence: a set-up or a coordinator that hangs */
+    {"setup_timeout", AIA_DOUBLE, "600",
+     "seconds the set-up (reading the data, the plugins' open and create) "
+     "may take before the job is aborted, naming what hung (0: no bound)",
+     NULL, 0, 1e9},
+    {"coordinator_timeout", AIA_DOUBLE, "600",
+     "seconds a worker waits with no word from the coordinator before it "
+     "leaves with exit status 1 (0: forever)",
+     NULL, 0, 1e9},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -573,6 +582,8 @@ struct job *job_load(const char *path, const char *text, size_t len,
     job->topology_node = mnode_get(node, "topology", NULL);
     job->mode = (int)v[5].i;
     job->mode_node = mnode_get(node, "mode", NULL);
+    job->setup_timeout = v[6].d;
+    job->coordinator_timeout = v[7].d;
     const struct mnode *wkey = NULL;
     const struct mnode *wait = mnode_get(node, "wait", &wkey);
     if (!(v = job->v[V_WAIT] = bind(job, "pool.wait", wait, wkey, wait_params,

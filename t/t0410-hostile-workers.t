@@ -65,6 +65,31 @@ like "$err" "aiarun\[0\]: rank 2 sent an answer holding nan at index 2 \([0-9]+ 
     "the coordinator names rank 2, not the step"
 like "$out" "stop=iterations iterations=50 " "the summary line"
 
+# ------------------------------------------------- hangs
+# A create that never returns on rank 2: the others would wait in a
+# collective forever; pool.setup_timeout ends the job, naming the step.
+job "$FIXTURES/hangcreate.so" "lrmse, rows: 400, cols: 4" \
+    "pool: {setup_timeout: 2}" >hangcreate.yaml
+start=$(date +%s)
+AIA_TIMEOUT=40 aia_mpirun 3 hangcreate.yaml >out.txt 2>err.txt
+rc=$?
+took=$(( $(date +%s) - start ))
+ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
+    "a create that never returns: the job fails ($rc), no hang (${took} s)"
+like "$(cat err.txt)" "aiarun\[2\]: set-up did not finish within 2 s \(pool.setup_timeout\): this rank is still in the algorithm's create; aborting the job" \
+    "rank 2 names the step that hung"
+
+# A coordinator stopped by SIGSTOP: its workers hear nothing, and leave
+# after pool.coordinator_timeout with a line of their own.
+job "$FIXTURES/crashabsorb.so, after: 20, crash: 2" "lrmse, rows: 400, cols: 4" \
+    "pool: {coordinator_timeout: 2}" >stopped.yaml
+AIA_TIMEOUT=40 aia_mpirun 3 stopped.yaml >out.txt 2>err.txt
+rc=$?
+ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
+    "a stopped coordinator: the job fails ($rc), no hang"
+like "$(cat err.txt)" "aiarun\[[12]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\): it is stopped or gone; leaving" \
+    "a worker says why it leaves"
+
 # ------------------------------------------------- data that never ends
 # A FIFO blocks its reader, /dev/zero never ends: refused before opening.
 mkfifo data.fifo
