@@ -179,6 +179,9 @@ static void recv_part(const char *source, struct data_table *t)
     };
 }
 
+static int compare_parts(const struct setup *s, const struct data_table *t,
+                         const struct keep *k0, int ok, struct aia_error *err);
+
 int deliver_data(const struct setup *s, struct data_table *t,
                  struct aia_error *err)
 {
@@ -217,8 +220,11 @@ int deliver_data(const struct setup *s, struct data_table *t,
     int ok = 1;
     if (s->rank == 0 || (s->windex >= 0 && d->delivery == JOB_READ))
         ok = data_read(&o, s->rank == 0 ? NULL : keep_own, &k, t, err) == 0;
-    if (d->delivery == JOB_READ)
+    if (d->delivery == JOB_READ) {
+        if (compare_parts(s, t, &k, ok, err) < 0)
+            return -1;
         return ok ? 0 : -1;
+    }
     /* scatter: rank 0 says whether it read the file, then sends */
     int root_ok = ok;
     MPI_Bcast(&root_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -245,23 +251,75 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-uint64_t deliver_checksum(const struct data_table *t)
+/* Fold row i of d into h. */
+static uint64_t fold_row(uint64_t h, const struct aia_dataset *d, size_t i)
 {
-    const struct aia_dataset *d = &t->d;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < d->rows; i++) {
-        uint64_t id = d->row_ids[i];
-        h = fnv(h, &id, sizeof id);
-        h = fnv(h, &d->y[i], sizeof d->y[i]);
-        if (d->x) {
-            h = fnv(h, d->x + i * d->cols, d->cols * sizeof *d->x);
-            continue;
-        }
-        for (size_t q = d->row_start[i]; q < d->row_start[i + 1]; q++) {
-            uint32_t c = d->col[q];
-            h = fnv(h, &c, sizeof c);
-            h = fnv(h, &d->val[q], sizeof d->val[q]);
-        }
+    uint64_t id = d->row_ids[i];
+    h = fnv(h, &id, sizeof id);
+    h = fnv(h, &d->y[i], sizeof d->y[i]);
+    if (d->x)
+        return fnv(h, d->x + i * d->cols, d->cols * sizeof *d->x);
+    for (size_t q = d->row_start[i]; q < d->row_start[i + 1]; q++) {
+        uint32_t c = d->col[q];
+        h = fnv(h, &c, sizeof c);
+        h = fnv(h, &d->val[q], sizeof d->val[q]);
     }
     return h;
+}
+
+#define FNV_BASIS 0xcbf29ce484222325ull
+
+uint64_t deliver_checksum(const struct data_table *t)
+{
+    uint64_t h = FNV_BASIS;
+    for (size_t i = 0; i < t->d.rows; i++)
+        h = fold_row(h, &t->d, i);
+    return h;
+}
+
+/* delivery: read.  Every worker read its own rows; rank 0, which read
+ * them all, works out each worker's checksum and compares it with what
+ * the worker got: a file that changed between the reads (or differs
+ * between nodes) would otherwise give wrong results silently.  Collective;
+ * 0, or -1 on every rank with err naming the first rank that differs. */
+static int compare_parts(const struct setup *s, const struct data_table *t,
+                         const struct keep *k0, int ok, struct aia_error *err)
+{
+    uint64_t mine[2] = {ok && s->windex >= 0, ok ? deliver_checksum(t) : 0};
+    uint64_t *all = NULL, *want = NULL;
+    int bad = -1;
+    if (s->rank == 0) {
+        all = malloc((size_t)s->size * sizeof mine);
+        want = malloc(atleast1((size_t)s->nworkers) * sizeof *want);
+        if (!all || !want) {
+            host_error("out of memory comparing the workers' rows; aborting");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+    }
+    MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (s->rank == 0 && ok) {
+        struct keep k = *k0;
+        for (int w = 0; w < s->nworkers; w++)
+            want[w] = FNV_BASIS;
+        for (size_t i = 0; i < t->d.rows; i++) {
+            int w = aia_partition_owner(&k.part, k.total, t->d.row_ids[i]);
+            if (w >= 0 && w < s->nworkers)
+                want[w] = fold_row(want[w], &t->d, i);
+        }
+        for (int w = 0; w < s->nworkers && bad < 0; w++) {
+            int r = s->ranks[w];
+            if (all[2 * r] && all[2 * r + 1] != want[w])
+                bad = r;
+        }
+    }
+    free(all);
+    free(want);
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad < 0)
+        return 0;
+    return aia_seterr(err,
+                      "%s: the rows rank %d read differ from those rank 0 "
+                      "read for it (checksums differ): the file changed "
+                      "while it was read, or differs between nodes",
+                      s->job->data.path, bad);
 }

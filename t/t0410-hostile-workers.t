@@ -90,6 +90,30 @@ ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
 like "$(cat err.txt)" "aiarun\[[12]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\): it is stopped or gone; leaving" \
     "a worker says why it leaves"
 
+# ------------------------------------------------- data that changed
+# delivery: read, and the file rank 2 reads is not the one rank 0 read:
+# each rank starts in its own folder (mpirun -wdir), and the job names
+# the data relative to it.  One changed value must be refused, naming
+# rank 2.
+mkdir -p r0 r1 r2
+printf 'algorithm: {plugin: gd}\nproblem:\n  plugin: lrmse\n  data: {path: lr.csv}\nstop: {iterations: 5}\n' >r0/job.yaml
+for d in r0 r1 r2; do cp "$top_srcdir/etc/data/lr.csv" $d/; done
+sed '1500s/^[^,]*,/9.5,/' "$top_srcdir/etc/data/lr.csv" >r2/lr.csv
+mpmd() {
+    timeout -k 5 60 "$MPIRUN" --oversubscribe -np 1 -wdir "$PWD/r0" "$AIARUN" "$@" job.yaml : \
+        -np 1 -wdir "$PWD/r1" "$AIARUN" "$@" job.yaml : \
+        -np 1 -wdir "$PWD/r2" "$AIARUN" "$@" job.yaml
+}
+cp r0/job.yaml r1/; cp r0/job.yaml r2/
+mpmd -q >out.txt 2>err.txt
+rc=$?
+is "$rc" 2 "a data file that differs on rank 2: refused with exit 2"
+like "$(cat err.txt)" "aiarun\[0\]: job.yaml:4:3: problem.data: .*lr.csv: the rows rank 2 read differ from those rank 0 read for it \(checksums differ\)" \
+    "rank 0 names rank 2"
+cp r0/lr.csv r2/lr.csv
+mpmd -q >out.txt 2>err.txt
+is "$?" 0 "the same file everywhere: the run goes on"
+
 # ------------------------------------------------- data that never ends
 # A FIFO blocks its reader, /dev/zero never ends: refused before opening.
 mkfifo data.fifo
