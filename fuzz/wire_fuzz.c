@@ -52,21 +52,12 @@ int wire_fuzz_one(const uint8_t *data, size_t size)
     memcpy(buf, data, size);
     const struct wire_hdr *h = (const void *)buf;
     rc = 0;
-    if (h->kind == WIRE_ERROR) {
-        /* as coord_take: the text ends within the message */
-        size_t tl = size - sizeof *h;
-        buf[sizeof *h + (tl < WIRE_ERROR_TEXT - 1 ? tl : WIRE_ERROR_TEXT - 1)] =
-            '\0';
-        rc = strlen(buf + sizeof *h) < WIRE_ERROR_TEXT ? 0 : -1;
-    } else if (h->kind == WIRE_ANSWER) {
-        const double *a = WIRE_PAYLOAD(h);
-        if (id != CODEC_NONE) {
-            if (codec_decode(&c, WIRE_PAYLOAD(h), h->bytes, x, &err) < 0)
-                goto out;
-            a = x;
-        }
-        rc = wire_nonfinite(a, n) <= n ? 0 : -1;
-    }
+    if (h->kind == WIRE_ERROR)
+        rc = strlen(wire_error_text(buf, size)) < WIRE_ERROR_TEXT ? 0 : -1;
+    else if (h->kind == WIRE_ANSWER &&
+             !wire_answer_values(id != CODEC_NONE ? &c : NULL, h, x, why,
+                                 sizeof why))
+        rc = strlen(why) > 0 ? 0 : -1;
 out:
     free(buf);
     free(x);

@@ -7,9 +7,10 @@
 #include <stdint.h>
 
 /* Check the message in data as the coordinator would (see wire_fuzz.c
- * for the input's layout): 1 when refused with a reason, 0 when trusted
- * (and, for an answer, decoded and scanned), -1 when the input is too
- * short or its payload does not decode. */
+ * for the input's layout): 1 when its header is refused with a reason, 0
+ * when it passes (an answer's values then decoded and scanned, refused
+ * with a reason or trusted), -1 when the input is too short or a refusal
+ * came without a reason. */
 int wire_fuzz_one(const uint8_t *data, size_t size);
 
 #endif

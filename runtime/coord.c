@@ -199,20 +199,9 @@ static const char *check(struct coord *c, int w, const MPI_Status *mst,
     enum proto_verdict v = proto_check(&c->p, w, h->round);
     if (v == PROTO_DISTRUST || v == PROTO_DISCARD)
         return "an answer to a query it was not sent";
-    struct aia_error err;
-    if (c->adec && codec_decode(&c->acodec, WIRE_PAYLOAD(h), h->bytes, c->adec,
-                                &err) < 0) {
-        snprintf(c->why_text, sizeof c->why_text,
-                 "an answer that does not decode (%s)", err.text);
+    if (!wire_answer_values(c->adec ? &c->acodec : NULL, h, c->adec,
+                            c->why_text, sizeof c->why_text))
         return c->why_text;
-    }
-    size_t bad = wire_nonfinite(c->adec ? c->adec : WIRE_PAYLOAD(h), h->len);
-    if (bad < h->len) {
-        snprintf(c->why_text, sizeof c->why_text,
-                 "an answer holding %g at index %zu",
-                 (c->adec ? c->adec : WIRE_PAYLOAD(h))[bad], bad);
-        return c->why_text;
-    }
     c->st[w].recv_payload += h->len * sizeof(double);
     c->st[w].recv_encoded += h->bytes;
     c->st[w].recv_msgs++;
@@ -264,9 +253,7 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
     } else if (h->kind == WIRE_ANSWER) {
         on_answer(c, w, h, now);
     } else if (h->kind == WIRE_ERROR) {
-        char *text = (char *)WIRE_PAYLOAD(h);
-        size_t tl = (size_t)bytes - sizeof *h;
-        text[tl < WIRE_ERROR_TEXT - 1 ? tl : WIRE_ERROR_TEXT - 1] = '\0';
+        const char *text = wire_error_text(c->rbuf[w], (size_t)bytes);
         coord_fail(c, "stopping: rank %d failed: %s", c->s->ranks[w], text);
     }
     if ((size_t)c->rlen[w] > LISTEN_DISCARD_MAX) {

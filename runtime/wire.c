@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "codec.h"
+
 const char *wire_check(const void *buf, size_t bytes, size_t max_bytes,
                        const struct wire_expect *e, char *why, size_t whylen)
 {
@@ -60,4 +62,36 @@ size_t wire_nonfinite(const double *x, size_t n)
         if (!isfinite(x[i]))
             return i;
     return n;
+}
+
+const double *wire_answer_values(struct codec *c, const struct wire_hdr *h,
+                                 double *out, char *why, size_t whylen)
+{
+    const double *x = WIRE_PAYLOAD(h);
+    if (c) {
+        struct aia_error err;
+        if (codec_decode(c, WIRE_PAYLOAD(h), h->bytes, out, &err) < 0) {
+            snprintf(why, whylen, "an answer that does not decode (%s)",
+                     err.text);
+            return NULL;
+        }
+        x = out;
+    }
+    size_t bad = wire_nonfinite(x, h->len);
+    if (bad < h->len) {
+        snprintf(why, whylen, "an answer holding %g at index %zu", x[bad], bad);
+        return NULL;
+    }
+    return x;
+}
+
+const char *wire_error_text(char *buf, size_t bytes)
+{
+    /* the text ends within the message, and within WIRE_ERROR_TEXT */
+    size_t len = bytes - sizeof(struct wire_hdr);
+    if (len > WIRE_ERROR_TEXT - 1)
+        len = WIRE_ERROR_TEXT - 1;
+    char *text = buf + sizeof(struct wire_hdr);
+    text[len] = '\0';
+    return text;
 }

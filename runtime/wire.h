@@ -94,4 +94,19 @@ const char *wire_check(const void *buf, size_t bytes, size_t max_bytes,
  * when all are finite. */
 size_t wire_nonfinite(const double *x, size_t n);
 
+struct codec;
+
+/* The doubles of answer h (its header passed wire_check; its buffer
+ * aligned for doubles): its payload, or with codec c (NULL: none) the
+ * payload decoded into out (h->len doubles).  NULL when they do not
+ * decode or one is NaN or infinite, with why (whylen bytes) saying which
+ * and where. */
+const double *wire_answer_values(struct codec *c, const struct wire_hdr *h,
+                                 double *out, char *why, size_t whylen);
+
+/* The text of ERROR message buf (bytes long, at least a header, in a
+ * buffer of at least a header and WIRE_ERROR_TEXT bytes), ended within
+ * the message: a worker's text is not trusted to end. */
+const char *wire_error_text(char *buf, size_t bytes);
+
 #endif

@@ -1,6 +1,7 @@
 /* wire.c - what the coordinator checks in a worker's message before it
  * trusts it (runtime/wire.c): sizes, magic, kinds, codecs, lengths,
- * times and non-finite values, each refused with its reason; and the
+ * times and non-finite values (decoded or not), each refused with its
+ * reason; error texts ended within their message; and the
  * fuzz target (fuzz/wire_fuzz.c) on crafted and random inputs. */
 #include <config.h>
 
@@ -95,6 +96,50 @@ static void checks(void)
     is_int((int)wire_nonfinite(x, 11), 11, "large finite values are finite");
 }
 
+static void values_and_texts(void)
+{
+    struct wire_hdr *h = answer();
+    ok(wire_answer_values(NULL, h, NULL, why, sizeof why) == WIRE_PAYLOAD(h),
+       "a finite answer's values are its payload");
+    WIRE_PAYLOAD(h)[3] = NAN;
+    ok(wire_answer_values(NULL, h, NULL, why, sizeof why) == NULL,
+       "an answer holding NaN is refused");
+    is_string(why, "an answer holding nan at index 3", "naming the index");
+
+    /* through a codec: the decoder refuses the NaN itself */
+    struct codec c;
+    struct aia_error err;
+    double x[N];
+    float f[N] = {0, 1, 2, NAN, 4, 5, 6, 7};
+    if (codec_init(&c, CODEC_FLOAT32, N, 0, 0, &err) < 0)
+        bail_out("codec_init: %s", err.text);
+    h = answer();
+    h->codec = CODEC_FLOAT32;
+    h->bytes = sizeof f;
+    memcpy(WIRE_PAYLOAD(h), f, sizeof f);
+    ok(wire_answer_values(&c, h, x, why, sizeof why) == NULL,
+       "float32: a NaN is refused");
+    is_string(why,
+              "an answer that does not decode (float32: value 3 is not "
+              "finite)",
+              "naming the index");
+    f[3] = 3;
+    memcpy(WIRE_PAYLOAD(h), f, sizeof f);
+    ok(wire_answer_values(&c, h, x, why, sizeof why) == x && x[3] == 3,
+       "float32: finite values are decoded");
+    codec_free(&c);
+
+    /* an error text that does not end within its message */
+    static char ebuf[sizeof(struct wire_hdr) + WIRE_ERROR_TEXT];
+    memset(ebuf, 'y', sizeof ebuf);
+    memcpy(ebuf + sizeof(struct wire_hdr), "xxxxx", 5);
+    is_string(wire_error_text(ebuf, sizeof(struct wire_hdr) + 5), "xxxxx",
+              "an error text ends with its message");
+    memset(ebuf, 'y', sizeof ebuf);
+    is_int((long long)strlen(wire_error_text(ebuf, sizeof ebuf)),
+           WIRE_ERROR_TEXT - 1, "and within WIRE_ERROR_TEXT");
+}
+
 static void fuzz_target(void)
 {
     uint8_t in[2 + sizeof msg];
@@ -144,6 +189,7 @@ int main(void)
 {
     plan(0);
     checks();
+    values_and_texts();
     fuzz_target();
     return done_testing();
 }
