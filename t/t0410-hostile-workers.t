@@ -89,6 +89,12 @@ ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
     "a stopped coordinator: the job fails ($rc), no hang"
 like "$(cat err.txt)" "aiarun\[[12]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\): it is stopped or gone; leaving" \
     "a worker says why it leaves"
+AIA_TIMEOUT=40 aia_mpirun 4 -o pool.topology=tree stopped.yaml >out.txt 2>err.txt
+rc=$?
+ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
+    "the same in a tree: the job fails ($rc), no hang"
+like "$(cat err.txt)" "aiarun\[[123]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\)" \
+    "a tree worker says why it leaves"
 
 # ------------------------------------------------- ranks left behind
 # A worker declared dead (pool.dead_after) cannot be waited for at the
