@@ -46,13 +46,14 @@ static int coord_alloc(struct coord *c)
     struct aia_error err;
     if (query_init(c) < 0)
         return -1;
-    c->rreq = malloc((size_t)n * sizeof *c->rreq);
+    c->rlen = calloc((size_t)n, sizeof *c->rlen);
     c->sreq = malloc((size_t)n * sizeof *c->sreq);
     c->bye = calloc((size_t)n, 1);
     c->st = calloc((size_t)n, sizeof *c->st);
     c->idx = calloc((size_t)n, sizeof *c->idx);
     c->mst = calloc((size_t)n, sizeof *c->mst);
-    if (!c->rreq || !c->sreq || !c->bye || !c->st || !c->idx || !c->mst ||
+    if (!c->rlen || listen_init(c) < 0 || !c->sreq || !c->bye || !c->st ||
+        !c->idx || !c->mst ||
         proto_init(&c->p, n, job->mode,
                    job->topology == JOB_TREE ? job->arity : 0, c->s->ranks,
                    &err) < 0 ||
@@ -60,7 +61,7 @@ static int coord_alloc(struct coord *c)
         eval_init(c) < 0)
         return -1;
     for (int w = 0; w < n; w++) {
-        c->rreq[w] = c->sreq[w] = MPI_REQUEST_NULL;
+        c->sreq[w] = MPI_REQUEST_NULL;
         c->bye[w] = !c->p.direct[w];
         c->st[w].rank = c->s->ranks[w];
         c->st[w].hidden = !c->p.direct[w];
@@ -71,7 +72,8 @@ static int coord_alloc(struct coord *c)
 static void coord_free(struct coord *c)
 {
     query_free(c);
-    free(c->rreq);
+    free(c->rlen);
+    listen_free(c);
     free(c->sreq);
     free(c->bye);
     free(c->st);
@@ -82,10 +84,11 @@ static void coord_free(struct coord *c)
     eval_free(c);
 }
 
+/* Listen to worker w's next message (listen.c probes it). */
 static int post_recv(struct coord *c, int w)
 {
-    return MPI_Irecv(c->rbuf[w], (int)c->rbytes, MPI_BYTE, c->s->ranks[w],
-                     TAG_ANSWER, MPI_COMM_WORLD, &c->rreq[w]);
+    c->listen[w] = 1;
+    return MPI_SUCCESS;
 }
 
 static int send_query(struct coord *c, int w, double now)
@@ -205,35 +208,21 @@ static const char *check(struct coord *c, int w, const MPI_Status *mst,
                          int *bytes)
 {
     const struct wire_hdr *h = (const void *)c->rbuf[w];
-    *bytes = 0;
-    MPI_Get_count(mst, MPI_BYTE, bytes);
-    if ((size_t)*bytes < sizeof *h || h->magic != WIRE_MAGIC)
-        return "not an aiarun message";
-    if (h->kind == WIRE_EVALANS)
-        return c->ev && h->len == EVAL_LEN &&
-                       (size_t)*bytes == WIRE_BYTES(EVAL_LEN)
-                   ? NULL
-                   : "an evaluation not asked for, or of the wrong length";
-    if (h->kind != WIRE_ANSWER && h->kind != WIRE_ERROR && h->kind != WIRE_BYE)
-        return "a message of unknown kind";
-    if (h->kind != WIRE_ANSWER)
-        return NULL;
-    if (h->codec != (uint32_t)c->job->codec_answer)
-        return "an answer in another codec";
-    if (h->len != c->s->shape.answer_len ||
-        (size_t)*bytes != sizeof *h + h->bytes ||
-        (h->codec == CODEC_NONE && (size_t)*bytes != WIRE_BYTES(h->len)))
-        return "an answer of the wrong length";
+    struct wire_expect e = {.answer_len = c->s->shape.answer_len,
+                            .codec = (uint32_t)c->job->codec_answer,
+                            .eval_len = c->ev ? EVAL_LEN : 0};
+    *bytes = c->rlen[w];
+    (void)mst;
+    const char *why = wire_check(h, (size_t)*bytes, c->rbytes, &e, c->why_text,
+                                 sizeof c->why_text);
+    if (why || h->kind != WIRE_ANSWER)
+        return why;
     enum proto_verdict v = proto_check(&c->p, w, h->round);
     if (v == PROTO_DISTRUST || v == PROTO_DISCARD)
         return "an answer to a query it was not sent";
-    struct aia_error err;
-    if (c->adec && codec_decode(&c->acodec, WIRE_PAYLOAD(h), h->bytes, c->adec,
-                                &err) < 0) {
-        snprintf(c->why_text, sizeof c->why_text,
-                 "an answer that does not decode (%s)", err.text);
+    if (!wire_answer_values(c->adec ? &c->acodec : NULL, h, c->adec,
+                            c->why_text, sizeof c->why_text))
         return c->why_text;
-    }
     c->st[w].recv_payload += h->len * sizeof(double);
     c->st[w].recv_encoded += h->bytes;
     c->st[w].recv_msgs++;
@@ -287,9 +276,16 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
     } else if (h->kind == WIRE_ANSWER) {
         on_answer(c, w, h, now);
     } else if (h->kind == WIRE_ERROR) {
-        char *text = (char *)WIRE_PAYLOAD(h);
-        text[WIRE_ERROR_TEXT - 1] = '\0';
+        const char *text = wire_error_text(c->rbuf[w], (size_t)bytes);
         coord_fail(c, "stopping: rank %d failed: %s", c->s->ranks[w], text);
+    }
+    if ((size_t)c->rlen[w] > LISTEN_DISCARD_MAX) {
+        /* left unreceived (listen.c): its sender cannot get past that
+         * send, so it is never waited for */
+        c->bye[w] = 1;
+        c->st[w].dead = 1;
+        shutdown_let_go(c, w);
+        return;
     }
     if (post_recv(c, w) != MPI_SUCCESS)
         coord_fail(c, "cannot post a receive for rank %d", c->s->ranks[w]);
@@ -308,7 +304,7 @@ static void loop(struct coord *c)
         deadline = fmin(deadline, shutdown_reap(c, now));
         if (c->p.why)
             break;
-        int k = poll_some(c->n, c->rreq, c->idx, c->mst, deadline);
+        int k = listen_poll(c, deadline);
         if (k < 0) {
             coord_fail(c, "MPI error while waiting for answers");
             break;
@@ -326,15 +322,8 @@ static void loop(struct coord *c)
             coord_take(c, c->idx[i], &c->mst[i], now);
         if (c->p.why)
             break;
-        if (proto_time_up(&c->p, c->job, now)) {
-            /* Answers absorbed since the last query make one more,
-             * partial, round: nothing absorbed is left out of the model. */
-            if (c->p.arrived > 0 && query_next(c, now) == 0 &&
-                record_iteration(&c->r, 0, util_now()) < 0)
-                coord_fail(c, "%s", c->r.err.text);
-            proto_stop(&c->p, "time");
+        if (proto_time_stop(&c->p, c->job, now))
             break;
-        }
         if (c->job->mode == JOB_ROUNDS &&
             proto_ready(&c->p, s->wait, s->wait_s, now))
             end_round(c, now);

@@ -35,7 +35,11 @@ struct coord {
     struct codec acodec; /* answers' decoder */
     double *adec;        /* the answer being absorbed, decoded */
     char why_text[AIA_ERROR_LEN + 64]; /* why a message is not trusted */
-    MPI_Request *rreq;                 /* the answer receive of each worker */
+    unsigned char *listen;             /* worker w's next message is wanted */
+    int *w_of_rank;                    /* rank -> pool index + 1 (0: none) */
+    /* bytes of the message in rbuf[w] (more than rbytes: received
+     * elsewhere and dropped) */
+    int *rlen;
     char **rbuf;
     MPI_Request *sreq; /* the query send of each worker */
     int *sq;           /* the qbuf sreq[w] reads */
@@ -90,6 +94,24 @@ int query_next(struct coord *c, double now);
  * (its state is loaded back and the counters go on from it).  0 or -1
  * (the run is then failed). */
 int query_first(struct coord *c, int q);
+
+/* listen.c: the listening state (0 or -1: out of memory), and its
+ * release. */
+int listen_init(struct coord *c);
+void listen_free(struct coord *c);
+
+/* The most bytes of a message that is received only to be dropped (into
+ * memory of its size, freed at once); a larger one is left unreceived and
+ * its sender, stuck in its send, is treated as dead. */
+#define LISTEN_DISCARD_MAX ((size_t)1 << 30)
+
+/* Wait, as poll_some does, until messages arrive from workers listened
+ * to or the deadline passes; each worker's message is probed, then
+ * received into rbuf[w] when it fits (rlen[w] says its size), and the
+ * worker is listened to no more until coord.c says so.  Returns how many
+ * arrived (their workers in c->idx, statuses in c->mst), 0 at the
+ * deadline or when no worker is listened to, -1 on an MPI error. */
+int listen_poll(struct coord *c, double deadline);
 
 /* shutdown.c: let worker w go: its requests are freed, never waited
  * on. */

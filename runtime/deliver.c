@@ -3,11 +3,14 @@
 
 #include "deliver.h"
 
+#include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "host.h"
+#include "util.h"
 
 #define TAG_DATA 201
 #define CHUNK (1u << 30) /* bytes per message: MPI counts are ints */
@@ -181,6 +184,14 @@ static void recv_part(const char *source, struct data_table *t)
     };
 }
 
+static int compare_parts(const struct setup *s, const struct data_table *t,
+                         const struct keep *k0, int ok, struct aia_error *err);
+
+static void file_stamp(const char *path, unsigned long long *stamp);
+static int compare_stamps(const struct setup *s, const char *path,
+                          const unsigned long long *stamp, int ok,
+                          struct aia_error *err);
+
 /* The coordinator's view of a file whose rows only the workers hold: its
  * shape, and no rows in the storage the workers' rows have (empty arrays,
  * not NULL, so that a problem sees a 0 x cols matrix). */
@@ -218,15 +229,19 @@ int deliver_data(const struct setup *s, const struct job_data *d,
     if (!d->path)
         return 0;
     /* rank 0 checks the whole file and says how big it is */
-    unsigned long long shape[3] = {0, 0, 0}; /* ok, rows, features */
+    /* ok, rows, features, and the file's size and time when checked */
+    unsigned long long shape[5] = {0, 0, 0, 0, 0};
     struct data_opts o;
     if (s->rank == 0) {
         size_t rows, cols;
         opts_of(d, d->features, &o);
-        if (data_scan(&o, &rows, &cols, err) == 0)
+        /* a FIFO or a device is refused before it is opened */
+        if (util_regular_input(d->path, err) == 0 &&
+            data_scan(&o, &rows, &cols, err) == 0)
             shape[0] = 1, shape[1] = rows, shape[2] = cols;
+        file_stamp(d->path, shape + 3);
     }
-    MPI_Bcast(shape, 3, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    MPI_Bcast(shape, 5, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
     if (!shape[0])
         return s->rank == 0 ? -1
                             : aia_seterr(err, "%s: rank 0 could not read it",
@@ -250,8 +265,12 @@ int deliver_data(const struct setup *s, const struct job_data *d,
     else if (s->rank == 0)
         ok = shape_only(d->path, d->sparse, total, (size_t)shape[2], t,
                         err) == 0;
-    if (d->delivery == JOB_READ)
+    if (d->delivery == JOB_READ) {
+        if (all_on_root ? compare_parts(s, t, &k, ok, err) < 0
+                        : compare_stamps(s, d->path, shape + 3, ok, err) < 0)
+            return -1;
         return ok ? 0 : -1;
+    }
     /* scatter: rank 0 says whether it read the file, then sends */
     int root_ok = ok;
     MPI_Bcast(&root_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -289,23 +308,114 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
     return h;
 }
 
-uint64_t deliver_checksum(const struct data_table *t)
+/* Fold row i of d into h. */
+static uint64_t fold_row(uint64_t h, const struct aia_dataset *d, size_t i)
 {
-    const struct aia_dataset *d = &t->d;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < d->rows; i++) {
-        uint64_t id = d->row_ids[i];
-        h = fnv(h, &id, sizeof id);
-        h = fnv(h, &d->y[i], sizeof d->y[i]);
-        if (d->x) {
-            h = fnv(h, d->x + i * d->cols, d->cols * sizeof *d->x);
-            continue;
-        }
-        for (size_t q = d->row_start[i]; q < d->row_start[i + 1]; q++) {
-            uint32_t c = d->col[q];
-            h = fnv(h, &c, sizeof c);
-            h = fnv(h, &d->val[q], sizeof d->val[q]);
-        }
+    uint64_t id = d->row_ids[i];
+    h = fnv(h, &id, sizeof id);
+    h = fnv(h, &d->y[i], sizeof d->y[i]);
+    if (d->x)
+        return fnv(h, d->x + i * d->cols, d->cols * sizeof *d->x);
+    for (size_t q = d->row_start[i]; q < d->row_start[i + 1]; q++) {
+        uint32_t c = d->col[q];
+        h = fnv(h, &c, sizeof c);
+        h = fnv(h, &d->val[q], sizeof d->val[q]);
     }
     return h;
+}
+
+#define FNV_BASIS 0xcbf29ce484222325ull
+
+uint64_t deliver_checksum(const struct data_table *t)
+{
+    uint64_t h = FNV_BASIS;
+    for (size_t i = 0; i < t->d.rows; i++)
+        h = fold_row(h, &t->d, i);
+    return h;
+}
+
+/* delivery: read.  Every worker read its own rows; rank 0, which read
+ * them all, works out each worker's checksum and compares it with what
+ * the worker got: a file that changed between the reads (or differs
+ * between nodes) would otherwise give wrong results silently.  Collective;
+ * 0, or -1 on every rank with err naming the first rank that differs. */
+/* The file's size and modification time (ns), zero when it cannot be
+ * had. */
+static void file_stamp(const char *path, unsigned long long *stamp)
+{
+    struct stat st;
+    stamp[0] = stamp[1] = 0;
+    if (stat(path, &st) == 0) {
+        stamp[0] = (unsigned long long)st.st_size;
+        stamp[1] = (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
+                   (unsigned long long)st.st_mtim.tv_nsec;
+    }
+}
+
+/* When rank 0 holds none of the rows it cannot checksum a worker's: the
+ * file each worker read must have the size and modification time that
+ * rank 0's check saw (stamp), or it changed in between, or differs
+ * between nodes. */
+static int compare_stamps(const struct setup *s, const char *path,
+                          const unsigned long long *stamp, int ok,
+                          struct aia_error *err)
+{
+    unsigned long long now[2];
+    int bad = INT_MAX, first;
+    if (s->windex >= 0 && ok) {
+        file_stamp(path, now);
+        if (now[0] != stamp[0] || now[1] != stamp[1])
+            bad = s->rank;
+    }
+    MPI_Allreduce(&bad, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == INT_MAX)
+        return 0;
+    return aia_seterr(err,
+                      "%s: the file rank %d read is not the one rank 0 "
+                      "checked (its size or modification time differ): the "
+                      "file changed while it was read, or differs between "
+                      "nodes",
+                      path, first);
+}
+
+static int compare_parts(const struct setup *s, const struct data_table *t,
+                         const struct keep *k0, int ok, struct aia_error *err)
+{
+    uint64_t mine[2] = {ok && s->windex >= 0, ok ? deliver_checksum(t) : 0};
+    uint64_t *all = NULL, *want = NULL;
+    int bad = -1;
+    if (s->rank == 0) {
+        all = malloc((size_t)s->size * sizeof mine);
+        want = malloc(atleast1((size_t)s->nworkers) * sizeof *want);
+        if (!all || !want) {
+            host_error("out of memory comparing the workers' rows; aborting");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+    }
+    MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (s->rank == 0 && ok) {
+        struct keep k = *k0;
+        for (int w = 0; w < s->nworkers; w++)
+            want[w] = FNV_BASIS;
+        for (size_t i = 0; i < t->d.rows; i++) {
+            int w = aia_partition_owner(&k.part, k.total, t->d.row_ids[i]);
+            if (w >= 0 && w < s->nworkers)
+                want[w] = fold_row(want[w], &t->d, i);
+        }
+        for (int w = 0; w < s->nworkers && bad < 0; w++) {
+            int r = s->ranks[w];
+            if (all[2 * r] && all[2 * r + 1] != want[w])
+                bad = r;
+        }
+    }
+    free(all);
+    free(want);
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad < 0)
+        return 0;
+    return aia_seterr(err,
+                      "%s: the rows rank %d read differ from those rank 0 "
+                      "read for it (checksums differ): the file changed "
+                      "while it was read, or differs between nodes",
+                      s->job->data.path, bad);
 }

@@ -255,8 +255,7 @@ void eval_drain(struct coord *c)
         double now = util_now();
         if (now >= until)
             break;
-        int k = poll_some(c->n, c->rreq, c->idx, c->mst,
-                          fmin(until, shutdown_reap(c, now)));
+        int k = listen_poll(c, fmin(until, shutdown_reap(c, now)));
         if (k < 0)
             break;
         now = util_now();

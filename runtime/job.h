@@ -98,6 +98,9 @@ struct job {
     const struct mnode *workers_node;
     double shutdown_timeout;
     double dead_after;  /* seconds of silence; 0: never */
+    /* bounds on silence (pool.setup_timeout, pool.coordinator_timeout);
+     * seconds, 0: none */
+    double setup_timeout, coordinator_timeout;
     int mode; /* enum job_mode */
     const struct mnode *mode_node;
     int topology; /* enum job_topology */

@@ -108,6 +108,14 @@ const struct aia_param job_keys_pool[] = {
      "rounds: a query to every idle worker, then wait (pool.wait); async: "
      "every answer is an iteration and only its sender gets the next query",
      "rounds|async", 0, 0},
+    {"setup_timeout", AIA_DOUBLE, "600",
+     "seconds the set-up (reading the data, the plugins' open and create) "
+     "may take before the job is aborted, naming what hung (0: no bound)",
+     NULL, 0, 1e9},
+    {"coordinator_timeout", AIA_DOUBLE, "600",
+     "seconds a worker waits with no word from the coordinator before it "
+     "leaves with exit status 1 (0: forever)",
+     NULL, 0, 1e9},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 

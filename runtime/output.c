@@ -15,12 +15,18 @@
 
 #include "util.h"
 
+/* Rows reach the file at least this often, so that a run that crashes
+ * (a plugin's fault, a kill) loses at most the last second of them; a
+ * flush per row would cost a system call per answer on fast runs. */
+#define OUTPUT_FLUSH_S 1.0
+
 struct output {
     FILE *f;
     char *path;
     int format;
     const struct output_column *cols;
     int ncols;
+    double flushed; /* util_now of the last flush */
 };
 
 static int write_failed(const char *path, struct aia_error *err)
@@ -100,6 +106,7 @@ struct output *output_open(const char *path, int format,
     o->format = format;
     o->cols = cols;
     o->ncols = ncols;
+    o->flushed = 0; /* the first row is flushed at once */
     if (format == OUTPUT_CSV && size_of(o->f) == 0) {
         for (int i = 0; i < ncols; i++)
             fprintf(o->f, "%s%s", i ? "," : "", cols[i].name);
@@ -152,6 +159,12 @@ int output_row(struct output *o, const double *values, struct aia_error *err)
         fputc('}', o->f);
     if (fputc('\n', o->f) == EOF)
         return write_failed(o->path, err);
+    double now = util_now();
+    if (now - o->flushed >= OUTPUT_FLUSH_S) {
+        o->flushed = now;
+        if (fflush(o->f) != 0)
+            return write_failed(o->path, err);
+    }
     return 0;
 }
 

@@ -58,18 +58,40 @@ void poll_catch_signals(void)
     sigaction(SIGUSR1, &sa, NULL);
 }
 
+struct some {
+    int n;
+    MPI_Request *reqs;
+    int *idx;
+    MPI_Status *st;
+};
+
+static int test_some(void *ctx)
+{
+    struct some *a = ctx;
+    int count = 0;
+    if (MPI_Testsome(a->n, a->reqs, &count, a->idx, a->st) != MPI_SUCCESS)
+        return -1;
+    if (count == MPI_UNDEFINED)
+        return POLL_NOTHING; /* every request is inactive */
+    return count;
+}
+
 int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,
               double deadline)
 {
+    struct some a = {n, reqs, idx, st};
+    return poll_wait(test_some, &a, deadline);
+}
+
+int poll_wait(int (*test)(void *ctx), void *ctx, double deadline)
+{
     double start = 0;
     for (;;) {
-        int count = 0;
-        if (MPI_Testsome(n, reqs, &count, idx, st) != MPI_SUCCESS)
-            return -1;
-        if (count == MPI_UNDEFINED)
-            return 0; /* every request is inactive: nothing can come */
-        if (count > 0)
-            return count;
+        int got = test(ctx);
+        if (got == POLL_NOTHING)
+            return 0; /* nothing can come */
+        if (got != 0)
+            return got;
         double now = util_now();
         if (now >= deadline || poll_signal)
             return 0;

@@ -16,6 +16,13 @@
 int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,
               double deadline);
 
+/* poll_some's waiting for any test: test(ctx) is called until it returns
+ * non-zero or the deadline passes (or a signal came); returns what it
+ * returned (a count, or -1 for an error), 0 at the deadline, and 0 at once
+ * when it returns POLL_NOTHING (nothing can come). */
+int poll_wait(int (*test)(void *ctx), void *ctx, double deadline);
+#define POLL_NOTHING (-2)
+
 /* Make sleeps as precise as the kernel allows (timer slack of 1 ns). */
 void poll_setup(void);
 

@@ -59,7 +59,8 @@ static int check_gap(const struct proto *p, const struct job *job,
         return 0;
     if (m->loss(m->ctx, &loss) < 0)
         return -1;
-    return (loss - m->fopt) <= job->target_gap * fabs(m->fopt);
+    return (loss - m->fopt) <=
+           job->target_gap * fmax(fabs(m->fopt), PROTO_GAP_FLOOR);
 }
 
 const struct proto_stop_rule proto_stop_rules[] = {
@@ -129,6 +130,17 @@ int proto_fail(struct proto *p)
 int proto_time_up(const struct proto *p, const struct job *job, double now)
 {
     return job->max_time > 0 && now >= p->t0 + job->max_time;
+}
+
+int proto_time_stop(struct proto *p, const struct job *job, double now)
+{
+    if (!proto_time_up(p, job, now))
+        return 0;
+    /* The answers of a round the limit cuts are absorbed, but the round
+     * makes no iteration: with nwait all a partial round is a step with
+     * gradients missing, a jump in the history's last row. */
+    proto_stop(p, "time");
+    return 1;
 }
 
 /* ---------------------------------------------------------- the tree */

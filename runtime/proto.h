@@ -201,4 +201,13 @@ int proto_failed(const struct proto *p);
 /* Whether the job's time limit has passed at now. */
 int proto_time_up(const struct proto *p, const struct job *job, double now);
 
+/* Stop with the time rule when the limit has passed at now; returns 1
+ * then (the run stops at the last complete round: a round the limit cuts
+ * counts no iteration), else 0. */
+int proto_time_stop(struct proto *p, const struct job *job, double now);
+
+/* stop.gap compares loss - optimum with gap * max(|optimum|, this): an
+ * optimum of about 0 still lets the gap stop the run. */
+#define PROTO_GAP_FLOOR 1e-9
+
 #endif

@@ -24,6 +24,7 @@
 #include "run.h"
 #include "straggle.h"
 #include "util.h"
+#include "watchdog.h"
 
 #define MAX_JOB_FILE (16u << 20)
 
@@ -36,6 +37,7 @@ static int agree(const struct setup *s, int failed,
                  const struct aia_error *err)
 {
     int me = failed ? s->rank : INT_MAX, first, count;
+    watchdog_phase(NULL); /* from here on, waiting for the others */
     MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (first == INT_MAX)
         return 0;
@@ -216,6 +218,7 @@ static int load_test(struct setup *s, struct aia_error *err)
 /* The rows of problem.data, for a problem that takes them. */
 static int load_data(struct setup *s, int active, struct aia_error *err)
 {
+    watchdog_phase("reading the data");
     const struct job_data *d = &s->job->data;
     if (!d->path)
         return 0;
@@ -244,6 +247,7 @@ static int load_data(struct setup *s, int active, struct aia_error *err)
 
 static int open_problem(struct setup *s, struct aia_error *err)
 {
+    watchdog_phase("in the problem's open");
     struct aia_partition part = {
         .index = s->rank == 0 ? AIA_PART_ALL : s->windex,
         .count = s->nworkers,
@@ -405,6 +409,7 @@ static int check_codec(const struct setup *s, struct aia_error *err)
 
 static int create_algorithm(struct setup *s, struct aia_error *err)
 {
+    watchdog_phase("in the algorithm's create");
     if (s->job->topology == JOB_TREE &&
         !(s->alg->flags & AIA_ALG_ASSOCIATIVE)) {
         char where[256];
@@ -433,6 +438,7 @@ static int create_algorithm(struct setup *s, struct aia_error *err)
 
 static int create_wait(struct setup *s, struct aia_error *err)
 {
+    watchdog_phase("in the wait condition's create");
     struct aia_context ctx = context(s, s->wait_args);
     if (s->wait->create(&ctx, &s->wait_s, err) < 0) {
         job_blame(s->job, &s->job->wait, err);
@@ -618,6 +624,8 @@ int run_job(const struct run_opts *opts)
             0 ||
         agree(&s, resolve_pool(&s, &err) < 0, &err) < 0)
         goto out;
+    if (watchdog_start(s.job->setup_timeout) < 0)
+        host_error("cannot start the set-up's watchdog: set-up unbounded");
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
     if (agree(&s, active && load_plugins(&s, coordinator, &err) < 0, &err) <
             0 ||
@@ -632,11 +640,13 @@ int run_job(const struct run_opts *opts)
         agree(&s, gather_rows(&s, &err) < 0, &err) < 0 ||
         agree(&s, combine_summaries(&s, &err) < 0, &err) < 0)
         goto out;
+    watchdog_stop();
     if (coordinator)
         identity(&s, &s.identity);
     s.resume = opts->resume;
     status = coordinator ? coord_run(&s) : worker_run(&s);
 out:
+    watchdog_stop();
     free(text);
     teardown(&s);
     log_peak_memory();

@@ -20,6 +20,9 @@
 
 /* Exit statuses. */
 enum { RUN_OK = 0, RUN_FAILED = 1, RUN_BAD_JOB = 2 };
+/* The run ended, its outputs complete, but a rank was left behind
+ * (declared dead, or never stopped) and the job had to be aborted. */
+enum { RUN_INCOMPLETE = 3 };
 
 struct run_opts {
     const char *path;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coord.h"
 #include "host.h"
@@ -19,10 +20,7 @@
 void shutdown_let_go(struct coord *c, int w)
 {
     proto_silent(&c->p, w);
-    if (c->rreq[w] != MPI_REQUEST_NULL) {
-        MPI_Cancel(&c->rreq[w]);
-        MPI_Request_free(&c->rreq[w]);
-    }
+    c->listen[w] = 0;
     if (c->sreq[w] != MPI_REQUEST_NULL)
         MPI_Request_free(&c->sreq[w]);
 }
@@ -68,6 +66,40 @@ static struct wire_hdr *volatile lent_stop;
  * report is out: ranks that leave without finalizing make mpirun end the
  * job, this rank included.  The STOP buffers are reused for the message:
  * their sends have completed. */
+/* Some rank was declared dead or never stopped: it may still run (a
+ * frozen worker), so MPI_Finalize cannot be called and Open MPI would
+ * report rank 0 "exiting improperly" with exit status 1, as if the run
+ * had failed.  Say plainly what happened and end the job with the status
+ * the README gives this case (RUN_INCOMPLETE; a failed run keeps its
+ * own).  Under mpirun --enable-recovery a rank may leave without
+ * MPI_Finalize and the job still ends with 0: nothing is done then. */
+#define LEFT_BEHIND_DRAIN_S 0.5
+
+static void left_behind(struct coord *c)
+{
+    const char *rec = getenv("OMPI_MCA_orte_enable_recovery");
+    if (rec && strcmp(rec, "1") == 0)
+        return;
+    char list[256] = "";
+    size_t used = 0;
+    for (int w = 0; w < c->n; w++)
+        if ((c->st[w].dead || !c->bye[w]) && used < sizeof list - 12)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
+                                     used ? ", " : "", c->s->ranks[w]);
+    int status = c->status == RUN_OK ? RUN_INCOMPLETE : c->status;
+    host_error("the run ended (its outputs above are complete), but rank(s) "
+               "%s were left behind (declared dead or not stopped) and may "
+               "still be running: the job cannot end normally, so it is "
+               "aborted with exit status %d",
+               list[0] ? list : "?", status);
+    fflush(stdout);
+    fflush(stderr);
+    /* stdout reaches the user through mpirun, which stops reading it when
+     * the job is taken down: give it time to read what was written */
+    util_sleep(LEFT_BEHIND_DRAIN_S);
+    MPI_Abort(MPI_COMM_WORLD, status);
+}
+
 void shutdown_finish(struct coord *c)
 {
     const struct setup *s = c->s;
@@ -76,6 +108,8 @@ void shutdown_finish(struct coord *c)
     int others = s->size - 1;
     if (!buf)
         return; /* the pool was not shut down: a signal stopped the run */
+    if (run_incomplete)
+        left_behind(c); /* before any rank is let go to leave first */
     fflush(stdout);
     fflush(stderr);
     MPI_Request *fr = malloc((size_t)others * sizeof *fr);
@@ -159,7 +193,7 @@ void shutdown_pool(struct coord *c)
     for (int w = 0; w < c->n; w++)
         byes += c->bye[w];
     while (byes < c->n) {
-        int k = poll_some(c->n, c->rreq, c->idx, c->mst, deadline);
+        int k = listen_poll(c, deadline);
         if (k <= 0)
             break;
         for (int i = 0; i < k; i++) {

@@ -67,8 +67,8 @@ static void *buffer(size_t bytes)
 }
 
 /* Wait for every request of reqs (n) to complete, unless rank 0's FINISH
- * comes first: 1 then, else 0. */
-static int await_all(struct node *k, MPI_Request *reqs, int n)
+ * comes first: 1 then, else 0; 2 when the clock passes until first. */
+static int await_all(struct node *k, MPI_Request *reqs, int n, double until)
 {
     MPI_Request *all = malloc((size_t)(n + 1) * sizeof *all);
     int *idx = malloc((size_t)(n + 1) * sizeof *idx);
@@ -83,10 +83,14 @@ static int await_all(struct node *k, MPI_Request *reqs, int n)
     for (int i = 0; i < n; i++)
         left += all[i] != MPI_REQUEST_NULL;
     while (left > 0 && !finished) {
-        int got = poll_some(n + 1, all, idx, st, INFINITY);
+        int got = poll_some(n + 1, all, idx, st, until);
         if (got < 0) {
             host_error("MPI error in the tree; aborting the job");
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        if (got == 0 && util_now() >= until) {
+            finished = 2;
+            break;
         }
         for (int i = 0; i < got; i++) {
             if (idx[i] == n)
@@ -145,7 +149,7 @@ static int round_(struct node *k)
             return 1;
     }
     double compute = util_now() - t;
-    if (await_all(k, k->creq, k->n))
+    if (await_all(k, k->creq, k->n, INFINITY))
         return 1;
     /* the rows-weighted mean of this worker's answer and its children's */
     if (k->ureq != MPI_REQUEST_NULL)
@@ -200,7 +204,7 @@ static int stop(struct node *k)
         MPI_Isend(k->qbuf, (int)k->qbytes, MPI_BYTE, k->child[c], TAG_QUERY,
                   MPI_COMM_WORLD, &k->fwd[c]);
     }
-    if (await_all(k, k->creq, k->n))
+    if (await_all(k, k->creq, k->n, INFINITY))
         return 1; /* receives may still be pending into bye */
     free(bye);
     k->bye = NULL;
@@ -248,7 +252,21 @@ int tree_worker_run(struct setup *s)
     for (;;) {
         MPI_Irecv(k.qbuf, (int)k.qbytes, MPI_BYTE, k.parent, TAG_QUERY,
                   MPI_COMM_WORLD, &k.rq);
-        if (await_all(&k, &k.rq, 1)) {
+        /* the next query comes every round: silence past
+         * pool.coordinator_timeout means the coordinator is stopped or
+         * gone */
+        double quiet = s->job->coordinator_timeout;
+        int got = await_all(&k, &k.rq, 1,
+                            quiet > 0 ? util_now() + quiet : INFINITY);
+        if (got == 2) {
+            host_error("no word from the coordinator for %g s "
+                       "(pool.coordinator_timeout): it is stopped or gone; "
+                       "leaving",
+                       quiet);
+            run_no_finalize = 1;
+            return RUN_FAILED; /* its requests stay pending: leave now */
+        }
+        if (got) {
             finished = 1;
             break;
         }

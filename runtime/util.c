@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 void *util_alloc_aligned(size_t bytes)
@@ -217,4 +218,22 @@ int util_parse_int(const char *s, int64_t *out)
         return 0;
     *out = (int64_t)d;
     return 1;
+}
+
+int util_regular_input(const char *path, struct aia_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+        return 0; /* a missing file is the reader's to name */
+    const char *what = S_ISFIFO(sb.st_mode)   ? "a FIFO"
+                       : S_ISCHR(sb.st_mode)  ? "a character device"
+                       : S_ISBLK(sb.st_mode)  ? "a block device"
+                       : S_ISDIR(sb.st_mode)  ? "a folder"
+                       : S_ISSOCK(sb.st_mode) ? "a socket"
+                                              : "not a file";
+    char shown[200];
+    return aia_seterr(err,
+                      "%s: not a regular file (%s): data is read from "
+                      "regular files only",
+                      util_shown(shown, sizeof shown, path, 120), what);
 }

@@ -49,4 +49,10 @@ int util_parse_double(const char *s, double *out);
  * value such as 1e6, within int64_t. */
 int util_parse_int(const char *s, int64_t *out);
 
+/* 0 when path is a regular file or cannot be looked at (its reader
+ * says why); -1 with err naming it and what it is (a FIFO, a device, a
+ * folder) otherwise: a FIFO would block its reader and a device such as
+ * /dev/zero never ends, so data is read from regular files only. */
+int util_regular_input(const char *path, struct aia_error *err);
+
 #endif

@@ -33,6 +33,7 @@
 #ifndef AIARUN_WIRE_H
 #define AIARUN_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define WIRE_MAGIC 0x31414941u /* "AIA1" */
@@ -81,5 +82,41 @@ _Static_assert(sizeof(struct wire_hdr) == 64, "wire header is 64 bytes");
 
 /* Bytes of a message with n doubles of payload. */
 #define WIRE_BYTES(n) (sizeof(struct wire_hdr) + (n) * sizeof(double))
+
+/* What an answer of this job must be. */
+struct wire_expect {
+    uint64_t answer_len; /* doubles */
+    uint32_t codec;      /* enum codec_id */
+    uint64_t eval_len;   /* doubles of an evaluation's answer; 0: none
+                            asked for */
+};
+
+/* Why the bytes received from a worker, bytes long, cannot be trusted as
+ * a message of this job (more than max_bytes, too short, not aiarun's,
+ * of an unknown kind, or an answer whose codec, lengths or times are
+ * wrong), or NULL when they can.  The text is static or written into why
+ * (whylen bytes).  The payload is not looked at: a codec's bytes are
+ * checked by decoding them, the doubles with wire_nonfinite. */
+const char *wire_check(const void *buf, size_t bytes, size_t max_bytes,
+                       const struct wire_expect *e, char *why, size_t whylen);
+
+/* The index of the first value of x[0..n) that is NaN or infinite, or n
+ * when all are finite. */
+size_t wire_nonfinite(const double *x, size_t n);
+
+struct codec;
+
+/* The doubles of answer h (its header passed wire_check; its buffer
+ * aligned for doubles): its payload, or with codec c (NULL: none) the
+ * payload decoded into out (h->len doubles).  NULL when they do not
+ * decode or one is NaN or infinite, with why (whylen bytes) saying which
+ * and where. */
+const double *wire_answer_values(struct codec *c, const struct wire_hdr *h,
+                                 double *out, char *why, size_t whylen);
+
+/* The text of ERROR message buf (bytes long, at least a header, in a
+ * buffer of at least a header and WIRE_ERROR_TEXT bytes), ended within
+ * the message: a worker's text is not trusted to end. */
+const char *wire_error_text(char *buf, size_t bytes);
 
 #endif

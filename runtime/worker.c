@@ -311,13 +311,25 @@ int worker_run(struct setup *s)
     }
     MPI_Irecv(&k.ctrl, sizeof k.ctrl, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
               &k.req[1]);
+    /* A worker of the pool hears from the coordinator every round; one
+     * silent for pool.coordinator_timeout is stopped or gone. */
+    double quiet = s->job->coordinator_timeout;
     for (;;) {
         int idx[2];
         MPI_Status st[2];
-        int n = poll_some(2, k.req, idx, st, INFINITY);
+        double until = in_pool && quiet > 0 ? util_now() + quiet : INFINITY;
+        int n = poll_some(2, k.req, idx, st, until);
         if (n < 0) {
             host_error("MPI error while waiting for the coordinator");
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        if (n == 0 && util_now() >= until) {
+            host_error("no word from the coordinator for %g s "
+                       "(pool.coordinator_timeout): it is stopped or gone; "
+                       "leaving",
+                       quiet);
+            run_no_finalize = 1;
+            return RUN_FAILED;
         }
         int stop = 0;
         for (int i = 0; i < n; i++) {

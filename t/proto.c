@@ -315,6 +315,14 @@ static void stop_rules(void)
     is_string(stop_after(&p, &job, &m), "none", "gap 5%% above 1%%");
     m_loss = 2.01;
     is_string(stop_after(&p, &job, &m), "gap", "gap 0.5%% within 1%%");
+    m.fopt = 0;
+    m_loss = 1e-10;
+    is_string(stop_after(&p, &job, &m), "none",
+              "optimum 0: loss 1e-10 is above the floor's 1e-11");
+    m_loss = 1e-12;
+    is_string(stop_after(&p, &job, &m), "gap",
+              "optimum 0: the gap's absolute floor stops the run");
+    m.fopt = 2.0;
     m_fail = 1;
     is_string(stop_after(&p, &job, &m), "error",
               "a failed loss is an "
@@ -327,6 +335,22 @@ static void stop_rules(void)
     ok(proto_time_up(&p, &job, 2.0), "at the time limit");
     job.max_time = 0;
     ok(!proto_time_up(&p, &job, 1e9), "no time limit");
+    ok(!proto_time_stop(&p, &job, 1e9), "no time limit: no time stop");
+    proto_free(&p);
+
+    /* A time limit that cuts a round: its answers make no iteration. */
+    start(&p, JOB_ROUNDS);
+    job.max_time = 2.0;
+    uint64_t it = p.iteration;
+    answer(&p, 0, p.round, 1.0);
+    is_int(p.arrived, 1, "one answer of the round arrived");
+    ok(!proto_time_stop(&p, &job, 1.5), "before the limit: no stop");
+    ok(p.why == NULL, "no reason yet");
+    ok(proto_time_stop(&p, &job, 2.5), "the limit passed mid-round: stop");
+    is_string(p.why->name, "time", "with the time rule");
+    is_int((int)p.iteration, (int)it,
+           "the cut round counts no iteration (the history's last row "
+           "does not jump)");
     p.why = NULL;
     proto_stop(&p, "time");
     is_string(p.why->name, "time", "the time stop");

@@ -1,0 +1,195 @@
+/* wire.c - what the coordinator checks in a worker's message before it
+ * trusts it (runtime/wire.c): sizes, magic, kinds, codecs, lengths,
+ * times and non-finite values (decoded or not), each refused with its
+ * reason; error texts ended within their message; and the
+ * fuzz target (fuzz/wire_fuzz.c) on crafted and random inputs. */
+#include <config.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "tap.h"
+#include "wire.h"
+#include "wire_fuzz.h"
+
+#define N 8
+
+static char msg[WIRE_BYTES(N) + 64];
+static char why[160];
+
+static struct wire_hdr *answer(void)
+{
+    memset(msg, 0, sizeof msg);
+    struct wire_hdr *h = (void *)msg;
+    *h = (struct wire_hdr){.magic = WIRE_MAGIC,
+                           .kind = WIRE_ANSWER,
+                           .len = N,
+                           .bytes = N * sizeof(double)};
+    for (int i = 0; i < N; i++)
+        WIRE_PAYLOAD(h)[i] = i;
+    return h;
+}
+
+static const char *check(size_t bytes)
+{
+    struct wire_expect e = {.answer_len = N, .codec = CODEC_NONE};
+    return wire_check(msg, bytes, WIRE_BYTES(N), &e, why, sizeof why);
+}
+
+static void checks(void)
+{
+    struct wire_hdr *h = answer();
+    ok(check(WIRE_BYTES(N)) == NULL, "a well-formed answer is trusted");
+    is_string(check(WIRE_BYTES(N) + 8),
+              "a message of 136 bytes, more than the 128 a message of this "
+              "job can have",
+              "a message over the bound is refused with its size");
+    is_string(check(1048576),
+              "a message of 1048576 bytes, more than the 128 a message of "
+              "this job can have",
+              "so is one of 1 MiB");
+    is_string(check(10), "not an aiarun message", "a short one");
+    h->magic = 0;
+    is_string(check(WIRE_BYTES(N)), "not an aiarun message", "a bad magic");
+    h = answer();
+    h->kind = 99;
+    is_string(check(WIRE_BYTES(N)), "a message of unknown kind",
+              "an unknown kind");
+    h = answer();
+    h->codec = CODEC_FLOAT32;
+    is_string(check(WIRE_BYTES(N)), "an answer in another codec",
+              "another codec");
+    h = answer();
+    h->len = N - 1;
+    is_string(check(WIRE_BYTES(N)), "an answer of the wrong length",
+              "a length that is not the job's");
+    h = answer();
+    is_string(check(WIRE_BYTES(N) - 8), "an answer of the wrong length",
+              "fewer bytes than its length");
+    h->bytes = 12;
+    is_string(check(WIRE_BYTES(N)), "an answer of the wrong length",
+              "bytes that disagree with the message");
+    h = answer();
+    h->compute_s = NAN;
+    is_string(check(WIRE_BYTES(N)),
+              "an answer whose times are not finite and positive",
+              "a compute time of NaN");
+    h = answer();
+    h->delay_s = -1;
+    is_string(check(WIRE_BYTES(N)),
+              "an answer whose times are not finite and positive",
+              "a negative delay");
+    h = answer();
+    h->kind = WIRE_BYE;
+    ok(check(sizeof *h) == NULL, "a goodbye is a header alone");
+
+    double x[11] = {0};
+    is_int((int)wire_nonfinite(x, 11), 11, "finite values: n");
+    x[9] = NAN;
+    is_int((int)wire_nonfinite(x, 11), 9, "the index of a NaN");
+    x[2] = -INFINITY;
+    is_int((int)wire_nonfinite(x, 11), 2, "the first non-finite value");
+    x[2] = 1e308;
+    x[9] = 1e308;
+    is_int((int)wire_nonfinite(x, 11), 11, "large finite values are finite");
+}
+
+static void values_and_texts(void)
+{
+    struct wire_hdr *h = answer();
+    ok(wire_answer_values(NULL, h, NULL, why, sizeof why) == WIRE_PAYLOAD(h),
+       "a finite answer's values are its payload");
+    WIRE_PAYLOAD(h)[3] = NAN;
+    ok(wire_answer_values(NULL, h, NULL, why, sizeof why) == NULL,
+       "an answer holding NaN is refused");
+    is_string(why, "an answer holding nan at index 3", "naming the index");
+
+    /* through a codec: the decoder refuses the NaN itself */
+    struct codec c;
+    struct aia_error err;
+    double x[N];
+    float f[N] = {0, 1, 2, NAN, 4, 5, 6, 7};
+    if (codec_init(&c, CODEC_FLOAT32, N, 0, 0, &err) < 0)
+        bail_out("codec_init: %s", err.text);
+    h = answer();
+    h->codec = CODEC_FLOAT32;
+    h->bytes = sizeof f;
+    memcpy(WIRE_PAYLOAD(h), f, sizeof f);
+    ok(wire_answer_values(&c, h, x, why, sizeof why) == NULL,
+       "float32: a NaN is refused");
+    is_string(why,
+              "an answer that does not decode (float32: value 3 is not "
+              "finite)",
+              "naming the index");
+    f[3] = 3;
+    memcpy(WIRE_PAYLOAD(h), f, sizeof f);
+    ok(wire_answer_values(&c, h, x, why, sizeof why) == x && x[3] == 3,
+       "float32: finite values are decoded");
+    codec_free(&c);
+
+    /* an error text that does not end within its message */
+    static char ebuf[sizeof(struct wire_hdr) + WIRE_ERROR_TEXT];
+    memset(ebuf, 'y', sizeof ebuf);
+    memcpy(ebuf + sizeof(struct wire_hdr), "xxxxx", 5);
+    is_string(wire_error_text(ebuf, sizeof(struct wire_hdr) + 5), "xxxxx",
+              "an error text ends with its message");
+    memset(ebuf, 'y', sizeof ebuf);
+    is_int((long long)strlen(wire_error_text(ebuf, sizeof ebuf)),
+           WIRE_ERROR_TEXT - 1, "and within WIRE_ERROR_TEXT");
+}
+
+static void fuzz_target(void)
+{
+    uint8_t in[2 + sizeof msg];
+    struct wire_hdr *h = answer();
+    in[0] = CODEC_NONE;
+    in[1] = N;
+    memcpy(in + 2, msg, WIRE_BYTES(N));
+    is_int(wire_fuzz_one(in, 2 + WIRE_BYTES(N)), 0,
+           "the fuzz target trusts a well-formed answer");
+    WIRE_PAYLOAD(h)[3] = NAN;
+    memcpy(in + 2, msg, WIRE_BYTES(N));
+    is_int(wire_fuzz_one(in, 2 + WIRE_BYTES(N)), 0, "and scans one with NaN");
+    in[1] = N - 1;
+    is_int(wire_fuzz_one(in, 2 + WIRE_BYTES(N)), 1,
+           "it refuses an answer of another length");
+    h = answer();
+    h->kind = WIRE_ERROR;
+    memset(msg + sizeof *h, 'x', N * sizeof(double));
+    in[1] = N;
+    memcpy(in + 2, msg, WIRE_BYTES(N));
+    is_int(wire_fuzz_one(in, 2 + WIRE_BYTES(N)), 0,
+           "an unterminated error text is ended within the message");
+    /* random messages, some with a valid header for each codec */
+    srand(7);
+    int refused = 0, bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        size_t size = 2 + (size_t)(rand() % (int)sizeof msg);
+        for (size_t j = 0; j < size; j++)
+            in[j] = (uint8_t)rand();
+        if (i % 2 && size >= 2 + sizeof(struct wire_hdr)) {
+            struct wire_hdr g = {.magic = WIRE_MAGIC,
+                                 .kind = WIRE_ANSWER,
+                                 .codec = in[0] % CODEC_COUNT,
+                                 .len = in[1],
+                                 .bytes = (uint32_t)(size - 2 - sizeof g)};
+            memcpy(in + 2, &g, sizeof g);
+        }
+        int rc = wire_fuzz_one(in, size);
+        refused += rc == 1;
+        bad += rc < -1 || rc > 1;
+    }
+    is_int(bad, 0, "20000 random messages: each trusted or refused");
+    ok(refused > 0, "and most refused (%d)", refused);
+}
+
+int main(void)
+{
+    plan(0);
+    checks();
+    values_and_texts();
+    fuzz_target();
+    return done_testing();
+}
