@@ -69,10 +69,11 @@ ok $([ "$n" -ge 3 ] && echo 0 || echo 1) "examples/ holds $n plugins"
 unknown=
 for s in $(grep -o 'struct aia_[a-z_]*' "$trash/tutorial.txt" | sort -u |
     sed 's/struct //'); do
-    grep -q "^struct $s {" "$top_srcdir/runtime/include/aiarun/aiarun.h" ||
+    cat "$top_srcdir"/runtime/include/aiarun/aiarun.h \
+        "$top_srcdir"/runtime/include/aiarun/rows.h | grep -q "^struct $s {" ||
         unknown="$unknown $s"
 done
-is "$unknown" "" "every struct the tutorial names is in aiarun.h"
+is "$unknown" "" "every struct the tutorial names is in aiarun.h or rows.h"
 
 if command -v groff >/dev/null 2>&1; then
     for prog in aiarun aiarun-plot; do
