@@ -93,8 +93,8 @@ const struct aia_param job_keys_pool[] = {
      0.001, 1e7},
     {"dead_after", AIA_DOUBLE, "0",
      "seconds a busy worker may stay silent before it is declared dead "
-     "and the run goes on without it (0: never; see the README on dead "
-     "workers)",
+     "and the run goes on without it (0: never; see When workers fail in "
+     "aiarun(5))",
      NULL, 0, 1e9},
     {"topology", AIA_ENUM, "star",
      "star: the coordinator talks to every worker; tree: queries go down "
@@ -271,7 +271,7 @@ const struct aia_param job_keys_output[] = {
      NULL, 0, 9.2e18},
     {"iterates", AIA_STRING, "\"\"",
      "binary file of the model at every history row, the last one "
-     "included (layout in the README; empty: none)",
+     "included (layout under Outputs in aiarun(5); empty: none)",
      NULL, 0, 0},
     {"final", AIA_STRING, "\"\"",
      "text file of the final model, one value a line (empty: none)", NULL, 0,
@@ -320,9 +320,70 @@ static void reference_table(FILE *out, const char *title,
     }
 }
 
+/* man_text: TEXT as roff input: backslashes and hyphens escaped, a
+ * leading '.' or quote guarded, `code` set in bold. */
+static void man_text(FILE *out, const char *text)
+{
+    int bold = 0;
+    if (*text == '.' || *text == '\'')
+        fputs("\\&", out);
+    for (const char *c = text; *c; c++) {
+        if (*c == '`') {
+            fputs(bold ? "\\fR" : "\\fB", out);
+            bold = !bold;
+        } else if (*c == '\\') {
+            fputs("\\e", out);
+        } else if (*c == '-') {
+            fputs("\\-", out);
+        } else {
+            fputc(*c, out);
+        }
+    }
+    if (bold)
+        fputs("\\fR", out);
+}
+
+/* man_table: one section's keys as a roff subsection of tagged
+ * paragraphs, for man/aiarun.5. */
+static void man_table(FILE *out, const char *title,
+                      const struct aia_param *table, const char *note)
+{
+    fprintf(out, ".SS \"%s\"\n", title);
+    if (note) {
+        man_text(out, note);
+        fputc('\n', out);
+    }
+    for (const struct aia_param *p = table; p->name; p++) {
+        char range[64];
+        params_range(range, sizeof range, p);
+        fputs(".TP\n\\fB", out);
+        man_text(out, p->name);
+        fputs("\\fR (", out);
+        man_text(out,
+                 p->type == AIA_ENUM ? p->choices : params_type_name(p->type));
+        fputs(p->def ? "; default " : "; required", out);
+        if (p->def)
+            man_text(out, p->def);
+        fputs(")\n", out);
+        man_text(out, p->help);
+        if (*range) {
+            fputs(" (", out);
+            man_text(out, range);
+            fputc(')', out);
+        }
+        fputc('\n', out);
+    }
+}
+
 void job_reference(FILE *out)
 {
     for (const struct job_section *s = job_sections; s->path; s++)
         reference_table(out, *s->path ? s->path : "top level", s->keys,
                         s->note);
+}
+
+void job_reference_man(FILE *out)
+{
+    for (const struct job_section *s = job_sections; s->path; s++)
+        man_table(out, *s->path ? s->path : "top level", s->keys, s->note);
 }

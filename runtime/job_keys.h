@@ -9,6 +9,7 @@
 #define AIARUN_JOB_KEYS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <aiarun/aiarun.h>
 
@@ -74,5 +75,9 @@ extern const struct aia_param job_keys_top[], job_keys_algorithm[],
     job_keys_wait[], job_keys_stop[], job_keys_stragglers[], job_keys_fixed[],
     job_keys_random[], job_keys_markov[], job_keys_hang[], job_keys_corrupt[],
     job_keys_output[], job_keys_limits[];
+
+/* Print the reference of the job file's runtime keys as roff, the
+ * generated part of man/aiarun.5 (--job-reference=man). */
+void job_reference_man(FILE *out);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "host.h"
 #include "job.h"
+#include "job_keys.h"
 #include "loader.h"
 #include "poll.h"
 #include "run.h"
@@ -59,7 +60,10 @@ static void usage(FILE *out)
             "the wait condition\n"
             "      --list-plugins   list the plugins found, with their "
             "parameters\n"
-            "      --job-reference  print the job file's keys (markdown)\n"
+            "      --job-reference[=FORMAT]\n"
+            "                       print the job file's keys: markdown "
+            "(the default) or\n"
+            "                       man (the tables of aiarun(5))\n"
             "  -q, --quiet          only errors on stderr, only the summary "
             "line on stdout\n"
             "      --progress MODE  progress of runs over a second on "
@@ -110,7 +114,7 @@ int main(int argc, char **argv)
         {"check", no_argument, NULL, OPT_CHECK},
         {"workers", required_argument, NULL, 'n'},
         {"list-plugins", no_argument, NULL, OPT_LIST},
-        {"job-reference", no_argument, NULL, OPT_REFERENCE},
+        {"job-reference", optional_argument, NULL, OPT_REFERENCE},
         {"progress", required_argument, NULL, OPT_PROGRESS},
         {"resume", no_argument, NULL, OPT_RESUME},
         {"simulate", required_argument, NULL, OPT_SIMULATE},
@@ -123,6 +127,7 @@ int main(int argc, char **argv)
     const char *overrides[MAX_OVERRIDES + 1] = {NULL};
     int noverrides = 0, mode = 0, nworkers = 0, resume = 0, simulate = 0;
     int verbosity = AIA_LOG_WARN;
+    const char *reference = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "o:n:qvVh", longopts, NULL)) != -1) {
         switch (c) {
@@ -188,6 +193,7 @@ int main(int argc, char **argv)
         case OPT_LIST:
         case OPT_REFERENCE:
             mode = c;
+            reference = optarg;
             break;
         default: /* getopt has named the option */
             fprintf(stderr, "Try 'aiarun --help' for the options.\n");
@@ -202,7 +208,16 @@ int main(int argc, char **argv)
         return RUN_BAD_JOB;
     }
     if (mode == OPT_REFERENCE) {
-        job_reference(stdout);
+        if (reference && strcmp(reference, "man") == 0) {
+            job_reference_man(stdout);
+        } else if (reference && strcmp(reference, "markdown") != 0) {
+            host_error("--job-reference: unknown format '%s' (markdown or "
+                       "man)",
+                       reference);
+            return RUN_BAD_JOB;
+        } else {
+            job_reference(stdout);
+        }
         return RUN_OK;
     }
     if (mode == OPT_LIST) {

@@ -1,27 +1,48 @@
 #!/bin/sh
-# The README's copy of the job-file reference is the one aiarun prints.
+# The generated tables of man/aiarun.5 (the job file's keys and the
+# plugin listing) are what aiarun prints, and README.md names only files
+# that exist and stays a short front page.
 . "$top_srcdir/t/lib.sh"
 scratch
-"$AIARUN" --job-reference > "$trash/printed.md"
-sed -n '/^<!-- job-reference -->$/,/^<!-- \/job-reference -->$/p' \
-    "$top_srcdir/README.md" | sed '1d;$d' > "$trash/readme.md"
-ok $([ -s "$trash/readme.md" ] && echo 0 || echo 1) "the README has a reference"
-diff -u "$trash/printed.md" "$trash/readme.md" > "$trash/diff.txt"
-ok $? "it is what aiarun --job-reference prints"
-[ -s "$trash/diff.txt" ] && diag "$(head -40 "$trash/diff.txt")"
-# The plugin listing, with the install folder in place of the build's.
-"$AIARUN" --list-plugins |
-    sed "s|/[^ ]*/\([a-z_]*\.so\)\$|/usr/local/lib/aiarun/\1|" > "$trash/listed.txt"
-sed -n '/^<!-- list-plugins -->$/,/^<!-- \/list-plugins -->$/p' \
-    "$top_srcdir/README.md" | sed '1,2d;$d' | sed '$d' > "$trash/readme-list.txt.all"
+page=$top_srcdir/man/aiarun.5
+"$AIARUN" --job-reference=man >"$trash/reference.roff"
+ok $? "aiarun --job-reference=man prints the reference"
+like "$(cat "$trash/reference.roff")" '^\.SS "pool\.wait"$' \
+    "with a subsection per job section"
+"$AIARUN" --job-reference=yaml >/dev/null 2>"$trash/err.txt"
+is $? 2 "an unknown --job-reference format is a usage error"
+like "$(cat "$trash/err.txt")" "unknown format 'yaml'" "and says so"
+
+sh "$top_srcdir/tools/man5" "$AIARUN" "$page" >"$trash/generated.5"
+ok $? "tools/man5 regenerates man/aiarun.5"
 # A build without Python lists no python problem.
 if [ "$AIA_HAVE_PYTHON" = yes ]; then
-    cp "$trash/readme-list.txt.all" "$trash/readme-list.txt"
+    cp "$page" "$trash/page.5"
 else
-    sed '/^problem        python /,+2d' "$trash/readme-list.txt.all" > "$trash/readme-list.txt"
+    sed '/^problem        python /,+2d' "$page" >"$trash/page.5"
 fi
-ok $([ -s "$trash/readme-list.txt" ] && echo 0 || echo 1) "the README has a plugin listing"
-diff -u "$trash/listed.txt" "$trash/readme-list.txt" > "$trash/diff.txt"
-ok $? "it is what aiarun --list-plugins prints"
+for part in job-reference list-plugins; do
+    n=$(sed -n "/^\.\\\\\" $part\$/,/^\.\\\\\" \/$part\$/p" "$trash/page.5" |
+        wc -l)
+    ok $([ "$n" -gt 20 ] && echo 0 || echo 1) \
+        "man/aiarun.5 holds the $part part ($n lines)"
+done
+diff -u "$trash/page.5" "$trash/generated.5" >"$trash/diff.txt"
+ok $? "man/aiarun.5 is what aiarun prints (make man5 rewrites it)"
 [ -s "$trash/diff.txt" ] && diag "$(head -40 "$trash/diff.txt")"
+
+readme=$top_srcdir/README.md
+n=$(wc -l <"$readme")
+ok $([ "$n" -le 300 ] && echo 0 || echo 1) "README.md is a front page ($n lines)"
+missing=
+for f in $(grep -oE '(etc|man|t|bench|examples|tools|python|doc)/[-A-Za-z0-9_./]*[A-Za-z0-9]' \
+    "$readme" | sort -u); do
+    [ -e "$top_srcdir/$f" ] || missing="$missing $f"
+done
+is "$missing" "" "every file README.md names exists"
+for s in "WAITING FOR STRAGGLERS" COMPRESSION DATA STOPPING OUTPUTS \
+    "WHEN WORKERS FAIL" SIMULATION "RUNTIME KEYS" "PLUGIN PARAMETERS"; do
+    grep -q "^\.SH \"\{0,1\}$s\"\{0,1\}\$" "$page"
+    ok $? "aiarun(5) has the section $s"
+done
 done_testing

@@ -41,6 +41,16 @@ for v in AIARUN_PLUGIN_PATH AIARUN_PLUGINDIR; do
     ok $? "man/aiarun.1 explains $v"
 done
 
+# aiarun(1) points to the other pages; aiarun(5) is for this version.
+text "$top_srcdir/man/aiarun.1" >"$trash/aiarun1.txt"
+for ref in 'aiarun (5)' 'aiarun-plugin (7)' 'aiarun-plot (1)'; do
+    grep -qF ".BR $ref" "$trash/aiarun1.txt"
+    ok $? "man/aiarun.1 refers to $ref"
+done
+like "$(grep '^\.TH' "$top_srcdir/man/aiarun.5")" "\"aiarun $(
+    "$AIARUN" --version | awk '{ print $2; exit }')\"" \
+    "man/aiarun.5 is for this version"
+
 # The tutorial: for this version, walking through every example that
 # examples/ holds, naming only structs the header defines.
 tut=$top_srcdir/man/aiarun-plugin.7
@@ -59,10 +69,11 @@ ok $([ "$n" -ge 3 ] && echo 0 || echo 1) "examples/ holds $n plugins"
 unknown=
 for s in $(grep -o 'struct aia_[a-z_]*' "$trash/tutorial.txt" | sort -u |
     sed 's/struct //'); do
-    grep -q "^struct $s {" "$top_srcdir/runtime/include/aiarun/aiarun.h" ||
+    cat "$top_srcdir"/runtime/include/aiarun/aiarun.h \
+        "$top_srcdir"/runtime/include/aiarun/rows.h | grep -q "^struct $s {" ||
         unknown="$unknown $s"
 done
-is "$unknown" "" "every struct the tutorial names is in aiarun.h"
+is "$unknown" "" "every struct the tutorial names is in aiarun.h or rows.h"
 
 if command -v groff >/dev/null 2>&1; then
     for prog in aiarun aiarun-plot; do
@@ -74,6 +85,14 @@ if command -v groff >/dev/null 2>&1; then
     done
     warnings=$(groff -man -Tutf8 -ww -z "$tut" 2>&1)
     is "$warnings" "" "groff renders man/aiarun-plugin.7 without a warning"
+    job5=$top_srcdir/man/aiarun.5
+    for dev in utf8 ascii; do
+        warnings=$(groff -man -T$dev -ww -z "$job5" 2>&1)
+        is "$warnings" "" "groff -T$dev renders man/aiarun.5 without a warning"
+    done
+    out=$(groff -man -Tascii -P-cbou "$job5" 2>/dev/null)
+    like "$out" "^RUNTIME KEYS" "with the reference of the keys"
+    like "$out" "^ *pool\.wait\.nwait|^ *nwait " "and the wait condition's"
 else
     test_count=$((test_count + 1))
     echo "ok $test_count # SKIP groff is not installed"

@@ -20,7 +20,7 @@ stop: {iterations: 150}
 YAML
 printf 'localhost slots=5\n' > hosts
 
-# tcp NP ARGS... : aiarun over TCP only, as the README shows it
+# tcp NP ARGS... : aiarun over TCP only, as aiarun(1)'s ACROSS HOSTS shows it
 tcp() {
     np=$1; shift
     timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" --hostfile hosts -np "$np" \

@@ -181,7 +181,7 @@ class Iterates:
 
 
 def read_iterates(path):
-    """``output.iterates`` (README "Outputs"): an :class:`Iterates`."""
+    """``output.iterates`` (aiarun(5), OUTPUTS): an :class:`Iterates`."""
     return Iterates(path)
 
 
