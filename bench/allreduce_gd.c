@@ -24,6 +24,8 @@
  *                      slow with probability PS and fast again with PF;
  *                      T ms more while slow (seeded by --seed and rank)
  *   --target E         stop once loss <= (1 + E) * optimum (1e-3)
+ *   --target-loss V    stop once loss <= V instead (for a problem whose
+ *                      optimum is 0, where a relative gap means nothing)
  *   --keep-going       do not stop at the target (only at a limit)
  *   --max-time T       stop after T seconds (60)
  *   --max-iter N       stop after N iterations (1000000)
@@ -64,7 +66,8 @@ int main(int argc, char **argv)
             "[key=value ...]");
     const char *path = argv[1];
     uint64_t seed = 1;
-    double step = 1, work = 0, late = 0, target = 1e-3, max_time = 60;
+    double step = 1, work = 0, late = 0, target = 1e-3, max_time = 60,
+           target_loss = -1;
     long max_iter = 1000000;
     int slow_rank = -1, nweights = 0, keep_going = 0, markov = 0;
     double p_slow = 0, p_fast = 0, burst = 0;
@@ -105,6 +108,8 @@ int main(int argc, char **argv)
             markov = 1;
         } else if (strcmp(o, "--target") == 0)
             target = strtod(v, NULL);
+        else if (strcmp(o, "--target-loss") == 0)
+            target_loss = strtod(v, NULL);
         else if (strcmp(o, "--max-time") == 0)
             max_time = strtod(v, NULL);
         else if (strcmp(o, "--max-iter") == 0)
@@ -144,7 +149,9 @@ int main(int argc, char **argv)
     double rows = (double)p->rows(part), total;
     MPI_Allreduce(&rows, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double delay = work + (rank + 1 == slow_rank ? late : 0);
-    double loss = 0, goal = fopt + target * (fopt < 0 ? -fopt : fopt);
+    double loss = 0, goal = target_loss >= 0
+                                ? target_loss
+                                : fopt + target * (fopt < 0 ? -fopt : fopt);
     long it = 0;
     int reached = 0;
 

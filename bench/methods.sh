@@ -2,15 +2,21 @@
 # with step: auto (its step from the problem's smoothness L), side by side
 # with bench/allreduce_gd.c (synchronous gradient descent over
 # MPI_Allreduce, step 1/L), on 4 workers with a persistent straggler and
-# with Markov bursts, on a well- and an ill-conditioned problem.  Sourced
-# by bench/run.sh.
+# with Markov bursts, on a well- and an ill-conditioned problem, and on a
+# consistent one (noise 0: every worker's rows share the optimum, the
+# interpolation case of Rennala's and Ringmaster's theory).  Sourced by
+# bench/run.sh.
 
 METH_ROWS=4000
 METH_COLS=20
 METH_SEED=3
 METH_GAP=1e-6
+METH_LOSS=1e-8 # consistent problems: their optimum is 0, so the target
+# is the loss itself (2e-9 of the loss at x = 0, 5.5)
 METH_CAP=20 # s: a run that has not reached the gap by then did not
-METH_PROBLEMS="c1 c100"
+# cN: condition N, noise 0.1, target gap; iN: condition N, noise 0,
+# target loss
+: "${METH_PROBLEMS:=c1 c100 i100}"
 METH_SCENARIOS="fixed markov"
 METH_CONFIGS="gd-all gd-3 sgd-fixed sgd-adaptive sag dsag rennala ringmaster"
 
@@ -36,8 +42,13 @@ problem:
   plugin: lrmse
   rows: $METH_ROWS
   cols: $METH_COLS
-  condition: ${1#c}
-stop: {gap: $METH_GAP, time: $METH_CAP}
+  condition: ${1#?}
+YAML
+    case $1 in
+    c*) printf 'stop: {gap: %s, time: %s}\n' "$METH_GAP" "$METH_CAP" ;;
+    i*) printf '  noise: 0\nstop: {loss: %s, time: %s}\n' "$METH_LOSS" "$METH_CAP" ;;
+    esac
+    cat <<YAML
 stragglers:
   work_ms: 1
 YAML
@@ -53,7 +64,7 @@ case_methods() {
             meth_job "$p" "$s" >"$OUT/meth-$p-$s.yaml"
         done
         # L, for the baseline's step 1/L, from aiarun's report
-        L=$(brun 5 "$AIARUN" -o stop.gap=0 -o stop.iterations=1 \
+        L=$(brun 5 "$AIARUN" -o stop.gap=0 -o stop.loss=0 -o stop.iterations=1 \
             "$OUT/meth-$p-fixed.yaml" | sed -n 's/^  smoothness L = \([^,]*\),.*/\1/p')
         echo "$L" >"$OUT/meth-$p-L"
     done
@@ -74,11 +85,18 @@ meth_rep() { # PROBLEM SCENARIO REP
     L=$(cat "$OUT/meth-$1-L")
     strag="--straggler 2:10"
     [ "$2" = markov ] && strag="--markov 0.05:0.25:10"
+    goal="--target $METH_GAP"
+    extra=
+    case $1 in i*)
+        goal="--target-loss $METH_LOSS"
+        extra=noise=0
+        ;;
+    esac
     # shellcheck disable=SC2086
     line=$(brun 4 "$BIN/allreduce_gd" "$LRMSE" --seed "$METH_SEED" \
-        --step "$(calc "1 / $L")" --work-ms 1 $strag --target "$METH_GAP" \
+        --step "$(calc "1 / $L")" --work-ms 1 $strag $goal \
         --max-time "$METH_CAP" "rows=$METH_ROWS" "cols=$METH_COLS" \
-        "condition=${1#c}")
+        "condition=${1#?}" $extra)
     t=$(field tta "$line")
     [ "$(field reached "$line")" = 1 ] || t=
     record methods "$1/$2/baseline" "$3" "$t"
@@ -86,7 +104,7 @@ meth_rep() { # PROBLEM SCENARIO REP
         # shellcheck disable=SC2046
         sline=$(aia 5 "$OUT/meth-$1-$2.yaml" $(meth_overrides "$cfg"))
         t=
-        [ "$(field stop "$sline")" = gap ] && t=$(field time "$sline")
+        case $(field stop "$sline") in gap | loss) t=$(field time "$sline") ;; esac
         record methods "$1/$2/$cfg" "$3" "$t"
     done
 }
@@ -102,7 +120,9 @@ answer, \`fixed\`) or every worker in two-state Markov bursts (p_slow
 \`step: auto\`, its step from the problem's smoothness L; the baseline
 is \`bench/allreduce_gd.c\` with step 1/L and the same delays. Seconds
 until (loss − optimum)/optimum ≤ ${METH_GAP} (aiarun's \`stop.gap\`, the time of
-its summary line), median of the repetitions; "-": not reached within
+its summary line), or on the consistent problems (κ written iN: noise 0,
+so every worker's rows share the optimum and the optimum loss is 0)
+until the loss ≤ ${METH_LOSS} (\`stop.loss\`), median of the repetitions; "-": not reached within
 ${METH_CAP} s. Speedup: baseline time / method time, the median of the
 per-repetition ratios. gd-3, sag and dsag wait for 3 of the 4 workers
 (sag and dsag with 2 sub-partitions a worker); sgd, rennala and

@@ -6,7 +6,8 @@
 # make passes top_srcdir, top_builddir, MPIRUN and AWK.  Also read:
 #   BENCH_CASES    the cases to run, in order (default: overhead
 #                  stragglers accuracy compute scaling tree local compress
-#                  python methods memory)
+#                  python methods memory; autostep, about half an hour,
+#                  runs only when named)
 #   BENCH_REPS     repetitions of every measurement (default 5)
 #   BENCH_RESULTS  where to write the results (default
 #                  $top_srcdir/bench/RESULTS.md)
@@ -21,7 +22,7 @@ set -u
 
 here=$top_srcdir/bench
 . "$here/lib.sh"
-for f in overhead stragglers accuracy compute scaling tree local compress python methods memory; do
+for f in overhead stragglers accuracy compute scaling tree local compress python methods memory autostep; do
     . "$here/$f.sh"
 done
 
@@ -36,7 +37,7 @@ load0=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 for c in $BENCH_CASES; do
     case $c in
-    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | methods | memory) ;;
+    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | methods | memory | autostep) ;;
     *)
         echo "bench: unknown case '$c'" >&2
         exit 2

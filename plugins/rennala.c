@@ -199,6 +199,49 @@ static int iterate(void *state, double *x, struct aia_error *err)
     return 0;
 }
 
+/* Checkpoints: the iterate, the batch's weighted sum, then its version,
+ * its count of gradients and their rows. */
+static size_t state_size(void *state)
+{
+    struct rennala *s = state;
+    return (2 * s->dim + 3) * sizeof(double);
+}
+
+static int save(void *state, void *buf, struct aia_error *err)
+{
+    struct rennala *s = state;
+    double *p = buf;
+    (void)err;
+    memcpy(p, s->x, s->dim * sizeof *p);
+    memcpy(p + s->dim, s->acc, s->dim * sizeof *p);
+    p[2 * s->dim] = s->version;
+    p[2 * s->dim + 1] = (double)s->count;
+    p[2 * s->dim + 2] = s->weight;
+    return 0;
+}
+
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
+{
+    struct rennala *s = state;
+    const double *p = buf;
+    if (len != state_size(state))
+        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
+                          state_size(state));
+    double version = p[2 * s->dim], count = p[2 * s->dim + 1],
+           weight = p[2 * s->dim + 2];
+    if (!(version >= 0 && count >= 0 && count < 0x1p53 && weight >= 0))
+        return aia_seterr(err,
+                          "version %g, %g gradients of %g rows in the "
+                          "batch: not a state of rennala",
+                          version, count, weight);
+    memcpy(s->x, p, s->dim * sizeof *p);
+    memcpy(s->acc, p + s->dim, s->dim * sizeof *p);
+    s->version = version;
+    s->count = (uint64_t)count;
+    s->weight = weight;
+    return 0;
+}
+
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "rennala",
                     "1.0",
@@ -212,4 +255,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .absorb = absorb,
     .query = query,
     .iterate = iterate,
+    .state_size = state_size,
+    .save = save,
+    .load = load,
 };

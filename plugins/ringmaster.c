@@ -183,6 +183,39 @@ static int iterate(void *state, double *x, struct aia_error *err)
     return 0;
 }
 
+/* Checkpoints: the iterate, then its version (an answer's delay is
+ * counted from it, so it must go on where it was). */
+static size_t state_size(void *state)
+{
+    struct ringmaster *s = state;
+    return (s->dim + 1) * sizeof(double);
+}
+
+static int save(void *state, void *buf, struct aia_error *err)
+{
+    struct ringmaster *s = state;
+    double *p = buf;
+    (void)err;
+    memcpy(p, s->x, s->dim * sizeof *p);
+    p[s->dim] = s->version;
+    return 0;
+}
+
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
+{
+    struct ringmaster *s = state;
+    const double *p = buf;
+    if (len != state_size(state))
+        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
+                          state_size(state));
+    if (!(p[s->dim] >= 0))
+        return aia_seterr(err, "version %g: not a state of ringmaster",
+                          p[s->dim]);
+    memcpy(s->x, p, s->dim * sizeof *p);
+    s->version = p[s->dim];
+    return 0;
+}
+
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin,
                     "ringmaster", "1.0",
@@ -196,4 +229,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .absorb = absorb,
     .query = query,
     .iterate = iterate,
+    .state_size = state_size,
+    .save = save,
+    .load = load,
 };

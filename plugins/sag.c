@@ -227,6 +227,60 @@ static int query(void *state, double *query, struct aia_error *err)
     return init(state, query, err);
 }
 
+/* Checkpoints: the iterate, then the table: every entry's gradient, its
+ * rows and the round of its query (a double, exact below 2^53). */
+static size_t state_size(void *state)
+{
+    struct sag *s = state;
+    size_t entries = (size_t)s->nworkers * s->parts;
+    return (s->dim + entries * (s->dim + 2)) * sizeof(double);
+}
+
+static int save(void *state, void *buf, struct aia_error *err)
+{
+    struct sag *s = state;
+    size_t entries = (size_t)s->nworkers * s->parts;
+    double *p = buf;
+    (void)err;
+    memcpy(p, s->x, s->dim * sizeof *p);
+    p += s->dim;
+    memcpy(p, s->g, entries * s->dim * sizeof *p);
+    p += entries * s->dim;
+    memcpy(p, s->n, entries * sizeof *p);
+    p += entries;
+    for (size_t e = 0; e < entries; e++)
+        p[e] = (double)s->when[e];
+    return 0;
+}
+
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
+{
+    struct sag *s = state;
+    size_t entries = (size_t)s->nworkers * s->parts;
+    const double *p = buf;
+    if (len != state_size(state))
+        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
+                          state_size(state));
+    for (size_t e = 0; e < entries; e++) {
+        double n = p[s->dim + entries * s->dim + e];
+        double when = p[s->dim + entries * (s->dim + 1) + e];
+        if (!(n >= 0 && when >= 0 && when < 0x1p53))
+            return aia_seterr(err,
+                              "table entry %zu: %g rows from round %g, not "
+                              "a state of sag",
+                              e, n, when);
+    }
+    memcpy(s->x, p, s->dim * sizeof *p);
+    p += s->dim;
+    memcpy(s->g, p, entries * s->dim * sizeof *p);
+    p += entries * s->dim;
+    memcpy(s->n, p, entries * sizeof *p);
+    p += entries;
+    for (size_t e = 0; e < entries; e++)
+        s->when[e] = (uint64_t)p[e];
+    return 0;
+}
+
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "sag",
                     "1.0",
@@ -240,4 +294,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .worker = worker,
     .absorb = absorb,
     .query = query,
+    .state_size = state_size,
+    .save = save,
+    .load = load,
 };

@@ -85,6 +85,26 @@ void algtest_close(struct algtest *t)
     free(t->x);
 }
 
+size_t algtest_resume(struct algtest *u, const struct algtest *t)
+{
+    struct aia_error err;
+    if (!t->alg->state_size || !t->alg->save || !u->alg->load)
+        bail_out("%s has no checkpoint functions", t->alg->h.name);
+    size_t len = t->alg->state_size(t->as[0]);
+    void *buf = malloc(len ? len : 1);
+    if (!buf)
+        bail_out("out of memory");
+    if (t->alg->save(t->as[0], buf, &err) < 0)
+        bail_out("save: %s", err.text);
+    if (u->alg->load(u->as[0], buf, len, &err) < 0)
+        bail_out("load: %s", err.text);
+    free(buf);
+    u->round = t->round;
+    memcpy(u->hist, t->hist, ALGTEST_HISTORY * t->qlen * sizeof *t->hist);
+    memcpy(u->answers, t->answers, sizeof u->answers);
+    return len;
+}
+
 const double *algtest_query(const struct algtest *t, uint64_t r)
 {
     if (r == 0 || r > t->round || t->round - r >= ALGTEST_HISTORY)

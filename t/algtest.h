@@ -62,6 +62,12 @@ double algtest_gap(struct algtest *t);
 /* max_j |x_j - x*_j| at the current model. */
 double algtest_distance(struct algtest *t);
 
+/* Resume u, opened on the same job, from t: the coordinator's state saved
+ * by t and loaded by u through the plugin's checkpoint functions, then
+ * t's round, kept queries and workers' answer counts.  Returns the
+ * state's size in bytes; bails out on any failure. */
+size_t algtest_resume(struct algtest *u, const struct algtest *t);
+
 /* max_j |a_j - b_j| */
 double algtest_maxdiff(const double *a, const double *b, size_t n);
 

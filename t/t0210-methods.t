@@ -64,6 +64,28 @@ run 5 -o algorithm.plugin=ringmaster -o pool.mode=async -o stop.gap=1e-2 \
     base.yaml
 reached_at "ringmaster, async, a persistent straggler" 1e-2
 
+# Checkpoints: a run stopped at iteration 12 and resumed ends where the
+# uninterrupted run ends, at iteration 30, short of the optimum (every
+# worker waited for, so the same answers in every round; only the order of
+# the sums may differ in rounding).
+for alg in sag rennala ringmaster; do
+    ck="-o algorithm.plugin=$alg -o stop.gap=0 -o output.checkpoint=ck-$alg.bin -o output.checkpoint_every=5"
+    # shellcheck disable=SC2086
+    run 5 $ck -o output.checkpoint= -o stop.iterations=30 base.yaml
+    ref=$(field loss "$out")
+    ok $(awk -v g="$(field gap "$out")" 'BEGIN { exit !(g > 1e-4) }' && echo 0 || echo 1) \
+        "$alg: 30 iterations leave a gap ($(field gap "$out")) a restart from x0 would show"
+    # shellcheck disable=SC2086
+    run 5 $ck -o stop.iterations=12 base.yaml
+    # shellcheck disable=SC2086
+    run 5 $ck -o stop.iterations=30 --resume base.yaml
+    is "$rc" 0 "$alg: resumed from its checkpoint, exits 0"
+    like "$out" "resumed +from ck-$alg.bin at iteration 12 " "$alg: from iteration 12"
+    ok $(awk -v a="$ref" -v b="$(field loss "$out")" 'BEGIN { d = (a - b) / a; if (d < 0) d = -d;
+        exit !(a != "" && d < 1e-9) }' && echo 0 || echo 1) \
+        "$alg: and ends with the uninterrupted run's loss ($(field loss "$out") against $ref)"
+done
+
 # Condition 1e4 with columns scaled over two orders of magnitude
 # (condition: kappa scales column j by kappa^(-j/(2(n-1)))): no step given.
 cat > ill.yaml <<'YAML'

@@ -1,0 +1,90 @@
+# autostep.sh - case autostep: the steps the methods take from the
+# problem, on a badly conditioned problem, under load.  With no step in
+# the job (step: auto), gd, sgd (nwait 3 of 4, and async) and average run
+# on lrmse of condition 1e5 in AUTO_SEEDS seeded runs each, while a
+# second aiarun job runs beside them; the table counts the runs that
+# reach a gap of 1e-6 and those stopped as diverged.  Sourced by
+# bench/run.sh.
+
+: "${AUTO_SEEDS:=10}"
+: "${AUTO_CAP:=120}" # s: a run that has not reached the gap by then did not
+: "${AUTO_CONFIGS:=gd sgd-3 sgd-async average}"
+
+auto_overrides() { # CONFIG
+    case $1 in
+    gd) echo "-o algorithm.plugin=gd" ;;
+    sgd-3) echo "-o algorithm.plugin=sgd -o pool.wait.nwait=3" ;;
+    sgd-async) echo "-o algorithm.plugin=sgd -o pool.mode=async" ;;
+    sgd-async-adaptive) echo "-o algorithm.plugin=sgd -o pool.mode=async -o algorithm.staleness_scaling=adaptive" ;;
+    average) echo "-o algorithm.plugin=average" ;;
+    esac
+}
+
+case_autostep() {
+    cat >"$OUT/auto.yaml" <<YAML
+# bench: autostep
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, rows: 400, cols: 10, noise: 0.1, condition: 1e5}
+stop: {gap: 1e-6, time: $AUTO_CAP}
+YAML
+    # the load: a second job, gd on a larger problem, for as long as the
+    # case runs
+    cat >"$OUT/auto-load.yaml" <<YAML
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, rows: 20000, cols: 50}
+stop: {time: 100000}
+YAML
+    brun 3 "$AIARUN" -q "$OUT/auto-load.yaml" >/dev/null 2>&1 &
+    loadjob=$!
+    seed=1
+    while [ "$seed" -le "$AUTO_SEEDS" ]; do
+        say "autostep: seed $seed of $AUTO_SEEDS"
+        for cfg in $AUTO_CONFIGS; do
+            # shellcheck disable=SC2046
+            sline=$(aia 5 "$OUT/auto.yaml" -o seed=$seed $(auto_overrides "$cfg") 2>"$OUT/auto-err")
+            stop=$(field stop "$sline")
+            # a divergence ends the run as an error, saying so on stderr
+            grep -q 'the method diverged' "$OUT/auto-err" && stop=diverged
+            t=
+            [ "$stop" = gap ] && t=$(field time "$sline")
+            record autostep "$cfg/time" "$seed" "$t"
+            record autostep "$cfg/stop" "$seed" "${stop:-failed}"
+            [ "$stop" = gap ] && record autostep "$cfg/iterations" "$seed" "$(field iterations "$sline")"
+        done
+        seed=$((seed + 1))
+    done
+    kill "$loadjob" 2>/dev/null
+    wait "$loadjob" 2>/dev/null
+    autostep_table >"$OUT/autostep.md"
+}
+
+# auto_count CONFIG STOP : the runs of CONFIG that ended with STOP
+auto_count() {
+    "$AWK" -F '\t' -v k="$1/stop" -v s="$2" '
+    $1 == "autostep" && $2 == k && $4 == s { n++ }
+    END { print n + 0 }' "$RAW"
+}
+
+autostep_table() {
+    cat <<EOF
+## Steps from the problem: condition 1e5, no step in the job
+
+lrmse, 400 rows × 10 columns, noise 0.1, condition 10⁵ (column j scaled
+by 10^(−2.5 j/9)), seeds 1 to ${AUTO_SEEDS}, 5 ranks, while a second
+aiarun job (3 ranks, gd on 20,000 × 50) runs on the same cores. Every
+method with \`step: auto\`; gd and average wait for every worker, sgd-3
+for 3 of the 4, sgd-async applies every answer as it comes. Runs that
+reach a gap of 10⁻⁶ within ${AUTO_CAP} s, runs stopped as diverged,
+other stops (the time limit), and the median time and iterations of the
+runs that reached the gap.
+
+| method | reached | diverged | other stops | time (s) | iterations |
+|---|---:|---:|---:|---:|---:|
+EOF
+    for cfg in $AUTO_CONFIGS; do
+        r=$(auto_count "$cfg" gap)
+        d=$(auto_count "$cfg" diverged)
+        echo "| $cfg | $r / $AUTO_SEEDS | $d | $((AUTO_SEEDS - r - d)) | $(fmt "$(med autostep "$cfg/time")") | $(fmt "$(med autostep "$cfg/iterations")") |"
+    done
+    echo
+}

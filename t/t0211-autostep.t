@@ -1,0 +1,28 @@
+#!/bin/sh
+# Steps from the problem on a badly conditioned one: with no step in the
+# job, gd, sgd (nwait 3 of 4, and async) and average reach a gap of 1e-3
+# on lrmse of condition 1e5 (columns scaled over 2.5 orders of magnitude)
+# without diverging.  The gap of 1e-6 in 10 seeded runs under load takes
+# minutes a method: bench/autostep.sh (make bench BENCH_CASES=autostep).
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+cat > ill.yaml <<'YAML'
+seed: 1
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, rows: 400, cols: 10, noise: 0.1, condition: 1e5}
+stop: {gap: 1e-3, time: 100}
+YAML
+for cfg in "gd" "sgd -o pool.wait.nwait=3" "sgd -o pool.mode=async" "average"; do
+    # shellcheck disable=SC2086
+    aia_mpirun 5 -o algorithm.plugin=$cfg ill.yaml >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    is "$rc" 0 "$cfg, condition 1e5, step auto: exits 0"
+    is "$(field stop "$out")" gap \
+        "$cfg: reaches a gap of 1e-3 ($(field gap "$out"), $(field iterations "$out") iterations, $(field time "$out") s)"
+    ok $(grep -q diverged err.txt && echo 1 || echo 0) "$cfg: without diverging"
+    like "$out" "step       [0-9.e-]*: auto: " "$cfg: the report names the step taken"
+done
+done_testing
