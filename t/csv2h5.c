@@ -57,8 +57,8 @@ static double *read_csv(const char *path, size_t *rows, size_t *width)
                 break;
         }
         if (r > 0 && k != w) {
-            fprintf(stderr, "%s: row %zu: %zu values, not %zu\n", path,
-                    r + 1, k, w);
+            fprintf(stderr, "%s: row %zu: %zu values, not %zu\n", path, r + 1,
+                    k, w);
             free(v);
             fclose(f);
             return NULL;
