@@ -81,6 +81,31 @@ static const char *given(const char *name, char *const *kv, int nkv)
     return NULL;
 }
 
+/* "[a,b,...]" into a->ints (allocated: freed by bench_problem_unload).
+ * 0, or -1 after printing why. */
+static int parse_ints(const char *v, struct aia_value *a)
+{
+    size_t cap = strlen(v);
+    int64_t *out = malloc(cap * sizeof *out);
+    const char *s = v + 1;
+    size_t n = 0;
+    while (out && *s && *s != ']') {
+        char *end;
+        out[n++] = strtoll(s, &end, 10);
+        if (end == s || (*end != ',' && *end != ']'))
+            break;
+        s = *end == ',' ? end + 1 : end;
+    }
+    if (!out || *s != ']') {
+        free(out);
+        fprintf(stderr, "bench: %s: not a list of integers: %s\n", a->name, v);
+        return -1;
+    }
+    a->n = n;
+    a->ints = out;
+    return 0;
+}
+
 static int bind(struct bench_problem *bp, char *const *kv, int nkv)
 {
     const struct aia_param *tab = bp->p->h.params;
@@ -118,7 +143,10 @@ static int bind(struct bench_problem *bp, char *const *kv, int nkv)
             a->d = strtod(v, NULL);
         } else if ((tab[j].type == AIA_INTS || tab[j].type == AIA_DOUBLES) &&
                    strcmp(v, "[]") == 0) {
-            a->n = 0; /* an empty list: the only one needed here */
+            a->n = 0;
+        } else if (tab[j].type == AIA_INTS && v[0] == '[') {
+            if (parse_ints(v, a) < 0)
+                return -1;
         } else {
             fprintf(stderr, "bench: %s: only numbers and empty lists are "
                             "supported here\n",
@@ -180,6 +208,9 @@ void *bench_problem_open(struct bench_problem *bp, uint64_t seed, int rank,
 
 void bench_problem_unload(struct bench_problem *bp)
 {
+    for (struct aia_value *a = bp->args; a && a->name; a++)
+        if (a->type == AIA_INTS)
+            free((void *)a->ints);
     free(bp->args);
     if (bp->dl)
         dlclose(bp->dl);

@@ -32,6 +32,50 @@ static const struct data_format_entry {
 
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
+/* The formats read through an optional library, and whether this build
+ * has it (configure found it, and was not told --without-LIB). */
+static const struct data_format_lib {
+    int format;
+    const char *what, *lib, *package;
+    int built;
+} libs[] = {
+#ifdef HAVE_ZLIB
+    {DATA_IDX, "idx files", "zlib", "zlib1g-dev", 1},
+#else
+    {DATA_IDX, "idx files", "zlib", "zlib1g-dev", 0},
+#endif
+#ifdef HAVE_HDF5
+    {DATA_HDF5, "HDF5 files", "libhdf5", "libhdf5-dev", 1},
+#else
+    {DATA_HDF5, "HDF5 files", "libhdf5", "libhdf5-dev", 0},
+#endif
+};
+
+static const struct data_format_lib *lib_of(int format)
+{
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+        if (libs[i].format == format)
+            return &libs[i];
+    return NULL;
+}
+
+int data_format_built(int format)
+{
+    const struct data_format_lib *l = lib_of(format);
+    return format >= 0 && (size_t)format < NFORMATS && (!l || l->built);
+}
+
+int data_format_refuse(int format, const char *path, struct aia_error *err)
+{
+    const struct data_format_lib *l = lib_of(format);
+    if (!l)
+        return aia_seterr(err, "%s: format %d needs no library", path, format);
+    return aia_seterr(err,
+                      "%s: %s need %s, and this aiarun was built without it "
+                      "(install %s and build again)",
+                      path, l->what, l->lib, l->package);
+}
+
 void data_opts_init(struct data_opts *o)
 {
     memset(o, 0, sizeof *o);

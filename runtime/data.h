@@ -141,6 +141,15 @@ const char *data_format_name(int format);
 /* Whether a format's rows are read sparse unless asked otherwise. */
 int data_format_sparse(int format);
 
+/* Whether this build reads a format: 0 for one whose library (zlib for
+ * idx, libhdf5 for HDF5) it was built without, or no format. */
+int data_format_built(int format);
+
+/* Set err to the refusal of path, a file of a format this build lacks
+ * the library of ("x.h5: HDF5 files need libhdf5, and this aiarun was
+ * built without it (install libhdf5-dev and build again)").  -1. */
+int data_format_refuse(int format, const char *path, struct aia_error *err);
+
 /* Read the whole file once and check every row as data_read would.  Sets
  * *rows to the number of data rows (header excluded) and *cols to the
  * number of features (target excluded; libsvm: features, or the largest

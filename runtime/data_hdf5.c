@@ -195,10 +195,7 @@ int data_hdf5_pass(struct data_pass *p)
 
 int data_hdf5_pass(struct data_pass *p)
 {
-    return aia_seterr(p->err,
-                      "%s: HDF5 files need libhdf5, and this aiarun was built "
-                      "without it (install libhdf5-dev and build again)",
-                      p->o->path);
+    return data_format_refuse(DATA_HDF5, p->o->path, p->err);
 }
 
 #endif

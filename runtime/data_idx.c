@@ -153,10 +153,7 @@ out:
 
 int data_idx_pass(struct data_pass *p)
 {
-    return aia_seterr(p->err,
-                      "%s: idx files need zlib, and this aiarun was built "
-                      "without it (install zlib1g-dev and build again)",
-                      p->o->path);
+    return data_format_refuse(DATA_IDX, p->o->path, p->err);
 }
 
 #endif

@@ -177,6 +177,51 @@ static const char *refused(const struct data_opts *o)
     return err.text;
 }
 
+/* What the build reads, and the refusal of a format it lacks the library
+ * of, whichever libraries this build has. */
+static void libraries(void)
+{
+#ifdef HAVE_ZLIB
+    int zlib = 1;
+#else
+    int zlib = 0;
+#endif
+#ifdef HAVE_HDF5
+    int hdf5 = 1;
+#else
+    int hdf5 = 0;
+#endif
+    ok(data_format_built(DATA_CSV) && data_format_built(DATA_NPY) &&
+           data_format_built(DATA_BINARY) && data_format_built(DATA_LIBSVM),
+       "csv, libsvm, binary and npy need no library");
+    ok(!data_format_built(-1) && !data_format_built(99),
+       "no format: not built");
+    is_int(data_format_built(DATA_IDX), zlib,
+           "idx is read iff built with zlib");
+    is_int(data_format_built(DATA_HDF5), hdf5,
+           "hdf5 is read iff built with libhdf5");
+    struct aia_error err;
+    is_int(data_format_refuse(DATA_HDF5, "d/x.h5", &err), -1,
+           "the refusal of an HDF5 file fails");
+    is_string(err.text,
+              "d/x.h5: HDF5 files need libhdf5, and this aiarun was built "
+              "without it (install libhdf5-dev and build again)",
+              "naming the file, the library and the package");
+    data_format_refuse(DATA_IDX, "t10k-labels-idx1-ubyte.gz", &err);
+    is_string(err.text,
+              "t10k-labels-idx1-ubyte.gz: idx files need zlib, and this "
+              "aiarun was built without it (install zlib1g-dev and build "
+              "again)",
+              "an idx file's names zlib");
+#ifndef HAVE_ZLIB
+    struct data_opts o = opts(DATA_IDX, "/x-idx1-ubyte.gz");
+    like(refused(&o),
+         "x-idx1-ubyte.gz: idx files need zlib, and this aiarun was "
+         "built without it",
+         "idx: refused clearly by a build without zlib");
+#endif
+}
+
 static void npy(void)
 {
     unsigned char buf[4096];
@@ -399,6 +444,7 @@ int main(void)
          "built without it",
          "hdf5: refused clearly by a build without libhdf5");
 #endif
+    libraries();
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

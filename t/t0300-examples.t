@@ -21,6 +21,10 @@ for job in "$top_srcdir"/etc/*.yaml; do
             ok 0 "# SKIP $name: install dataset-fashion-mnist"
             continue
         fi
+        if [ "${AIA_HAVE_ZLIB:-}" != yes ]; then
+            ok 0 "# SKIP $name: aiarun was built without zlib"
+            continue
+        fi
         short="-o stop.iterations=30 -o output.history= -o output.final=" ;;
     esac
     aia_mpirun 5 "$job" $short >out.txt 2>err.txt; rc=$?
