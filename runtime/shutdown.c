@@ -277,7 +277,10 @@ void shutdown_report(struct coord *c)
         coord_fail(c, "%s", c->r.err.text);
         loss = NAN;
     }
-    if (!isnan(loss) && c->job->final && record_final(&c->r) < 0)
+    /* the model is written even when the workers' evaluation of it did
+     * not come back in time (its loss is then unknown, not wrong) */
+    if ((c->status == RUN_OK || signal) && c->job->final &&
+        record_final(&c->r) < 0)
         coord_fail(c, "%s", c->r.err.text);
     const struct proto_stop_rule *why = c->p.why;
     if (why)
