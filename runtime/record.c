@@ -248,10 +248,20 @@ int record_evaluated(struct recorder *r, const double *row,
     memcpy(r->ev, vals, sizeof r->ev);
     r->ev_missing = missing;
     r->ev_rows = rows;
-    if (rows && !isfinite(vals[0]))
-        return aia_seterr(&r->err, "the loss is %g at iteration %lld: the "
-                                   "method diverged (try a smaller step)",
-                          vals[0], (long long)(row ? row[0] : -1));
+    /* the workers' loss goes through the divergence detector as the
+     * coordinator's own would */
+    if (rows && diverge_loss(&r->dv, r->job->diverge, vals[0])) {
+        char line[AIA_ERROR_LEN];
+        const char *why;
+        double step = host_step(&why);
+        return aia_seterr(&r->err, "%s",
+                          diverge_message(line, sizeof line,
+                                          row ? (int64_t)row[0]
+                                              : r->p->iteration,
+                                          0, vals[0], &r->dv, r->job->diverge,
+                                          step, why,
+                                          run_smoothness((struct setup *)r->s)));
+    }
     if (!row || !r->hist)
         return 0;
     double out[9] = {row[0], row[1], row[2], vals[0],

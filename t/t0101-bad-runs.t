@@ -89,6 +89,16 @@ run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" \
     -o stop.diverge=0 -o stop.iterations=60 blow.yaml
 is "$rc" 0 "stop.diverge: 0 lets a finite blow-up run on"
 
+# The same with rows from a file, whose loss the workers compute: it goes
+# through the same detector, so a finite blow-up stops early, named.
+cp -r "$top_srcdir/etc/data" . 2>/dev/null; chmod -R u+w data
+printf 'algorithm: {plugin: gd, step: 50}\nproblem:\n  plugin: lrmse\n  data: {path: data/lr.csv, target: y}\nstop: {iterations: 3000}\noutput: {history: hd.csv}\n' >blowdata.yaml
+run 3 blowdata.yaml
+is "$rc" 1 "a data-file job whose step blows up exits 1"
+like "$err" "the method diverged at iteration [1-9][0-9]?: loss [0-9.e+]* " \
+    "within a few iterations, naming the finite loss the workers computed"
+like "$err" "with step 50 \(given step\); " "naming the step"
+
 cat > few.yaml <<'YAML'
 algorithm: {plugin: sgd}
 problem: {plugin: lrmse, rows: 2}
