@@ -310,14 +310,13 @@ static void loop(struct coord *c)
             break;
         }
         now = util_now();
-        if (poll_signal) {
+        if (poll_signal)
             proto_stop(&c->p, "signal");
-            break;
-        }
-        if (record_progress(&c->r, now) < 0)
+        else if (record_progress(&c->r, now) < 0)
             coord_fail(c, "%s", c->r.err.text);
-        /* every completed receive is taken, even after a stop decision,
-         * so that each one is posted again */
+        /* every completed receive is taken, even after a stop decision (a
+         * signal's too), so that each worker is listened to again: one
+         * left out would never be heard saying goodbye */
         for (int i = 0; i < k; i++)
             coord_take(c, c->idx[i], &c->mst[i], now);
         if (c->p.why)
