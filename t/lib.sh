@@ -26,21 +26,74 @@ skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
 ok() {
-    # ok CONDITION-STATUS DESCRIPTION
+    # ok CONDITION-STATUS DESCRIPTION; a failure also shows the last run.
     test_count=$((test_count + 1))
     if [ "$1" -eq 0 ]; then
         echo "ok $test_count - $2"
     else
         echo "not ok $test_count - $2"
         test_failed=$((test_failed + 1))
+        run_diag
     fi
 }
 
-# test_expect DESCRIPTION COMMAND... : ok when the command succeeds.
+# expect_ok DESCRIPTION COMMAND... : ok when the command exits 0.  The
+# command runs in a subshell (an `exit` or an unset variable in it fails
+# the test, not the script), its stdout goes to stderr (never into the
+# TAP stream).  On failure: the command as run and its status.
+expect_ok() {
+    _desc=$1; shift
+    ("$@") >&2
+    _st=$?
+    ok $_st "$_desc"
+    [ $_st = 0 ] || diag "command: $*" "exit status: $_st"
+}
+
+# expect_fail DESCRIPTION COMMAND... : ok when the command exits non-zero.
+expect_fail() {
+    _desc=$1; shift
+    ("$@") >&2
+    _st=$?
+    if [ $_st != 0 ]; then ok 0 "$_desc"; else
+        ok 1 "$_desc"; diag "command: $*" "exit status: 0, want non-zero"; fi
+}
+
+# expect_status N DESCRIPTION COMMAND... : ok when the command exits N.
+expect_status() {
+    _want=$1 _desc=$2; shift 2
+    ("$@") >&2
+    _st=$?
+    if [ $_st = "$_want" ]; then ok 0 "$_desc"; else
+        ok 1 "$_desc"; diag "command: $*" "exit status: $_st, want $_want"; fi
+}
+
+# test_expect DESCRIPTION SCRIPT : ok when SCRIPT (shell text, eval'd in
+# a subshell: `&&`, pipes and $variables of the test work) exits 0.
 test_expect() {
-    desc=$1; shift
-    "$@"
-    ok $? "$desc"
+    (eval "$2") >&2
+    _st=$?
+    ok $_st "$1"
+    [ $_st = 0 ] || diag "script: $2" "exit status: $_st"
+}
+
+# expect_grep DESCRIPTION EXTENDED-REGEX FILE : ok when a line of FILE
+# matches; on failure the tail of FILE.  expect_nogrep: when none does.
+expect_grep() {
+    if grep -Eq -- "$2" "$3"; then ok 0 "$1"; else
+        ok 1 "$1"; diag "no line of $3 matches: $2"; tail_of "$3"; fi
+}
+expect_nogrep() {
+    if grep -Eq -- "$2" "$3"; then
+        ok 1 "$1"; diag "a line of $3 matches: $2"
+        grep -E -m 3 -- "$2" "$3" | sed 's/^/#   /'
+    else ok 0 "$1"; fi
+}
+
+# tail_of FILE : the last lines of FILE as diagnostics.
+tail_of() {
+    if [ -f "$1" ]; then
+        tail -n "${AIA_DIAG_LINES:-8}" "$1" | sed 's/^/#   /'
+    else diag "($1: no such file)"; fi
 }
 
 is() {
@@ -73,15 +126,47 @@ scratch() {
 }
 
 # aia_mpirun NP ARGS... : aiarun under mpirun with NP ranks, oversubscribed
-# (AIA_MPIRUN_FLAGS),
-# bounded in time (AIA_TIMEOUT seconds, default 120).
+# (AIA_MPIRUN_FLAGS), bounded in time (AIA_TIMEOUT seconds, default 120; run's -t sets it).
 aia_mpirun() {
     np=$1; shift
     if [ "$(id -u)" = 0 ]; then
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
-    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
+    timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
         "$AIARUN" "$@"
+}
+
+# run [-t SECONDS] [-e] NP ARGS... : aiarun on NP ranks under mpirun
+# (aia_mpirun: the launcher's flags, root allowed), stdin /dev/null,
+# ended after SECONDS (default AIA_TIMEOUT, else 120) with status 124.
+# Sets $rc (the exit status), $out and $err (stdout and stderr, also in
+# out.txt and err.txt of the current folder).  -e: aia_mpirun_each, so
+# $rank_status holds each rank's own status too.
+run() {
+    _timeout=${AIA_TIMEOUT:-120} _launch=aia_mpirun
+    while :; do
+        case $1 in
+        -t) _timeout=$2; shift 2 ;;
+        -e) _launch=aia_mpirun_each; shift ;;
+        *) break ;;
+        esac
+    done
+    run_cmd="$*" run_dir=$PWD
+    run_timeout=$_timeout
+    $_launch "$@" </dev/null >out.txt 2>err.txt
+    rc=$?
+    run_timeout=
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+    return 0
+}
+
+# run_diag : the last run (command, status, tail of its stderr) as
+# diagnostics; nothing when the test has not run one.
+run_diag() {
+    [ -n "${run_cmd:-}" ] || return 0
+    diag "last run: $run_cmd (in $run_dir)" "its exit status: $rc; its stderr ends:"
+    tail_of "$run_dir/err.txt"
 }
 
 # noprogress TEXT : TEXT without aiarun's progress lines (runs over a
@@ -98,7 +183,7 @@ aia_mpirun_each() {
     if [ "$(id -u)" = 0 ]; then
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
-    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
+    timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
         sh -c '"$0" "$@"; echo $? >"rank-status.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}"' \
         "$AIARUN" "$@"
     each_rc=$?

@@ -1,0 +1,50 @@
+#!/bin/sh
+# t/lib.sh itself: the assertions fail when they should (each is tried in
+# a subshell whose TAP lines are read, not reported), and run ends a
+# command that hangs.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+plan 16
+
+# tap SHELL-TEXT : the TAP lines that SHELL-TEXT prints after sourcing
+# lib.sh, its diagnostics dropped.
+tap() { (test_count=0 test_failed=0; eval "$1") 2>/dev/null | grep -v '^#'; }
+
+is "$(tap 'expect_ok "d" true')" "ok 1 - d" "expect_ok: a command that succeeds passes"
+is "$(tap 'expect_ok "d" false')" "not ok 1 - d" "expect_ok: a command that fails fails"
+is "$(tap 'expect_ok "d" sh -c "exit 3"')" "not ok 1 - d" "expect_ok: any non-zero status fails"
+is "$(tap 'expect_fail "d" false')" "ok 1 - d" "expect_fail: a command that fails passes"
+is "$(tap 'expect_fail "d" true')" "not ok 1 - d" "expect_fail: a command that succeeds fails"
+is "$(tap 'expect_status 3 "d" sh -c "exit 3"; expect_status 3 "e" true')" \
+    "$(printf 'ok 1 - d\nnot ok 2 - e')" "expect_status: the status asked for, and only it"
+is "$(tap 'x=5; test_expect "d" "[ \$x = 5 ] && true"; test_expect "e" "[ \$x = 5 ] && false"')" \
+    "$(printf 'ok 1 - d\nnot ok 2 - e')" "test_expect: a block sees the test's variables; its last failure counts"
+is "$(tap 'test_expect "d" "exit 0"; test_expect "e" "echo \$nosuchvar"; echo after')" \
+    "$(printf 'ok 1 - d\nnot ok 2 - e\nafter')" "test_expect: an exit or an unset variable ends the block, not the test"
+printf 'alpha\nbeta\n' > f.txt
+is "$(tap 'expect_grep "d" "^be" f.txt; expect_grep "e" "^gam" f.txt')" \
+    "$(printf 'ok 1 - d\nnot ok 2 - e')" "expect_grep: a line matches, or the test fails"
+is "$(tap 'expect_nogrep "d" "^gam" f.txt; expect_nogrep "e" "^al" f.txt')" \
+    "$(printf 'ok 1 - d\nnot ok 2 - e')" "expect_nogrep: no line matches, or the test fails"
+diags=$( (test_count=0 test_failed=0; expect_ok "d" sh -c 'echo oops >&2; exit 4') 2>&1)
+like "$diags" "# command: sh -c echo oops >&2; exit 4" "a failure names the command"
+like "$diags" "# exit status: 4" "and its status"
+
+# run: stdout, stderr and the status of the ranks' command are kept.
+(AIARUN=$(command -v sh); run 1 -c 'echo to-out; echo to-err >&2; exit 3'
+ printf '%s|%s|%s|%s|%s' "$rc" "$out" "$(printf '%s\n' "$err" | head -n 1)" \
+     "$(cat out.txt)" "$(head -n 1 err.txt)" >cap.txt)
+is "$(cat cap.txt)" "3|to-out|to-err|to-out|to-err" \
+    "run: \$rc, \$out, \$err (mpirun adds its own lines), out.txt and err.txt"
+(AIARUN=$(command -v sh); run -e 2 -c 'exit 5'; echo "$rank_status" >each.txt)
+is "$(cat each.txt)" "5 5" "run -e: each rank's own status in \$rank_status"
+
+# run: a command that never ends is ended at the time limit (status 124);
+# the "aiarun" here is sleep, which mpirun starts like any program.
+start=$(date +%s)
+(AIARUN=$(command -v sleep); run -t 3 1 600; echo "$rc" >hang.rc; cp err.txt hang.err)
+took=$(($(date +%s) - start))
+is "$(cat hang.rc)" 124 "run -t 3: a hanging command ends with status 124"
+expect_ok "within the limit and mpirun's grace (${took} s)" [ "$took" -lt 30 ]
+done_testing
