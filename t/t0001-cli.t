@@ -20,7 +20,7 @@ like "$err" "Try 'aiarun --help'" "and says where the options are, in one line"
 is "$rc" 2 "no job file exits 2"
 
 err=$("$AIARUN" --check a.yaml b.yaml 2>&1); rc=$?
-ok $([ "$rc" = 2 ] && echo 0 || echo 1) "two job files exit 2"
+expect_ok "two job files exit 2" [ "$rc" = 2 ]
 
 out=$("$AIARUN" --job-reference); rc=$?
 is "$rc" 0 "--job-reference exits 0"
@@ -33,6 +33,6 @@ is "${missing:-}" "" "the reference lists every runtime key"
 scratch
 err=$(cd "$trash" && timeout 60 "$AIARUN" "$top_srcdir/etc/sgd-lrmse.yaml" \
     2>&1); rc=$?
-ok $([ "$rc" = 2 ] && printf '%s' "$err" | grep -q "needs a coordinator and at least one worker" && echo 0 || echo 1) \
-    "a run outside mpirun (one rank) says it needs workers and exits 2"
+test_expect "a run outside mpirun (one rank) says it needs workers and exits 2" \
+    '[ "$rc" = 2 ] && printf "%s" "$err" | grep -q "needs a coordinator and at least one worker"'
 done_testing

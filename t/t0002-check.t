@@ -115,8 +115,8 @@ like "$out" "stop: give 'iterations', 'epochs' or 'time'" "-o values are checked
 
 printf 'algorithm: [unclosed\n' > "$trash/syntax.yaml"
 out=$(check "$trash/syntax.yaml"); rc=$?
-ok $([ "$rc" = 2 ] && printf '%s' "$out" | grep -q "syntax.yaml:2:1: YAML syntax error" && echo 0 || echo 1) \
-    "a YAML syntax error names the place"
+test_expect "a YAML syntax error names the place" \
+    '[ "$rc" = 2 ] && printf "%s" "$out" | grep -q "syntax.yaml:2:1: YAML syntax error"'
 out=$(check "$trash/absent.yaml"); rc=$?
 like "$out" "absent.yaml: cannot open: No such file" "a missing job file is named"
 done_testing

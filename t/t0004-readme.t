@@ -24,8 +24,7 @@ fi
 for part in job-reference list-plugins; do
     n=$(sed -n "/^\.\\\\\" $part\$/,/^\.\\\\\" \/$part\$/p" "$trash/page.5" |
         wc -l)
-    ok $([ "$n" -gt 20 ] && echo 0 || echo 1) \
-        "man/aiarun.5 holds the $part part ($n lines)"
+    expect_ok "man/aiarun.5 holds the $part part ($n lines)" [ "$n" -gt 20 ]
 done
 diff -u "$trash/page.5" "$trash/generated.5" >"$trash/diff.txt"
 ok $? "man/aiarun.5 is what aiarun prints (make man5 rewrites it)"
@@ -33,7 +32,7 @@ ok $? "man/aiarun.5 is what aiarun prints (make man5 rewrites it)"
 
 readme=$top_srcdir/README.md
 n=$(wc -l <"$readme")
-ok $([ "$n" -le 300 ] && echo 0 || echo 1) "README.md is a front page ($n lines)"
+expect_ok "README.md is a front page ($n lines)" [ "$n" -le 300 ]
 missing=
 for f in $(grep -oE '(etc|man|t|bench|examples|tools|python|doc)/[-A-Za-z0-9_./]*[A-Za-z0-9]' \
     "$readme" | sort -u); do

@@ -7,14 +7,6 @@ scratch
 cd "$trash" || exit 99
 example="$top_srcdir/etc/sgd-lrmse.yaml"
 
-# run NP ARGS... : stdout in $out, stderr in $err, status in $rc
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 for np in 5 2; do
     rm -f sgd-lrmse.csv
     run $np "$example"
@@ -22,8 +14,8 @@ for np in 5 2; do
     is "$(field stop "$out")" iterations "$np ranks: it stops on iterations"
     is "$(field iterations "$out")" 400 "$np ranks: after 400 iterations"
     gap=$(field gap "$out")
-    ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
-        "$np ranks: the final loss is within 1% of the optimum (gap $gap)"
+    expect_ok "$np ranks: the final loss is within 1% of the optimum (gap $gap)" \
+        float_le "${gap:-1}" 0.01
     is "$(noprogress "$err")" "" "$np ranks: nothing on stderr but progress"
 done
 
@@ -52,32 +44,33 @@ is "$(sed 1d sgd-lrmse.csv | wc -l)" 41 \
     "a row every 10 iterations, the first and the last"
 is "$(sed -n '2p' sgd-lrmse.csv | cut -d, -f1)" 0 "the first row is iteration 0"
 is "$(tail -1 sgd-lrmse.csv | cut -d, -f1)" 400 "the last row is the last iteration"
-ok $(awk -F, 'NR > 2 && $4 > prev + 1e-12 { bad = 1 } NR > 1 { prev = $4 }
-    END { exit bad }' sgd-lrmse.csv && echo 0 || echo 1) \
-    "the loss never rises with fresh full gradients"
-ok $(awk -F, 'NR > 1 && $3 < prev { bad = 1 } NR > 1 { prev = $3 }
-    END { exit bad }' sgd-lrmse.csv && echo 0 || echo 1) "time never goes back"
+expect_ok "the loss never rises with fresh full gradients" \
+    awk -F, 'NR > 2 && $4 > prev + 1e-12 { bad = 1 } NR > 1 { prev = $4 }
+    END { exit bad }' sgd-lrmse.csv
+expect_ok "time never goes back" \
+    awk -F, 'NR > 1 && $3 < prev { bad = 1 } NR > 1 { prev = $3 }
+    END { exit bad }' sgd-lrmse.csv
 
 # Two of four answers end a round: the others arrive stale and are used.
 run 5 -o pool.wait.nwait=2 -o algorithm.step=0.05 -o stop.iterations=1500 \
     -o output.history= -o output.workers=w.csv "$example"
 is "$rc" 0 "nwait 2 of 4 exits 0"
 gap=$(field gap "$out")
-ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
-    "with stale answers it still converges (gap $gap)"
+expect_ok "with stale answers it still converges (gap $gap)" \
+    float_le "${gap:-1}" 0.01
 answers=$(field answers "$out")
-ok $([ "${answers:-0}" -gt 3000 ] && echo 0 || echo 1) \
-    "more answers than two a round are absorbed ($answers for 1500 rounds)"
+expect_ok "more answers than two a round are absorbed ($answers for 1500 rounds)" \
+    [ "${answers:-0}" -gt 3000 ]
 stale=$(awk -F, 'NR > 1 { s += $5 } END { print s + 0 }' w.csv)
-ok $([ "$stale" -gt 0 ] && echo 0 || echo 1) \
-    "some answers are stale ($stale), and they are counted"
+expect_ok "some answers are stale ($stale), and they are counted" \
+    [ "$stale" -gt 0 ]
 
 # The time limit fires with a huge iteration budget.
 run 3 -o stop.iterations=0 -o stop.time=1 -o output.history= "$example"
 is "$(field stop "$out")" time "the time stop fires"
 t=$(field time "$out")
-ok $(float_le 1 "$t" && float_le "$t" 1.5 && echo 0 || echo 1) \
-    "at the time asked for ($t s)"
+test_expect "at the time asked for ($t s)" \
+    'float_le 1 "$t" && float_le "$t" 1.5'
 
 # A pool that is a subset of the ranks.
 run 4 -o 'pool.workers=[1, 3]' -o stop.iterations=50 -o output.history= \
@@ -88,6 +81,6 @@ is "$(cut -d, -f1,3 w.csv | sed 1d | tr '\n' ' ')" "1,50 3,50 " \
     "ranks 1 and 3 answered every round; rank 2 is not in the pool"
 
 run 5 -q -o stop.iterations=20 -o output.history= "$example"
-ok $([ "$rc" = 0 ] && [ -z "$err" ] && echo 0 || echo 1) "-q: nothing on stderr"
+test_expect "-q: nothing on stderr" '[ "$rc" = 0 ] && [ -z "$err" ]'
 is "$(echo "$out" | wc -l)" 1 "-q: the summary line alone on stdout"
 done_testing

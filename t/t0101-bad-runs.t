@@ -6,12 +6,6 @@ scratch
 cd "$trash" || exit 99
 export AIA_TIMEOUT=60
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
 # count of lines of stderr that carry aiarun's prefix
 said() { printf '%s\n' "$err" | grep -c '^aiarun\['; }
 
@@ -54,7 +48,7 @@ run 3 -o algorithm.step=50 -o output.history=h.csv "$top_srcdir/etc/sgd-lrmse.ya
 is "$rc" 1 "a diverging run exits 1"
 like "$err" "the method diverged at iteration [0-9]+: (loss|an answer)" \
     "and says it diverged"
-ok $([ -s h.csv ] && echo 0 || echo 1) "the history written so far is kept"
+expect_ok "the history written so far is kept" [ -s h.csv ]
 
 # A step 10 times the stable bound 2/L, with no history and no target:
 # the query's change asks for the loss, which is finite but far past
@@ -66,7 +60,7 @@ stop: {iterations: 1000}
 YAML
 run 3 blow.yaml
 L=$(printf '%s\n' "$out" | sed -n 's/^  smoothness L = \([^,]*\),.*/\1/p')
-ok $([ -n "$L" ] && echo 0 || echo 1) "the report names L ($L)"
+expect_ok "the report names L ($L)" [ -n "$L" ]
 like "$out" "step       .*: auto: 1/L, gradient descent's step" \
     "and the step auto chose"
 run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" blow.yaml
@@ -105,6 +99,6 @@ problem: {plugin: lrmse, rows: 2}
 stop: {iterations: 10}
 YAML
 run 4 few.yaml
-ok $([ "$rc" = 2 ] && echo 0 || echo 1) "a worker without rows exits 2"
+expect_ok "a worker without rows exits 2" [ "$rc" = 2 ]
 like "$err" "problem.rows: worker [0-9] \\(rank [0-9]\\) holds none of the problem.s rows" "and says which, on problem.rows"
 done_testing

@@ -82,8 +82,7 @@ aia_mpirun 4 jobs/momentum.yaml >out.txt 2>err.txt; rc=$?
 out=$(cat out.txt)
 is "$rc" 0 "a run with it exits 0"
 gap=$(field gap "$out")
-ok $(float_le "${gap:-1}" 0.01 && echo 0 || echo 1) \
-    "and converges (gap $gap)"
+expect_ok "and converges (gap $gap)" float_le "${gap:-1}" 0.01
 out=$("$AIARUN" --check -o algorithm.bta=1 jobs/momentum.yaml 2>&1)
 like "$out" "unknown key for plugin 'heavyball'; did you mean 'beta'" \
     "its parameters are checked against its own table"

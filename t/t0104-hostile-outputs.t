@@ -38,7 +38,7 @@ check -o output.final=link job.yaml
 like "$out" "output.final: 'link' is a device" "a link to a device is refused"
 run_out=$(aia_mpirun 3 -o output.checkpoint=/dev/null job.yaml 2>&1)
 is "$?" 2 "under mpirun too, before the run"
-ok $([ -c /dev/null ] && echo 0 || echo 1) "/dev/null is still a device"
+expect_ok "/dev/null is still a device" [ -c /dev/null ]
 like "$run_out" "output.checkpoint: '/dev/null' is a device" "and it says so"
 
 # --- data files that are not regular: a FIFO hung every rank in open()
@@ -77,7 +77,7 @@ run_out=$(aia_mpirun 3 -o output.history=busy.csv job.yaml 2>&1)
 rc=$?
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
-ok $([ "$rc" != 0 ] && echo 0 || echo 1) "a history another run holds is refused (exit $rc)"
+expect_ok "a history another run holds is refused (exit $rc)" [ "$rc" != 0 ]
 like "$run_out" "busy\.csv: another run is writing it" "and the message says why"
 is "$(cat busy.csv)" "iteration" "the file is left as it was"
 
@@ -88,7 +88,7 @@ is "$?" 0 "a run that leaves a checkpoint"
 head -c 40 h.csv > short.csv && mv short.csv h.csv
 run_out=$(aia_mpirun 3 --resume -o output.history=h.csv \
     -o output.checkpoint=ck.bin job.yaml 2>&1)
-ok $([ $? != 0 ] && echo 0 || echo 1) "--resume over a shortened history is refused"
+expect_ok "--resume over a shortened history is refused" [ $? != 0 ]
 like "$run_out" "h\.csv: 40 bytes, fewer than the [0-9]+ the checkpoint records" \
     "with the sizes"
 is "$(tr -d '\000' < h.csv | wc -c | tr -d ' ')" 40 "no NUL byte was written"

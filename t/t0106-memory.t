@@ -57,5 +57,5 @@ took=$(( $(date +%s) - start ))
 is "$rc" 2 "under mpirun: exit 2"
 like "$out" "aiarun\\[[0-9]\\]: .*the rows take at least 8000 GB on this machine .*2 of 2 workers" \
     "the estimate counts the workers on the machine"
-ok $([ "$took" -lt 30 ] && echo 0 || echo 1) "at once ($took s)"
+expect_ok "at once ($took s)" [ "$took" -lt 30 ]
 done_testing

@@ -14,19 +14,18 @@ algorithm: {plugin: $FIXTURES/failstep.so, after: 2, rank: 1}
 problem: {plugin: lrmse, rows: 400, cols: 4}
 stop: {iterations: 200, time: 20}
 YAML
-run() { err=$(aia_mpirun 3 -q "$@" job.yaml 2>&1); }
-
-run -o algorithm.text=empty
+run 3 -q -o algorithm.text=empty job.yaml
 like "$err" "aiarun\\[0\\]: stopping: rank 1 failed: algorithm 'failstep': worker step: \\(no reason given\\)" \
     "an empty error text is defaulted"
-run -o algorithm.text=unterminated
+run 3 -q -o algorithm.text=unterminated job.yaml
 like "$err" "worker step: AAAAAAAAAA" "an unterminated one is shown"
 bytes=$(printf '%s\n' "$err" | grep '^aiarun\[0\]: stopping' | sed 's/.*worker step: //' | tr -d '\n.' | wc -c)
-ok $([ "$bytes" -lt 320 ] && echo 0 || echo 1) "cut within its buffer ($bytes bytes of 'A')"
-run -o algorithm.text=control
+expect_ok "cut within its buffer ($bytes bytes of 'A')" [ "$bytes" -lt 320 ]
+run 3 -q -o algorithm.text=control job.yaml
 like "$err" "worker step: bad\\\\tstep\\\\x1b\\[31m red\\\\nsecond line" \
     "control characters are escaped"
-ok $(printf '%s' "$err" | grep -q "$(printf '\033')" && echo 1 || echo 0) "no escape byte reaches the terminal"
+test_expect "no escape byte reaches the terminal" \
+    '! printf "%s" "$err" | grep -q "$(printf "\\033")"'
 
 cat > metric.yaml <<YAML
 algorithm: {plugin: gd}
@@ -39,7 +38,7 @@ like "$err" "problem 'badmetric': metric_name 'acc\"ur\\\\tacy': give at most 32
     "saying why, escaped"
 
 printf '1,2\n3,4\n' > "$(printf 'd\tx.csv')"
-err=$(aia_mpirun 3 -o "problem.data.path=$(printf 'd\tx.csv')" -o problem.data.format=csv \
-    -o problem.data.header=yes -o problem.rows=1 job.yaml 2>&1)
-unlike "$err" "$(printf '\t')" "a path with a tab is never shown raw"
+run 3 -o "problem.data.path=$(printf 'd\tx.csv')" -o problem.data.format=csv \
+    -o problem.data.header=yes -o problem.rows=1 job.yaml
+unlike "$out$err" "$(printf '\t')" "a path with a tab is never shown raw"
 done_testing

@@ -6,20 +6,12 @@
 scratch
 cd "$trash" || exit 99
 
-# run NP ARGS... : stdout in $out, stderr in $err, status in $rc
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # converged WHAT BOUND : the last run exited 0 with a gap of at most BOUND
 converged() {
     is "$rc" 0 "$1: exits 0"
     gap=$(field gap "$out")
-    ok $(float_le "${gap:-1}" "$2" && echo 0 || echo 1) \
-        "$1: the final loss is within $2 of the optimum (gap ${gap:-none})"
+    expect_ok "$1: the final loss is within $2 of the optimum (gap ${gap:-none})" \
+        float_le "${gap:-1}" "$2"
 }
 
 for alg in gd average; do
@@ -29,9 +21,9 @@ for alg in gd average; do
     converged "$alg example" 1e-3
     is "$(field iterations "$out")" 100 "$alg example: stops after 100 iterations"
     is "$(noprogress "$err")" "" "$alg example: nothing on stderr but progress"
-    ok $(awk -F, 'NR > 2 && $4 > prev + 1e-12 { bad = 1 } NR > 1 { prev = $4 }
-        END { exit bad }' "$alg-lrmse.csv" && echo 0 || echo 1) \
-        "$alg example: the loss never rises with every worker fresh"
+    expect_ok "$alg example: the loss never rises with every worker fresh" \
+        awk -F, 'NR > 2 && $4 > prev + 1e-12 { bad = 1 } NR > 1 { prev = $4 }
+        END { exit bad }' "$alg-lrmse.csv"
 
     # Weighting by rows makes the uneven parts add up to the whole problem.
     run 5 -o 'problem.weights=[1, 2, 3, 4]' -o output.history= "$example"

@@ -8,13 +8,6 @@ scratch
 cd "$trash" || exit 99
 data="$top_srcdir/etc/data"
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # job FILE EXTRA-DATA-KEYS : a gd job on a data file
 job() {
     cat > job.yaml <<YAML
@@ -39,13 +32,13 @@ for f in "lr.csv" "lr.svm" "lr.bin, cols: 9"; do
             job "$data/$f" ", delivery: $delivery"
             run 5 -v -o problem.partition=$part job.yaml
             gap=$(field gap "$out")
-            ok $([ "$rc" = 0 ] && float_le "${gap:-1}" 1e-9 && echo 0 || echo 1) \
-                "$name, $delivery, $part: gd reaches the optimum (gap ${gap:-none})"
+            test_expect "$name, $delivery, $part: gd reaches the optimum (gap ${gap:-none})" \
+                '[ "$rc" = 0 ] && float_le "${gap:-1}" 1e-9'
             [ "$rc" = 0 ] || diag "$err"
             eval "sum_${delivery}_$part=\"\$(sums)\""
         done
     done
-    ok $([ -n "$sum_read_block" ] && echo 0 || echo 1) "$name: every rank logs its rows"
+    expect_ok "$name: every rank logs its rows" [ -n "$sum_read_block" ]
     is "$sum_scatter_block" "$sum_read_block" "$name: scatter delivers exactly the rows read (block)"
     is "$sum_scatter_cyclic" "$sum_read_cyclic" "$name: scatter delivers exactly the rows read (cyclic)"
     like "$sum_read_block" "^0 0 [0-9a-f]+ 1 500 [0-9a-f]+ 2 500 " \
@@ -55,8 +48,8 @@ for f in "lr.csv" "lr.svm" "lr.bin, cols: 9"; do
     eval "block_$(echo "$name" | tr -d .)=\"\$sum_read_block\""
 done
 is "$block_lrbin" "$block_lrcsv" "the binary and CSV files give every rank the same rows"
-ok $([ "$block_lrsvm" != "$block_lrcsv" ] && echo 0 || echo 1) \
-    "libsvm rows are kept sparse by default (another layout)"
+expect_ok "libsvm rows are kept sparse by default (another layout)" \
+    [ "$block_lrsvm" != "$block_lrcsv" ]
 job "$data/lr.svm" ", storage: dense"
 run 5 -v job.yaml
 is "$(sums)" "$block_lrcsv" "libsvm read dense gives the CSV's rows"
@@ -67,7 +60,7 @@ run 5 -v -o 'problem.weights=[4, 2, 1, 1]' job.yaml
 like "$(sums)" "^0 0 [0-9a-f]+ 1 1000 [0-9a-f]+ 2 500 [0-9a-f]+ 3 250 [0-9a-f]+ 4 250 " \
     "weights 4:2:1:1 give 1000, 500, 250 and 250 rows"
 gap=$(field gap "$out")
-ok $(float_le "${gap:-1}" 1e-9 && echo 0 || echo 1) "and gd reaches the optimum (gap $gap)"
+expect_ok "and gd reaches the optimum (gap $gap)" float_le "${gap:-1}" 1e-9
 
 for alg in "sgd, step: 0.05" "average, step: 0.5"; do
     cat > alg.yaml <<YAML
@@ -80,8 +73,8 @@ stop: {iterations: 400}
 YAML
     run 5 alg.yaml
     gap=$(field gap "$out")
-    ok $([ "$rc" = 0 ] && float_le "${gap:-1}" 1e-3 && echo 0 || echo 1) \
-        "${alg%%,*} on lr.csv reaches the optimum (gap ${gap:-none})"
+    test_expect "${alg%%,*} on lr.csv reaches the optimum (gap ${gap:-none})" \
+        '[ "$rc" = 0 ] && float_le "${gap:-1}" 1e-3'
 done
 
 cat > logreg.yaml <<YAML
@@ -94,8 +87,8 @@ stop: {iterations: 1500}
 YAML
 run 5 -v logreg.yaml
 acc=$(field accuracy "$out")
-ok $([ "$rc" = 0 ] && float_le 0.99 "${acc:-0}" && echo 0 || echo 1) \
-    "logreg on logreg.csv: the workers' accuracy ${acc:-none}"
+test_expect "logreg on logreg.csv: the workers' accuracy ${acc:-none}" \
+    '[ "$rc" = 0 ] && float_le 0.99 "${acc:-0}"'
 like "$err" "no optimum to compare with: the rows are the workers' and problem 'logreg' gives no summary" \
     "logreg's optimum needs every row: the run says why it has none"
 
@@ -118,7 +111,7 @@ bad short.bin '\000\000\000\000\000\000\000\000\000\000\000\000' ", cols: 2" "sh
 bad index.svm '1 3:1 2:1\n' "" "index.svm:1:7: index 2 after 3"
 job "$trash/absent.csv" ""
 run 5 job.yaml
-ok $([ "$rc" = 2 ] && echo 0 || echo 1) "a missing data file: exit 2"
+expect_ok "a missing data file: exit 2" [ "$rc" = 2 ]
 like "$err" "job.yaml:4:3: problem.data: .*absent.csv" "and it is named"
 cat > gen.yaml <<YAML
 algorithm: {plugin: gd}

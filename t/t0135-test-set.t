@@ -8,13 +8,6 @@ scratch
 cd "$trash" || exit 99
 data="$top_srcdir/etc/data"
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # 301 held-out rows of 5 features, labelled by the plane of logreg.csv
 # with one label in five flipped, so that the accuracy is not 1.
 awk 'BEGIN {
@@ -56,18 +49,18 @@ direct=$(awk -F, 'NR == FNR { x[NR] = $1; n = NR; next }
           printf "%.15g %.15g\n", ok / m, loss / m + 0.0005 * q }' final.txt test.csv)
 acc=$(field test_accuracy "$out")
 loss=$(field test_loss "$out")
-ok $(awk -v a="$acc" -v b="${direct% *}" 'BEGIN { d = a - b; exit !(a != "" && d * d < 1e-18) }' && echo 0 || echo 1) \
-    "the test accuracy ($acc) is the direct one on the rows (${direct% *})"
-ok $(awk -v a="$loss" -v b="${direct#* }" 'BEGIN { d = (a - b) / b; exit !(a != "" && d * d < 1e-18) }' && echo 0 || echo 1) \
-    "the test loss ($loss) is the direct one on the rows (${direct#* })"
-ok $(float_le 0.7 "${acc:-0}" && float_le "${acc:-1}" 0.95 && echo 0 || echo 1) \
-    "and it is a held-out figure: flipped labels keep it below 0.95 ($acc)"
+expect_ok "the test accuracy ($acc) is the direct one on the rows (${direct% *})" \
+    awk -v a="$acc" -v b="${direct% *}" 'BEGIN { d = a - b; exit !(a != "" && d * d < 1e-18) }'
+expect_ok "the test loss ($loss) is the direct one on the rows (${direct#* })" \
+    awk -v a="$loss" -v b="${direct#* }" 'BEGIN { d = (a - b) / b; exit !(a != "" && d * d < 1e-18) }'
+test_expect "and it is a held-out figure: flipped labels keep it below 0.95 ($acc)" \
+    'float_le 0.7 "${acc:-0}" && float_le "${acc:-1}" 0.95'
 is "$(head -1 hist.csv)" \
     "iteration,epoch,time,loss,suboptimality,change,accuracy,test_loss,test_accuracy" \
     "the history has the test columns"
 last=$(tail -1 hist.csv | cut -d, -f9)
-ok $(awk -v a="$last" -v b="${direct% *}" 'BEGIN { d = a - b; exit !(a != "" && d * d < 1e-28) }' && echo 0 || echo 1) \
-    "its last row holds the final test accuracy, to rounding ($last)"
+expect_ok "its last row holds the final test accuracy, to rounding ($last)" \
+    awk -v a="$last" -v b="${direct% *}" 'BEGIN { d = a - b; exit !(a != "" && d * d < 1e-28) }'
 rows=$(sed 1d hist.csv | wc -l)
 is "$rows" 7 "every row asked for is written (0, 50, ..., 300)"
 like "$out" "test +[^ ]*test.csv: loss [0-9.e-]+, accuracy [0-9.]+" \
@@ -90,8 +83,9 @@ YAML
 run 4 lr.yaml
 a=$(field loss "$out")
 b=$(field test_loss "$out")
-ok $([ "$rc" = 0 ] && awk -v a="$a" -v b="$b" 'BEGIN { d = (a - b) / a; exit !(b != "" && d * d < 1e-24) }' && echo 0 || echo 1) \
-    "the training file as test set: test loss $b = loss $a"
+test_expect "the training file as test set: test loss $b = loss $a" \
+    '[ "$rc" = 0 ] && awk -v a="$a" -v b="$b" \
+        "BEGIN { d = (a - b) / a; exit !(length(b) && d * d < 1e-24) }"'
 is "$(head -1 lr.csv)" "iteration,epoch,time,loss,suboptimality,change,test_loss" \
     "without a metric the history gains test_loss only"
 
@@ -117,8 +111,8 @@ stop: {iterations: 5000, loss: 0.0052}
 YAML
 run 3 loss.yaml
 is "$(field stop "$out")" loss "stop.loss holds on the workers' loss"
-ok $(float_le "$(field loss "$out")" 0.0052 && echo 0 || echo 1) \
-    "the final loss is below the target ($(field loss "$out"))"
+expect_ok "the final loss is below the target ($(field loss "$out"))" \
+    float_le "$(field loss "$out")" 0.0052
 
 # a worker killed mid-run: its rows are left out of the evaluations, the
 # run does not wait for it, and the summary line says one is missing
@@ -152,8 +146,8 @@ is "$rc" 0 "with a worker killed the job still finishes, exit 0"
 is "$(field missing "$out")" 1 "the summary line says one worker's rows are missing"
 like "$out" "evaluated +by the workers on 1500 of the 2000 rows \\(1 worker missing" \
     "the report says how many rows the loss covers"
-ok $([ -n "$(field loss "$out")" ] && [ -n "$(field test_loss "$out")" ] && echo 0 || echo 1) \
-    "the loss and the test loss of the live workers' rows are reported"
-ok $([ "$(sed 1d dead.csv | wc -l)" -gt 5 ] && echo 0 || echo 1) \
-    "history rows go on after the death ($(sed 1d dead.csv | wc -l) rows)"
+test_expect "the loss and the test loss of the live workers' rows are reported" \
+    '[ -n "$(field loss "$out")" ] && [ -n "$(field test_loss "$out")" ]'
+expect_ok "history rows go on after the death ($(sed 1d dead.csv | wc -l) rows)" \
+    [ "$(sed 1d dead.csv | wc -l)" -gt 5 ]
 done_testing

@@ -6,13 +6,6 @@ scratch
 cd "$trash" || exit 99
 example="$top_srcdir/etc/sgd-lrmse.yaml"
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-    [ "$rc" = 0 ] || diag "exit $rc" "$err"
-}
 # column NAME FILE: the values of a named column of a CSV file
 column() {
     awk -F, -v n="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next }
@@ -28,20 +21,20 @@ run 5 $common -o algorithm.step=0.05 -o stop.precision=1e-6 "$example"
 is "$(field stop "$out")" precision "stop.precision: the reason is precision"
 last=$(column change h.csv | tail -1)
 before=$(column change h.csv | tail -2 | head -1)
-ok $(float_le "$last" 1e-6 && ! float_le "$before" 1e-6 && echo 0 || echo 1) \
-    "at the first iteration whose query moved by at most 1e-6 ($before, then $last)"
+test_expect "at the first iteration whose query moved by at most 1e-6 ($before, then $last)" \
+    'float_le "$last" 1e-6 && ! float_le "$before" 1e-6'
 
 run 5 $common -o stop.loss=0.0049 "$example"
 is "$(field stop "$out")" loss "stop.loss: the reason is loss"
 last=$(column loss h.csv | tail -1)
 before=$(column loss h.csv | tail -2 | head -1)
-ok $(float_le "$last" 0.0049 && ! float_le "$before" 0.0049 && echo 0 || echo 1) \
-    "at the first iteration with a loss of at most 0.0049 ($before, then $last)"
+test_expect "at the first iteration with a loss of at most 0.0049 ($before, then $last)" \
+    'float_le "$last" 0.0049 && ! float_le "$before" 0.0049'
 
 run 5 $common -o stop.gap=1e-4 -o stop.check_every=7 "$example"
 is "$(field stop "$out")" gap "stop.gap: the reason is gap"
 gap=$(field gap "$out")
-ok $(float_le "$gap" 1e-4 && echo 0 || echo 1) "within the gap asked for ($gap)"
+expect_ok "within the gap asked for ($gap)" float_le "$gap" 1e-4
 it=$(field iterations "$out")
 is "$((it % 7))" 0 "checked every 7 iterations (stopped at $it)"
 

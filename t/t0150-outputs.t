@@ -7,29 +7,21 @@ scratch
 cd "$trash" || exit 99
 example="$top_srcdir/etc/sgd-lrmse.yaml"
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-    [ "$rc" = 0 ] || diag "exit $rc" "$err"
-}
-
 # --- rows every 7 iterations, the first and the last always
 run 5 -o stop.iterations=50 -o output.history=h.csv -o output.every=7 "$example"
 is "$(cut -d, -f1 h.csv | tr '\n' ' ')" \
     "iteration 0 7 14 21 28 35 42 49 50 " "rows every 7 iterations, the first and the last"
 is "$(head -1 h.csv)" "iteration,epoch,time,loss,suboptimality,change" "the columns"
 is "$(sed -n 2p h.csv | cut -d, -f6)" "" "no change at iteration 0"
-ok $(awk -F, 'NR > 2 && !($6 > 0) { bad = 1 } END { exit bad }' h.csv && echo 0 || echo 1) \
-    "a positive change at every later row"
+expect_ok "a positive change at every later row" \
+    awk -F, 'NR > 2 && !($6 > 0) { bad = 1 } END { exit bad }' h.csv
 
 # --- rows by epochs: with nwait 1, epochs pass slower than iterations
 run 5 -o pool.wait.nwait=1 -o algorithm.step=0.02 -o stop.iterations=100000 \
     -o stop.epochs=45 -o output.history=e.csv -o output.every=100000 \
     -o output.every_epochs=10 "$example"
 rows=$(sed 1d e.csv | wc -l)
-ok $([ "$rows" -ge 6 ] && echo 0 || echo 1) "rows by epochs ($rows rows for 45 epochs)"
+expect_ok "rows by epochs ($rows rows for 45 epochs)" [ "$rows" -ge 6 ]
 bad=$(awk -F, 'NR > 2 && NR < n && int($2 / 10) == int(p / 10) { print NR }
     NR > 1 { p = $2 }' n="$(wc -l < e.csv)" e.csv)
 is "$bad" "" "each row between the first and the last starts a new tenth epoch"
@@ -88,14 +80,14 @@ done
 slow="-o stragglers.work_ms=5 -o stop.iterations=0 -o stop.time=2.5 -o output.history="
 run 3 $slow "$example"
 n=$(printf '%s\n' "$err" | grep -c '^aiarun\[0\]: progress: iteration [0-9]*, epoch [0-9]*, [0-9.]* s, loss [0-9.e+-]*, [0-9]* answers/s$')
-ok $([ "$n" -ge 2 ] && echo 0 || echo 1) "a 2.5 s run prints progress lines ($n)"
+expect_ok "a 2.5 s run prints progress lines ($n)" [ "$n" -ge 2 ]
 run 3 -q $slow "$example"
 is "$err" "" "-q: none"
 run 3 -o stop.iterations=20 -o output.history= "$example"
 is "$(noprogress "$err")" "$err" "a short run: none"
 run 3 --progress tty $slow "$example"
-ok $(printf '%s' "$err" | grep -q "$(printf '\r')aiarun\[0\]: progress: iteration" && echo 0 || echo 1) \
-    "--progress tty: one line rewritten in place"
+test_expect "--progress tty: one line rewritten in place" \
+    'printf "%s" "$err" | grep -q "$(printf "\\r")aiarun\\[0\\]: progress: iteration"'
 is "$(printf '%s\n' "$err" | grep -c '^aiarun\[0\]: progress: ')" 0 "and no plain lines"
 run 3 --progress off $slow "$example"
 is "$err" "" "--progress off: none"

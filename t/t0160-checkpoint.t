@@ -6,12 +6,6 @@
 scratch
 cd "$trash" || exit 99
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
 # gd waiting for every worker is deterministic: same sums, same order
 cat > job.yaml <<'YAML'
 seed: 8
@@ -30,8 +24,8 @@ ref=$(field loss "$out")
 # --- interrupted by its own limit, then resumed
 run 5 -o stop.iterations=130 job.yaml
 is "$rc" 0 "a run stopped at iteration 130"
-ok $([ -s ck.bin ] && [ ! -e ck.bin.tmp ] && echo 0 || echo 1) \
-    "leaves its checkpoint, and no temporary file"
+test_expect "leaves its checkpoint, and no temporary file" \
+    '[ -s ck.bin ] && [ ! -e ck.bin.tmp ]'
 run 5 --resume job.yaml
 is "$rc" 0 "--resume runs on"
 like "$out" "
@@ -39,8 +33,8 @@ like "$out" "
 is "$(field iterations "$out")" 300 "to the job's limit"
 is "$(field loss "$out")" "$ref" "and ends with exactly the uninterrupted run's loss"
 is "$(rows h.csv)" "$(rows ref.csv)" "one history, as the uninterrupted run's"
-ok $(awk -F, 'NR > 2 && $3 < t { bad = 1 } NR > 1 { t = $3 } END { exit bad }' h.csv && echo 0 || echo 1) \
-    "whose clock goes on from the checkpoint"
+expect_ok "whose clock goes on from the checkpoint" \
+    awk -F, 'NR > 2 && $3 < t { bad = 1 } NR > 1 { t = $3 } END { exit bad }' h.csv
 
 # --- a worker killed by SIGKILL: the job ends, the state is saved
 rm -f h.csv ck.bin
@@ -59,16 +53,17 @@ rm -f h.csv ck.bin
 run 5 -o stragglers.work_ms=10 "$trash/job.yaml"
 wait
 took=$(( $(date +%s) - $(cat killed) ))
-ok $([ "$rc" != 0 ] && echo 0 || echo 1) "a worker killed mid-run: the job ends with a failure ($rc)"
-ok $([ "$took" -lt 30 ] && echo 0 || echo 1) "within a bounded time of the kill ($took s)"
+expect_ok "a worker killed mid-run: the job ends with a failure ($rc)" \
+    [ "$rc" != 0 ]
+expect_ok "within a bounded time of the kill ($took s)" [ "$took" -lt 30 ]
 like "$err" "aiarun\\[0\\]: stopped by signal 15 .*checkpoint in ck.bin: continue with aiarun --resume" \
     "saying what happened and how to go on"
 like "$out" "stop=signal " "the summary line is not lost"
 # the iteration follows the identity's parts (16-byte name, 8-byte hash)
 parts=$(od -A n -t u4 -j 24 -N 4 ck.bin | tr -d ' ')
 at=$(od -A n -t d8 -j $((32 + 24 * ${parts:-0})) -N 8 ck.bin | tr -d ' ')
-ok $([ "${at:-0}" -gt 0 ] && [ "${at:-0}" -lt 300 ] && echo 0 || echo 1) \
-    "the checkpoint holds the iteration it stopped at ($at)"
+test_expect "the checkpoint holds the iteration it stopped at ($at)" \
+    '[ "${at:-0}" -gt 0 ] && [ "${at:-0}" -lt 300 ]'
 run 5 --resume job.yaml
 is "$rc" 0 "the resumed run finishes"
 is "$(field loss "$out")" "$ref" "with the uninterrupted run's final loss"

@@ -32,7 +32,7 @@ mpirun_pid() {
     done
 }
 target=$(mpirun_pid "$launcher" | head -1)
-ok $([ -n "$target" ] && echo 0 || echo 1) "mpirun found (pid $target)"
+expect_ok "mpirun found (pid $target)" [ -n "$target" ]
 kill -USR1 "$target"
 wait "$launcher"
 rc=$?
@@ -40,7 +40,7 @@ took=$(( $(date +%s) - start ))
 out=$(cat out.txt)
 err=$(cat err.txt)
 is "$rc" 0 "SIGUSR1 ends the run cleanly (exit 0)"
-ok $([ "$took" -lt 20 ] && echo 0 || echo 1) "at once ($took s), not at the time limit"
+expect_ok "at once ($took s), not at the time limit" [ "$took" -lt 20 ]
 like "$out" "stop=signal " "the summary line says why"
 unlike "$err" "exiting improperly|aborted|did not stop" "mpirun saw every rank finish"
 like "$err" "aiarun\\[0\\]: stopped by SIGUSR1; checkpoint in ck.bin" "stderr says so"

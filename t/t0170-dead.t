@@ -36,7 +36,7 @@ took=$(( $(date +%s) - start ))
 out=$(cat out.txt)
 err=$(cat err.txt)
 is "$rc" 0 "the job finishes without the dead worker, exit 0"
-ok $([ "$took" -lt 60 ] && echo 0 || echo 1) "in bounded time ($took s)"
+expect_ok "in bounded time ($took s)" [ "$took" -lt 60 ]
 like "$err" "rank 3 declared dead: silent for 2[.0-9]* s \\(pool.dead_after\\); going on with [0-9] workers" \
     "it says which worker died"
 is "$(field stop "$out")" time "the run reaches its limit"
@@ -47,6 +47,6 @@ is "$(awk -F, '$1 == 3 { print $20 }' w.csv)" 0 "it is not counted unresponsive"
 # epochs counted after the death: iterations with all 3 live workers
 epochs=$(field epochs "$out")
 iterations=$(field iterations "$out")
-ok $([ "${epochs:-0}" -gt $(( ${iterations:-0} * 3 / 4 )) ] && echo 0 || echo 1) \
-    "epochs go on with the live workers ($epochs of $iterations iterations)"
+expect_ok "epochs go on with the live workers ($epochs of $iterations iterations)" \
+    [ "${epochs:-0}" -gt $(( ${iterations:-0} * 3 / 4 )) ]
 done_testing

@@ -7,14 +7,6 @@
 scratch
 cd "$trash" || exit 99
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-    [ "$rc" = 0 ] || diag "exit $rc" "$err"
-}
-
 job() {
     cat > job.yaml <<YAML
 seed: 11
@@ -43,19 +35,19 @@ out3=$out
 job "nwait: 4" 50 20
 run 5 job.yaml
 t4=$(field time "$out")
-ok $(awk -v t="$t" -v t4="$t4" 'BEGIN { exit !(t4 / 20 > 5 * t / 300) }' && echo 0 || echo 1) \
-    "rounds keep the fast pace: $t s for 300 rounds, against $t4 s for 20 waiting for all"
+expect_ok "rounds keep the fast pace: $t s for 300 rounds, against $t4 s for 20 waiting for all" \
+    awk -v t="$t" -v t4="$t4" 'BEGIN { exit !(t4 / 20 > 5 * t / 300) }'
 mv a3.csv a.csv
 mv h3.csv h.csv
 mv w3.csv w.csv
 out=$out3
 n2=$(awk -F, '$2 == 2' a.csv | wc -l)
-ok $([ "$n2" -ge 2 ] && echo 0 || echo 1) "worker 2 answered ($n2 times)"
+expect_ok "worker 2 answered ($n2 times)" [ "$n2" -ge 2 ]
 # All of them, but on a machine so loaded that a whole round of the fast
 # workers can take 50 ms: then a few may come in fresh.
 s2=$(awk -F, '$2 == 2 && $5 >= 1' a.csv | wc -l)
-ok $([ $((4 * s2)) -ge $((3 * n2)) ] && echo 0 || echo 1) \
-    "worker 2's answers arrive stale ($s2 of $n2)"
+expect_ok "worker 2's answers arrive stale ($s2 of $n2)" \
+    [ $((4 * s2)) -ge $((3 * n2)) ]
 is "$(awk -F, 'NR > 1 && $5 != $4 - $3' a.csv | wc -l)" 0 \
     "staleness is the current round minus the round the query was sent in"
 # Independent check: the rounds that ended while worker 2 computed, counted
@@ -67,8 +59,10 @@ bad=$(awk -F, 'NR == FNR { if (FNR > 1) t[n++] = $3; next }
     }' h.csv a.csv)
 is "$bad" "" "each staleness matches the rounds that ended while it was computed"
 row=$(awk -F, '$1 == 2' w.csv)
-ok $(echo "$row" | awk -F, '{ exit !(4 * $5 >= 3 * $3 && $9 > 0.045) }' && echo 0 || echo 1) \
-    "the worker table shows worker 2 stale with a round trip over 45 ms"
+expect_ok "the worker table shows worker 2 stale with a round trip over 45 ms" \
+    awk -F, '{ exit !(4 * $5 >= 3 * $3 && $9 > 0.045) }' <<EOF
+$row
+EOF
 like "$(echo "$out" | awk '$1 == 2')" " (100|[89][0-9])\.[0-9]% " \
     "the printed table shows its stale share plainly"
 
@@ -80,16 +74,16 @@ got=$(awk -F, '$2 == 2 && $5 == 0 { print $4 }' a.csv | sort -n | tr '\n' ' ')
 want=$(seq 1 20 | tr '\n' ' ')
 is "$got" "$want" "worker 2 answered every round's query fresh"
 t=$(field time "$out")
-ok $(awk -v t="$t" 'BEGIN { exit !(t / 20 >= 0.030) }' && echo 0 || echo 1) \
-    "so every round took at least its 30 ms ($t s for 20)"
+expect_ok "so every round took at least its 30 ms ($t s for 20)" \
+    awk -v t="$t" 'BEGIN { exit !(t / 20 >= 0.030) }'
 
 # --- staleness: 1 never lets an answer fall two rounds behind
 job "nwait: 1, staleness: 1" 20 60
 run 5 job.yaml
 is "$rc" 0 "staleness 1: exit 0"
 is "$(awk -F, 'NR > 1 && $5 > 1' a.csv | wc -l)" 0 "no answer is more than one round stale"
-ok $([ "$(awk -F, 'NR > 1 && $5 == 1' a.csv | wc -l)" -gt 0 ] && echo 0 || echo 1) \
-    "some are one round stale: the bound is used, not synchrony"
+expect_ok "some are one round stale: the bound is used, not synchrony" \
+    [ "$(awk -F, 'NR > 1 && $5 == 1' a.csv | wc -l)" -gt 0 ]
 
 # --- timeout_ms ends rounds on time
 job "timeout_ms: 10" 200 40
@@ -97,8 +91,8 @@ run 5 job.yaml
 is "$rc" 0 "timeout 10 ms waiting for all with a 200 ms straggler: exit 0"
 med=$(awk -F, 'NR > 2 { print $3 - p } NR > 1 { p = $3 }' h.csv | sort -g |
     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-ok $(awk -v m="$med" 'BEGIN { exit !(m >= 0.0095 && m < 0.025) }' && echo 0 || echo 1) \
-    "rounds end at the timeout (median round $med s)"
+expect_ok "rounds end at the timeout (median round $med s)" \
+    awk -v m="$med" 'BEGIN { exit !(m >= 0.0095 && m < 0.025) }'
 
 # --- grace collects the answers about to come
 job "nwait: 1" 0 100
@@ -107,8 +101,8 @@ fresh0=$(awk -F, 'NR > 1 { f += $4 } END { print f }' w.csv)
 job "nwait: 1, grace: 3" 0 100
 run 5 job.yaml
 fresh3=$(awk -F, 'NR > 1 { f += $4 } END { print f }' w.csv)
-ok $([ "$fresh3" -ge 250 ] && [ "$fresh3" -gt "$fresh0" ] && echo 0 || echo 1) \
-    "grace 3 collects more fresh answers per round ($fresh3 against $fresh0 in 100 rounds)"
+test_expect "grace 3 collects more fresh answers per round ($fresh3 against $fresh0 in 100 rounds)" \
+    '[ "$fresh3" -ge 250 ] && [ "$fresh3" -gt "$fresh0" ]'
 
 # --- the time stop fires while every worker is stalled
 cat > stall.yaml <<'YAML'
@@ -124,8 +118,8 @@ end=$(date +%s.%N)
 is "$rc" 0 "every worker stalled for 120 s: exit 0"
 is "$(field stop "$out")" time "the time stop fired"
 is "$(field iterations "$out")" 0 "with no round completed"
-ok $(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 40) }' && echo 0 || echo 1) \
-    "and the stalled workers stopped at once (whole run far under 120 s)"
+expect_ok "and the stalled workers stopped at once (whole run far under 120 s)" \
+    awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 40) }'
 
 # --- a hung worker: the job finishes with the others and names it
 cat > hang.yaml <<'YAML'

@@ -4,14 +4,6 @@
 scratch
 cd "$trash" || exit 99
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-    [ "$rc" = 0 ] || diag "exit $rc" "$err"
-}
-
 cat > async.yaml <<'YAML'
 seed: 4
 algorithm: {plugin: sgd, step: 0.05}
@@ -27,7 +19,7 @@ is "$rc" 0 "async mode: exit 0"
 is "$(field answers "$out")" "$(field iterations "$out")" "every answer is an iteration"
 is "$(field stop "$out")" gap "it converges to the gap asked for"
 gap=$(field gap "$out")
-ok $(float_le "${gap:-1}" 5e-3 && echo 0 || echo 1) "(gap $gap)"
+expect_ok "(gap $gap)" float_le "${gap:-1}" 5e-3
 is "$(awk -F, 'NR > 1 && $6 != $4 - 1' a.csv | wc -l)" 0 \
     "each answer is absorbed in the round it ends"
 # staleness needs a run of some length: 1500 answers, each taking at
@@ -38,7 +30,7 @@ run 5 -o stop.gap=0 -o stop.iterations=1500 -o stragglers.work_ms=1 \
     -o 'stragglers.fixed.delay_ms=[50]' async.yaml
 is "$(field iterations "$out")" 1500 "1500 answers, 1500 iterations"
 n4=$(awk -F, '$2 == 4' a.csv | wc -l)
-ok $([ "$n4" -ge 5 ] && echo 0 || echo 1) "the slow worker answered meanwhile ($n4 times)"
+expect_ok "the slow worker answered meanwhile ($n4 times)" [ "$n4" -ge 5 ]
 # median staleness of a rank's answers
 median() {
     awk -F, -v r="$1" '$2 == r { print $5 }' a.csv | sort -n |
@@ -46,8 +38,8 @@ median() {
 }
 st4=$(median 4)
 st1=$(median 1)
-ok $([ "$st4" -gt $((2 * st1 + 2)) ] && echo 0 || echo 1) \
-    "the 50 ms slower worker's answers are staler (median $st4 against $st1)"
+expect_ok "the 50 ms slower worker's answers are staler (median $st4 against $st1)" \
+    [ "$st4" -gt $((2 * st1 + 2)) ]
 
 cat > bad.yaml <<'YAML'
 algorithm: {plugin: sgd}
@@ -79,10 +71,10 @@ YAML
     awk -F, 'NR > 1 { printf "%s:%s:%.0f ", $1, $3, $19 * 1000 }' w.csv
 }
 a=$(markov 7)
-ok $([ "$rc" = 0 ] && echo 0 || echo 1) "markov and random delays: exit 0"
+expect_ok "markov and random delays: exit 0" [ "$rc" = 0 ]
 # each answer is delayed 2 ms with p 0.3 and 3 ms while slow (1/4 of the
 # time): about 1.35 ms per answer
 per=$(echo "$a" | awk '{ for (i = 1; i <= NF; i++) { split($i, f, ":"); n += f[2]; d += f[3] } print d / n }')
-ok $(awk -v p="$per" 'BEGIN { exit !(p > 0.9 && p < 1.8) }' && echo 0 || echo 1) \
-    "the mean injected delay matches the models (${per} ms per answer)"
+expect_ok "the mean injected delay matches the models (${per} ms per answer)" \
+    awk -v p="$per" 'BEGIN { exit !(p > 0.9 && p < 1.8) }'
 done_testing

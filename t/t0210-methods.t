@@ -8,13 +8,6 @@
 scratch
 cd "$trash" || exit 99
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # reached_at WHAT GAP : the last run exited 0 on its gap target GAP
 reached_at() {
     is "$rc" 0 "$1: exits 0"
@@ -73,17 +66,17 @@ for alg in sag rennala ringmaster; do
     # shellcheck disable=SC2086
     run 5 $ck -o output.checkpoint= -o stop.iterations=30 base.yaml
     ref=$(field loss "$out")
-    ok $(awk -v g="$(field gap "$out")" 'BEGIN { exit !(g > 1e-4) }' && echo 0 || echo 1) \
-        "$alg: 30 iterations leave a gap ($(field gap "$out")) a restart from x0 would show"
+    expect_ok "$alg: 30 iterations leave a gap ($(field gap "$out")) a restart from x0 would show" \
+        awk -v g="$(field gap "$out")" 'BEGIN { exit !(g > 1e-4) }'
     # shellcheck disable=SC2086
     run 5 $ck -o stop.iterations=12 base.yaml
     # shellcheck disable=SC2086
     run 5 $ck -o stop.iterations=30 --resume base.yaml
     is "$rc" 0 "$alg: resumed from its checkpoint, exits 0"
     like "$out" "resumed +from ck-$alg.bin at iteration 12 " "$alg: from iteration 12"
-    ok $(awk -v a="$ref" -v b="$(field loss "$out")" 'BEGIN { d = (a - b) / a; if (d < 0) d = -d;
-        exit !(a != "" && d < 1e-9) }' && echo 0 || echo 1) \
-        "$alg: and ends with the uninterrupted run's loss ($(field loss "$out") against $ref)"
+    expect_ok "$alg: and ends with the uninterrupted run's loss ($(field loss "$out") against $ref)" \
+        awk -v a="$ref" -v b="$(field loss "$out")" 'BEGIN { d = (a - b) / a; if (d < 0) d = -d;
+        exit !(a != "" && d < 1e-9) }'
 done
 
 # Condition 1e4 with columns scaled over two orders of magnitude

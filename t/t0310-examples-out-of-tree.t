@@ -17,13 +17,6 @@ ex=$trash/examples
 unset MAKEFLAGS MFLAGS MAKELEVEL
 strict='-O2 -Wall -Wextra -Werror'
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 for p in nesterov huber quantile; do
     make -C "$ex/$p" CC="${CC:-cc}" CFLAGS="$strict" >"$trash/$p.log" 2>&1
     ok $? "examples/$p builds with its Makefile, without a warning"
@@ -36,18 +29,18 @@ run 5 nesterov.yaml
 is "$rc" 0 "nesterov.yaml runs with 5 ranks"
 [ "$rc" = 0 ] || diag "$err"
 gap=$(field gap "$out")
-ok $(float_le "${gap:-1}" 1e-6 && echo 0 || echo 1) \
-    "nesterov ends within 1e-6 of the optimum in 150 iterations (gap $gap)"
+expect_ok "nesterov ends within 1e-6 of the optimum in 150 iterations (gap $gap)" \
+    float_le "${gap:-1}" 1e-6
 loss=$(field loss "$out")
 sed -e 's|plugin: ./nesterov.so .*|plugin: gd|' -e '/momentum:/d' \
     nesterov.yaml >gd.yaml
 run 5 gd.yaml
 gdgap=$(field gap "$out")
-ok $(float_le 1e-3 "${gdgap:-0}" && echo 0 || echo 1) \
-    "where gd at the same step is still at gap $gdgap (above 1e-3)"
+expect_ok "where gd at the same step is still at gap $gdgap (above 1e-3)" \
+    float_le 1e-3 "${gdgap:-0}"
 run 5 -o stop.iterations=60 -o output.checkpoint=ck.bin nesterov.yaml
-ok $([ "$rc" = 0 ] && [ -s ck.bin ] && echo 0 || echo 1) \
-    "a run stopped at iteration 60 leaves a checkpoint"
+test_expect "a run stopped at iteration 60 leaves a checkpoint" \
+    '[ "$rc" = 0 ] && [ -s ck.bin ]'
 run 5 --resume -o output.checkpoint=ck.bin nesterov.yaml
 like "$out" "resumed +from ck.bin at iteration 60 " "--resume runs on from it"
 is "$(field loss "$out")" "$loss" \
@@ -65,11 +58,11 @@ run 5 huber.yaml
 is "$rc" 0 "huber.yaml runs with 5 ranks"
 [ "$rc" = 0 ] || diag "$err"
 loss=$(field loss "$out")
-ok $(float_le "${loss:-99}" 7.98 && echo 0 || echo 1) \
-    "its loss falls from $first to $loss (at most 7.98)"
+expect_ok "its loss falls from $first to $loss (at most 7.98)" \
+    float_le "${loss:-99}" 7.98
 inl=$(field inliers "$out")
-ok $(float_le 0.89 "${inl:-0}" && echo 0 || echo 1) \
-    "the fit leaves the clean rows (90%) within delta: inliers $inl"
+expect_ok "the fit leaves the clean rows (90%) within delta: inliers $inl" \
+    float_le 0.89 "${inl:-0}"
 out=$("$AIARUN" --check -o problem.delta=0.01 -o problem.noise=0.5 huber.yaml 2>&1)
 like "$out" "delta 0.01 is below the noise 0.5" "its check refuses a bad delta"
 
@@ -112,8 +105,10 @@ unwaited=$(awk -F, '
         }
         printf "%d %d", hit, rounds
     }' sets.txt quantile-answers.csv)
-ok $(echo "$unwaited" | awk '{ exit !($2 >= 50 && $1 <= $2 / 10) }' && echo 0 || echo 1) \
-    "the rounds that do not wait for rank 4 do without it (fresh in, of: $unwaited)"
+expect_ok "the rounds that do not wait for rank 4 do without it (fresh in, of: $unwaited)" \
+    awk '{ exit !($2 >= 50 && $1 <= $2 / 10) }' <<EOF
+$unwaited
+EOF
 out=$("$AIARUN" --check -o pool.wait.slack=0.5 quantile.yaml 2>&1)
 like "$out" "pool.wait.slack" "its parameter table is enforced"
 done_testing

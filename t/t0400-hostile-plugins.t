@@ -10,13 +10,6 @@ scratch
 cd "$trash" || exit 99
 export AIA_TIMEOUT=60
 
-# run NP ARGS... : every rank's status in $rank_status, stderr in $err,
-# stdout in $out
-run() {
-    aia_mpirun_each "$@" >out.txt 2>err.txt
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
 said() { grep -c '^aiarun\[' err.txt; }
 
 # job ALGORITHM PROBLEM [MORE] : a job file using these plugins
@@ -29,34 +22,34 @@ job() {
 
 # ------------------------------------------------------------ set-up
 job "$FIXTURES/failworker.so" "lrmse, rows: 400, cols: 4" >failworker.yaml
-run 4 failworker.yaml
+run -e 4 failworker.yaml
 is "$rank_status" "2 2 2 2" "create failing on rank 2 only: every rank exits 2"
 like "$err" "^aiarun\[2\]: failworker.yaml:1:1: algorithm: refused to start on rank 2 \(on purpose\)" \
     "rank 2 says why, naming the job's section"
 is "$(said)" 1 "once"
-ok $([ ! -e h.csv ] && echo 0 || echo 1) "no run began: no history"
+expect_ok "no run began: no history" [ ! -e h.csv ]
 
 job "$FIXTURES/failworker.so" "lrmse, rows: 400, cols: 4" >failworker3.yaml
-run 4 -o algorithm.rank=3 -o 'pool.workers=[1, 2]' failworker3.yaml
+run -e 4 -o algorithm.rank=3 -o 'pool.workers=[1, 2]' failworker3.yaml
 is "$rank_status" "0 0 0 0" \
     "a rank outside the pool does not create the algorithm: the run is fine"
 
 job "$FIXTURES/failcoord.so" "lrmse, rows: 400, cols: 4" >failcoord.yaml
-run 4 failcoord.yaml
+run -e 4 failcoord.yaml
 is "$rank_status" "2 2 2 2" "create failing on the coordinator: every rank exits 2"
 like "$err" "^aiarun\[0\]: failcoord.yaml:1:1: algorithm: refused to start on the coordinator" \
     "the coordinator says why"
 is "$(said)" 1 "once"
 
 job "sgd, step: 0.1" "$FIXTURES/baddim.so" >baddim.yaml
-run 4 baddim.yaml
+run -e 4 baddim.yaml
 is "$rank_status" "2 2 2 2" "a dimension that differs on rank 2: every rank exits 2"
 like "$err" "^aiarun\[2\]: rank 2: query 4, answer 4, dimension 4 differ from rank 0's 3, 3, 3" \
     "rank 2 names the shapes"
 is "$(said)" 1 "once"
 
 job "sgd, step: 0.1" "$FIXTURES/baddim.so, rank: 0" >baddim0.yaml
-run 3 baddim0.yaml
+run -e 3 baddim0.yaml
 is "$rank_status" "2 2 2" "a dimension that differs on the coordinator: exit 2"
 like "$err" "^aiarun\[1\]: rank 1: query 3, answer 3, dimension 3 differ from rank 0's 4, 4, 4 \(1 more rank failed too\)" \
     "the lowest worker names the shapes, counting the others"
@@ -64,32 +57,30 @@ is "$(said)" 1 "once"
 
 # ------------------------------------------------------------ running
 job "$FIXTURES/nanstep.so" "lrmse, rows: 400, cols: 4" >nanstep.yaml
-run 4 -q nanstep.yaml
+run -e 4 -q nanstep.yaml
 is "$rank_status" "1 1 1 1" "an answer holding NaN: every rank exits 1"
 like "$err" "aiarun\[0\]: stopping: rank 2 failed: algorithm 'nanstep': answer to round [0-9]+ holds nan at index 2" \
     "the coordinator reports the worker's error"
 like "$(said)" "^[12]$" "once by the coordinator (and by the worker itself)"
 like "$out" "^stop=error iterations=[0-9]+ .* loss=nan" \
     "the summary is printed, with the stop's reason"
-ok $([ "$(wc -l <h.csv)" -ge 2 ] && echo 0 || echo 1) \
-    "the history written so far is kept"
+expect_ok "the history written so far is kept" [ "$(wc -l <h.csv)" -ge 2 ]
 rm -f h.csv
 
 job "$FIXTURES/failstep.so" "lrmse, rows: 400, cols: 4" >failstep.yaml
-run 4 -q -o algorithm.after=5 failstep.yaml
+run -e 4 -q -o algorithm.after=5 failstep.yaml
 is "$rank_status" "1 1 1 1" "a worker step failing after 5 answers: every rank exits 1"
 like "$err" "aiarun\[0\]: stopping: rank 2 failed: algorithm 'failstep': worker step: failed at answer 5 \(on purpose\)" \
     "the coordinator reports the worker's error"
 like "$(said)" "^[12]$" "once by the coordinator (and by the worker itself)"
 like "$out" "^stop=error iterations=[5-9] " \
     "the summary counts the rounds before the failure"
-ok $([ "$(wc -l <h.csv)" -ge 2 ] && echo 0 || echo 1) \
-    "the history written so far is kept"
+expect_ok "the history written so far is kept" [ "$(wc -l <h.csv)" -ge 2 ]
 rm -f h.csv
 
 job "$FIXTURES/failstep.so" "lrmse, rows: 400, cols: 4" \
     "pool: {mode: async}" >failstep-async.yaml
-run 3 -q -o algorithm.rank=1 failstep-async.yaml
+run -e 3 -q -o algorithm.rank=1 failstep-async.yaml
 is "$rank_status" "1 1 1" "the same in async mode"
 like "$err" "stopping: rank 1 failed: algorithm 'failstep'" \
     "with the worker's error"
@@ -100,14 +91,12 @@ like "$err" "stopping: rank 1 failed: algorithm 'failstep'" \
 # timeout's kill): only the message, the status and the history count.
 job "$FIXTURES/hangstep.so" "lrmse, rows: 400, cols: 4" \
     "pool: {shutdown_timeout: 1}" >hangstep.yaml
-AIA_TIMEOUT=40 aia_mpirun 3 -q -o stop.time=1 hangstep.yaml >out.txt 2>err.txt
-rc=$?
-ok $([ "$rc" != 0 ] && echo 0 || echo 1) "a worker step that never returns: a failure ($rc)"
-like "$(cat err.txt)" "aiarun\[0\]: rank\(s\) 2 did not stop within 1 s \(pool.shutdown_timeout\); the run ends without them" \
+run -t 40 3 -q -o stop.time=1 hangstep.yaml
+expect_ok "a worker step that never returns: a failure ($rc)" [ "$rc" != 0 ]
+like "$err" "aiarun\[0\]: rank\(s\) 2 did not stop within 1 s \(pool.shutdown_timeout\); the run ends without them" \
     "the coordinator names the rank that did not stop"
-ok $([ "$(wc -l <h.csv)" -ge 2 ] && echo 0 || echo 1) \
-    "the history is kept"
-like "$(cat out.txt)" "^stop=time " "and so is the summary line"
+expect_ok "the history is kept" [ "$(wc -l <h.csv)" -ge 2 ]
+like "$out" "^stop=time " "and so is the summary line"
 rm -f h.csv
 
 # ------------------------------------------------------------ loading
@@ -119,7 +108,7 @@ broken() {
     else
         job sgd "$1" >broken.yaml
     fi
-    run 3 broken.yaml
+    run -e 3 broken.yaml
     is "$rank_status" "2 2 2" "$1: every rank exits 2"
     like "$err" "^aiarun\[0\]: broken.yaml:[12]:1: $2: .*$3.* \(2 more ranks failed too\)" \
         "$1: rank 0 says why"
@@ -143,7 +132,7 @@ broken 'bad name' algorithm "bad name: not a plugin name"
 
 # The wait condition is loaded on the coordinator only.
 job sgd lrmse "pool: {wait: {plugin: $FIXTURES/goodalg.so}}" >badwait.yaml
-run 3 badwait.yaml
+run -e 3 badwait.yaml
 is "$rank_status" "2 2 2" "a wait condition that is an algorithm: every rank exits 2"
 like "$err" "^aiarun\[0\]: badwait.yaml:5:8: pool.wait: .*goodalg.so: is an algorithm plugin, not a wait condition plugin$" \
     "the coordinator says why (the workers did not load it)"

@@ -27,16 +27,16 @@ rc=$?
 is "$rc" 1 "absorb failing after 2 s: exit 1"
 like "$(cat err.txt)" "absorb \(answer of rank [12]\): failed at answer 80 \(on purpose\)" \
     "the coordinator says why"
-ok $([ "$(rows)" -ge 20 ] && echo 0 || echo 1) \
-    "the history has the rows made before the failure ($(rows) lines)"
+expect_ok "the history has the rows made before the failure ($(rows) lines)" \
+    [ "$(rows)" -ge 20 ]
 
 rm -f h.csv
 job "$FIXTURES/crashabsorb.so, after: 80, crash: 1" "lrmse, rows: 400, cols: 4" >crash.yaml
 aia_mpirun 3 -q crash.yaml >out.txt 2>err.txt
 rc=$?
-ok $([ "$rc" != 0 ] && echo 0 || echo 1) "absorb crashing after 2 s: a failure ($rc)"
-ok $([ "$(rows)" -ge 10 ] && echo 0 || echo 1) \
-    "the history has the rows of all but the last second ($(rows) lines)"
+expect_ok "absorb crashing after 2 s: a failure ($rc)" [ "$rc" != 0 ]
+expect_ok "the history has the rows of all but the last second ($(rows) lines)" \
+    [ "$(rows)" -ge 10 ]
 rm -f h.csv
 
 # ------------------------------------------------- untrusted messages
@@ -56,7 +56,7 @@ for n in 2048 1048576 100000000; do
     like "$err" "aiarun\[0\]: rank 2 sent a message of $n bytes, more than the [0-9]+ a message of this job can have \($n bytes\): not trusted any more; going on with 2 workers" \
         "a $n-byte message: the coordinator names rank 2 and the size"
     like "$out" "stop=iterations iterations=50 " "a $n-byte message: the summary line"
-    ok $([ "$(rows)" -ge 51 ] && echo 0 || echo 1) "a $n-byte message: the history"
+    expect_ok "a $n-byte message: the history" [ "$(rows)" -ge 51 ]
     rm -f h.csv
 done
 badmsg 0
@@ -74,8 +74,8 @@ start=$(date +%s)
 AIA_TIMEOUT=40 aia_mpirun 3 hangcreate.yaml >out.txt 2>err.txt
 rc=$?
 took=$(( $(date +%s) - start ))
-ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
-    "a create that never returns: the job fails ($rc), no hang (${took} s)"
+test_expect "a create that never returns: the job fails ($rc), no hang (${took} s)" \
+    '[ "$rc" != 0 ] && [ "$rc" != 124 ]'
 like "$(cat err.txt)" "aiarun\[2\]: set-up did not finish within 2 s \(pool.setup_timeout\): this rank is still in the algorithm's create; aborting the job" \
     "rank 2 names the step that hung"
 
@@ -85,14 +85,14 @@ job "$FIXTURES/crashabsorb.so, after: 20, crash: 2" "lrmse, rows: 400, cols: 4" 
     "pool: {coordinator_timeout: 2}" >stopped.yaml
 AIA_TIMEOUT=40 aia_mpirun 3 stopped.yaml >out.txt 2>err.txt
 rc=$?
-ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
-    "a stopped coordinator: the job fails ($rc), no hang"
+test_expect "a stopped coordinator: the job fails ($rc), no hang" \
+    '[ "$rc" != 0 ] && [ "$rc" != 124 ]'
 like "$(cat err.txt)" "aiarun\[[12]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\): it is stopped or gone; leaving" \
     "a worker says why it leaves"
 AIA_TIMEOUT=40 aia_mpirun 4 -o pool.topology=tree stopped.yaml >out.txt 2>err.txt
 rc=$?
-ok $([ "$rc" != 0 ] && [ "$rc" != 124 ] && echo 0 || echo 1) \
-    "the same in a tree: the job fails ($rc), no hang"
+test_expect "the same in a tree: the job fails ($rc), no hang" \
+    '[ "$rc" != 0 ] && [ "$rc" != 124 ]'
 like "$(cat err.txt)" "aiarun\[[123]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\)" \
     "a tree worker says why it leaves"
 
@@ -112,7 +112,7 @@ rc=$?
 is "$rc" 3 "a worker declared dead: exit status 3"
 like "$(cat err.txt)" "aiarun\[0\]: the run ended \(its outputs above are complete\), but rank\(s\) 2 were left behind \(declared dead or not stopped\) and may still be running: the job cannot end normally, so it is aborted with exit status 3" \
     "the coordinator says plainly what happened"
-ok $(grep -q "exiting improperly" err.txt && echo 1 || echo 0) "no 'exiting improperly'"
+expect_fail "no 'exiting improperly'" grep -q "exiting improperly" err.txt
 like "$(cat out.txt)" "stop=time " "the summary line is out"
 
 # A tree with a worker that never stops: every run keeps the table rows

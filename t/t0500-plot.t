@@ -53,8 +53,9 @@ aia_mpirun 5 -q -o stop.iterations=100 -o output.every=5 \
     -o output.workers=two-workers.csv -o output.answers=two-answers.csv \
     "$example" >run2.txt 2>&1
 ok $? "a run that waits for the two fastest of four"
-ok $([ -s all.csv ] && [ -s two.csv ] && [ -s two-workers.csv ] &&
-    [ -s two-answers.csv ] && echo 0 || echo 1) "they wrote their CSV files"
+test_expect "they wrote their CSV files" \
+    '[ -s all.csv ] && [ -s two.csv ] && [ -s two-workers.csv ] &&
+    [ -s two-answers.csv ]'
 
 # ---------------------------------------------------------------- usage
 plot --help
@@ -64,7 +65,7 @@ like "$out" "gnuplot" "and says gnuplot draws"
 plot --version
 like "$out" "^aiarun-plot [0-9]+\.[0-9]+\.[0-9]+$" "--version prints the version"
 plot --no-such-option all.csv
-ok $([ "$rc" = 2 ] && echo 0 || echo 1) "an unknown option exits 2"
+expect_ok "an unknown option exits 2" [ "$rc" = 2 ]
 like "$err" "unknown option '--no-such-option'" "and names it"
 plot
 is "$rc" 2 "no history exits 2"
@@ -81,7 +82,7 @@ is "$rc" 2 "--workers with histories exits 2"
 plot -o x.png all.csv missing.csv
 is "$rc" 2 "a missing file exits 2"
 is "$err" "aiarun-plot: missing.csv: no such file" "with one line naming it"
-ok $([ ! -e x.png ] && echo 0 || echo 1) "and writes no picture"
+expect_ok "and writes no picture" [ ! -e x.png ]
 
 plot -o x.png all-workers.csv
 is "$rc" 2 "a per-worker table given as a history exits 2"
@@ -124,8 +125,8 @@ is "$rc" 2 "asking for its suboptimality exits 2"
 like "$err" "no file has positive numbers .* in column 'suboptimality'; it is empty when the optimum is unknown" \
     "and says why"
 plot --script -o x.png all.csv noopt.csv
-ok $([ "$rc" = 0 ] && echo "$out" | grep -q "set multiplot layout 2,2" &&
-    echo 0 || echo 1) "overlaid with one that has it: two rows of panels"
+test_expect "overlaid with one that has it: two rows of panels" \
+    '[ "$rc" = 0 ] && echo "$out" | grep -q "set multiplot layout 2,2"'
 like "$err" "warning: noopt.csv: no values to plot in column 'suboptimality'" \
     "and a warning that names the file left out"
 
@@ -148,11 +149,11 @@ plot --script -o x.png all.csv
 a=$(echo "$out" | sed -n '/<< EOD/,/^EOD/p')
 plot --script -o x.png shuffled.csv
 b=$(echo "$out" | sed -n '/<< EOD/,/^EOD/p' | sed 's/^\$shuffled/$all/')
-ok $([ -n "$a" ] && [ "$a" = "$b" ] && echo 0 || echo 1) \
-    "a history with its columns in another order gives the same data"
+test_expect "a history with its columns in another order gives the same data" \
+    '[ -n "$a" ] && [ "$a" = "$b" ]'
 plot --script -o x.png --y accuracy --x epoch shuffled.csv
-ok $([ "$rc" = 0 ] && echo "$out" | grep -q "set ylabel 'accuracy'" &&
-    echo 0 || echo 1) "any column can be plotted"
+test_expect "any column can be plotted" \
+    '[ "$rc" = 0 ] && echo "$out" | grep -q "set ylabel '\''accuracy'\''"'
 
 # ---------------------------------------------------------------- no gnuplot
 # A PATH with every command but gnuplot.
@@ -166,7 +167,7 @@ rc=$?
 is "$rc" 1 "without gnuplot it exits 1"
 like "$err" "gnuplot not found" "saying gnuplot is not found"
 like "$err" "apt-get install gnuplot-nox" "and how to install it"
-ok $([ ! -e hidden.png ] && echo 0 || echo 1) "and writes no picture"
+expect_ok "and writes no picture" [ ! -e hidden.png ]
 err=$(GNUPLOT="$trash/no/gnuplot" "$AIARUN_PLOT" -o hidden.png all.csv 2>&1)
 is "$?" 1 "GNUPLOT naming a missing program exits 1 too"
 
@@ -178,11 +179,11 @@ err=$(GNUPLOT="$trash/badgnuplot" "$AIARUN_PLOT" -o bad.png all.csv 2>&1)
 rc=$?
 is "$rc" 1 "a gnuplot that fails exits 1"
 like "$err" "gnuplot: line 1: all points undefined" "passing on what gnuplot said"
-ok $([ ! -e bad.png ] && echo 0 || echo 1) "and writes no picture"
+expect_ok "and writes no picture" [ ! -e bad.png ]
 err=$(GNUPLOT="$trash/oldgnuplot" "$AIARUN_PLOT" -o bad.png all.csv 2>&1)
 rc=$?
-ok $([ "$rc" = 1 ] && echo "$err" | grep -q "gnuplot 5.0 or later" &&
-    echo 0 || echo 1) "gnuplot 4 is refused: 5.0 or later is needed"
+test_expect "gnuplot 4 is refused: 5.0 or later is needed" \
+    '[ "$rc" = 1 ] && echo "$err" | grep -q "gnuplot 5.0 or later"'
 
 # ---------------------------------------------------------------- pictures
 if command -v gnuplot >/dev/null 2>&1; then
@@ -198,31 +199,30 @@ if command -v gnuplot >/dev/null 2>&1; then
     is "$rc" 0 "two histories overlaid as SVG"
     svg_ok cmp.svg
     ok $? "an SVG file"
-    ok $(grep -q '>nwait=all<' cmp.svg && grep -q '>nwait=2<' cmp.svg &&
-        echo 0 || echo 1) "with both legend labels"
-    ok $(grep -q '>sgd on lrmse<' cmp.svg && echo 0 || echo 1) "and the title"
+    test_expect "with both legend labels" \
+        'grep -q ">nwait=all<" cmp.svg && grep -q ">nwait=2<" cmp.svg'
+    expect_ok "and the title" grep -q '>sgd on lrmse<' cmp.svg
 
     plot all.csv two.csv
-    ok $([ "$rc" = 0 ] && png_ok all.png && echo 0 || echo 1) \
-        "without -o: the first history's name with .png"
+    test_expect "without -o: the first history's name with .png" \
+        '[ "$rc" = 0 ] && png_ok all.png'
     plot -o names.svg all.csv two.csv
-    ok $(grep -q '>all<' names.svg && grep -q '>two<' names.svg &&
-        echo 0 || echo 1) "labels default to the file names"
+    test_expect "labels default to the file names" \
+        'grep -q ">all<" names.svg && grep -q ">two<" names.svg'
 
     plot -o one.png --x iteration --y loss --size 640x400 two.csv
-    ok $([ "$rc" = 0 ] && png_ok one.png && echo 0 || echo 1) "one panel"
+    test_expect "one panel" '[ "$rc" = 0 ] && png_ok one.png'
     is "$(png_size one.png)" 640x400 "of the --size asked for"
 
     plot -o workers.png --workers two-workers.csv
-    ok $([ "$rc" = 0 ] && png_ok workers.png && echo 0 || echo 1) \
-        "a per-worker table as PNG"
+    test_expect "a per-worker table as PNG" \
+        '[ "$rc" = 0 ] && png_ok workers.png'
     plot -o workers.svg --workers two-workers.csv
-    ok $([ "$rc" = 0 ] && svg_ok workers.svg && grep -q '>p99<' workers.svg &&
-        grep -q '>stale<' workers.svg && echo 0 || echo 1) \
-        "and as SVG: round trip p50 and p99, fresh and stale answers"
+    test_expect "and as SVG: round trip p50 and p99, fresh and stale answers" \
+        '[ "$rc" = 0 ] && svg_ok workers.svg && grep -q ">p99<" workers.svg &&
+        grep -q ">stale<" workers.svg'
     plot -o answers.svg --answers two-answers.csv
-    ok $([ "$rc" = 0 ] && svg_ok answers.svg && echo 0 || echo 1) \
-        "an answer log as SVG"
+    test_expect "an answer log as SVG" '[ "$rc" = 0 ] && svg_ok answers.svg'
     missing=
     for r in 1 2 3 4; do
         grep -q ">rank $r<" answers.svg || missing="$missing $r"
@@ -232,8 +232,8 @@ if command -v gnuplot >/dev/null 2>&1; then
     # The picture is replaced only once gnuplot succeeded.
     cp cmp.png keep.png
     GNUPLOT="$trash/badgnuplot" "$AIARUN_PLOT" -o keep.png all.csv 2>/dev/null
-    ok $(cmp -s cmp.png keep.png && echo 0 || echo 1) \
-        "a failed plot leaves an older picture alone"
+    expect_ok "a failed plot leaves an older picture alone" \
+        cmp -s cmp.png keep.png
 else
     skip "gnuplot is not installed (apt-get install gnuplot-nox)"
 fi

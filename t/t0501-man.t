@@ -19,12 +19,12 @@ options() {
 for prog in aiarun aiarun-plot; do
     page="$top_srcdir/man/$prog.1"
     if [ "$prog" = aiarun ]; then bin=$AIARUN; else bin=$AIARUN_PLOT; fi
-    ok $([ -s "$page" ] && echo 0 || echo 1) "man/$prog.1 exists"
+    expect_ok "man/$prog.1 exists" [ -s "$page" ]
     text "$page" >"$trash/page.txt"
     help=$("$bin" --help)
     opts=$(options "$help")
     n=$(printf '%s\n' "$opts" | grep -c -- '^--')
-    ok $([ "$n" -ge 5 ] && echo 0 || echo 1) "$prog --help lists $n long options"
+    expect_ok "$prog --help lists $n long options" [ "$n" -ge 5 ]
     missing=
     for o in $opts; do
         grep -qE -- "(^|[^-A-Za-z])$o([^-A-Za-z]|\$)" "$trash/page.txt" ||
@@ -65,7 +65,7 @@ for d in "$top_srcdir"/examples/*/; do
     grep -q "^\.B $e\$" "$tut"
     ok $? "man/aiarun-plugin.7 presents examples/$e"
 done
-ok $([ "$n" -ge 3 ] && echo 0 || echo 1) "examples/ holds $n plugins"
+expect_ok "examples/ holds $n plugins" [ "$n" -ge 3 ]
 unknown=
 for s in $(grep -o 'struct aia_[a-z_]*' "$trash/tutorial.txt" | sort -u |
     sed 's/struct //'); do

@@ -9,15 +9,8 @@ scratch
 cd "$trash" || exit 99
 EVALUATE="$top_builddir/tools/evaluate"
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(tail -1 out.txt)
-    err=$(cat err.txt)
-}
-
 # the summary's value of key
-val() { printf '%s\n' "$out" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+val() { tail -1 out.txt | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # |a - b| <= tol
 close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }

@@ -12,11 +12,9 @@ cd "$trash" || exit 99
 "$top_builddir/t/csv2h5" "$top_srcdir/etc/data/lr.csv" lr.h5
 is "$?" 0 "csv2h5 writes lr.csv's rows as lr.h5"
 
-# run JOB: its summary's loss in $loss, each rank's rows and checksum in
-# $held ("rank count checksum" lines, sorted)
-run() {
-    aia_mpirun 5 -v "$1" </dev/null >out.txt 2>err.txt
-    rc=$?
+# parse_run : the last run's summary loss in $loss, each rank's rows and
+# checksum in $held ("rank count checksum" lines, sorted)
+parse_run() {
     loss=$(tail -1 out.txt | tr ' ' '\n' | sed -n 's/^loss=//p')
     held=$(sed -n 's/^aiarun\[\([0-9]*\)\]: holds \([0-9]*\) of .*(checksum \([0-9a-f]*\))$/\1 \2 \3/p' err.txt | sort)
 }
@@ -32,7 +30,7 @@ YAML
 
 for part in block cyclic; do
     job "{path: $top_srcdir/etc/data/lr.csv}" $part
-    run job.yaml
+    run 5 -v job.yaml; parse_run
     csv_loss=$loss csv_held=$held
     [ "$(printf '%s\n' "$csv_held" | grep -c '^[1-4] ')" = 4 ]
     ok $? "$part: the CSV job logs the 4 workers' rows"
@@ -41,7 +39,7 @@ for part in block cyclic; do
         "read, target column:{path: lr.h5, dataset: xy}"; do
         name=${data%%:*}
         job "${data#*:}" $part
-        run job.yaml
+        run 5 -v job.yaml; parse_run
         is "$rc" 0 "$part, $name: the HDF5 job exits 0"
         is "$held" "$csv_held" "$part, $name: every rank holds the CSV's rows"
         is "$loss" "$csv_loss" "$part, $name: gd ends at the CSV's loss ($csv_loss)"
@@ -50,7 +48,7 @@ done
 
 # a dataset that is not there is refused naming the file
 job "{path: lr.h5, dataset: nope}" block
-run job.yaml
+run 5 -v job.yaml; parse_run
 [ "$rc" != 0 ]
 ok $? "a missing dataset is refused"
 grep -q "lr.h5: no dataset 'nope'" err.txt

@@ -6,13 +6,6 @@
 scratch
 cd "$trash" || exit 99
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-    [ "$rc" = 0 ] || diag "exit $rc" "$err"
-}
 cat > job.yaml <<'YAML'
 seed: 3
 algorithm: {plugin: gd, step: 0.5}
@@ -35,8 +28,8 @@ for alg in "gd, step: 0.5" "average, step: 0.5" "average, step: 0.5, memory: del
     for arity in 2 3 8; do
         run 10 -o "algorithm={plugin: $alg}" -o pool.arity=$arity job.yaml
         d=$(differ x.txt star.txt)
-        ok $([ "$rc" = 0 ] && float_le "$d" 1e-13 && echo 0 || echo 1) \
-            "$name, 9 workers, arity $arity: the star's iterate to rounding ($d)"
+        test_expect "$name, 9 workers, arity $arity: the star's iterate to rounding ($d)" \
+            '[ "$rc" = 0 ] && float_le "$d" 1e-13'
         children=$(( arity < 9 ? arity : 9 ))
         is "$(field answers "$out")" $((10 * children)) \
             "$name, arity $arity: the coordinator receives $children answers a round"
@@ -61,8 +54,8 @@ YAML
 run 10 data.yaml
 run 10 -o pool.topology=star -o output.final=star.txt data.yaml
 d=$(differ x.txt star.txt)
-ok $(float_le "$d" 1e-13 && echo 0 || echo 1) \
-    "uneven rows from a file: the star's iterate too ($d)"
+expect_ok "uneven rows from a file: the star's iterate too ($d)" \
+    float_le "$d" 1e-13
 
 # the time stop in the middle of a round, with stragglers
 run 10 -o stop.iterations=0 -o stop.time=1 -o stragglers.work_ms=30 -o output.final= job.yaml
@@ -76,7 +69,7 @@ run 10 -o stop.iterations=0 -o stop.time=1 -o pool.shutdown_timeout=2 \
 took=$(( $(date +%s) - start ))
 like "$err" "did not stop within 2 s \\(pool.shutdown_timeout\\); the run ends without them" \
     "a hung worker in the tree: the coordinator gives up on its subtree"
-ok $([ "$took" -lt 30 ] && echo 0 || echo 1) "in bounded time ($took s)"
+expect_ok "in bounded time ($took s)" [ "$took" -lt 30 ]
 like "$out" "stop=time " "and the summary is printed"
 
 aia_mpirun 10 -o 'algorithm={plugin: sgd}' job.yaml >out.txt 2>err.txt

@@ -25,18 +25,11 @@ stop:
   iterations: 100
 YAML
 
-run() {
-    aia_mpirun 5 -q "$@" job.yaml >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # bytes of n doubles encoded by a codec, and of a message of them
 hdr=64
 n=20
 
-run
+run 5 -q job.yaml
 is "$rc" 0 "no codec: exits 0"
 base=$(field loss "$out")
 answers=$(field answers "$out")
@@ -50,13 +43,13 @@ is "$(field sent_bytes "$out")" $((answers * (hdr + n * 8))) \
 is "$(field ratio "$out")" 1.0000 "no codec: ratio 1"
 
 if [ "${AIA_HAVE_ZSTD:-yes}" = yes ]; then
-    run -o pool.codec.query=zstd -o pool.codec.answer=zstd
+    run 5 -q -o pool.codec.query=zstd -o pool.codec.answer=zstd job.yaml
     is "$rc" 0 "zstd: exits 0"
     is "$(field loss "$out")" "$base" "zstd: exactly the loss of no codec"
     sent=$(field sent_bytes "$out")
-    ok $([ "$sent" -gt $((answers * hdr)) ] &&
-         [ "$sent" -le $((answers * (hdr + n * 8 + 64))) ] && echo 0 || echo 1) \
-        "zstd: sent bytes within the bound ($sent)"
+    test_expect "zstd: sent bytes within the bound ($sent)" \
+        '[ "$sent" -gt $((answers * hdr)) ] &&
+         [ "$sent" -le $((answers * (hdr + n * 8 + 64))) ]'
 else
     ok 0 "# SKIP zstd: this aiarun was built without libzstd"
     out=$("$AIARUN" --check -n 4 -o pool.codec.answer=zstd job.yaml 2>&1)
@@ -64,10 +57,10 @@ else
         "zstd: refused in a build without it, naming the place"
 fi
 
-run -o pool.codec.query=float32 -o pool.codec.answer=float32
+run 5 -q -o pool.codec.query=float32 -o pool.codec.answer=float32 job.yaml
 is "$rc" 0 "float32: exits 0"
 gap=$(field gap "$out")
-ok $(float_le "$gap" 1e-9 && echo 0 || echo 1) "float32: gap $gap within 1e-9"
+expect_ok "float32: gap $gap within 1e-9" float_le "$gap" 1e-9
 is "$(field recv_bytes "$out")" $((answers * (hdr + n * 4))) \
     "float32: 4 bytes a value received"
 is "$(field recv_payload "$out")" $((answers * n * 8)) \
@@ -76,28 +69,27 @@ is "$(field sent_bytes "$out")" $((answers * (hdr + n * 4))) \
     "float32: 4 bytes a value sent"
 is "$(field ratio "$out")" 2.0000 "float32: halves the payloads"
 
-run -o pool.codec.query=float16 -o pool.codec.answer=bfloat16
+run 5 -q -o pool.codec.query=float16 -o pool.codec.answer=bfloat16 job.yaml
 is "$rc" 0 "float16 queries, bfloat16 answers: exits 0"
 gap=$(field gap "$out")
-ok $(float_le "$gap" 1e-2 && echo 0 || echo 1) \
-    "float16 queries, bfloat16 answers: gap $gap within 1e-2"
+expect_ok "float16 queries, bfloat16 answers: gap $gap within 1e-2" \
+    float_le "$gap" 1e-2
 is "$(field ratio "$out")" 4.0000 "16-bit values: a quarter of the payloads"
 
-run -o pool.codec.answer=topk -o pool.codec.topk=5 -o stop.iterations=300
+run 5 -q -o pool.codec.answer=topk -o pool.codec.topk=5 -o stop.iterations=300 job.yaml
 is "$rc" 0 "topk: exits 0"
 gap=$(field gap "$out")
-ok $(float_le "$gap" 1e-2 && echo 0 || echo 1) \
-    "topk 5 of 20 with error feedback: gap $gap within 1e-2"
+expect_ok "topk 5 of 20 with error feedback: gap $gap within 1e-2" \
+    float_le "$gap" 1e-2
 answers=$(field answers "$out")
 is "$(field recv_bytes "$out")" $((answers * (hdr + 5 * 12))) \
     "topk: 12 bytes an entry sent"
 
-run -o pool.codec.answer=topk -o pool.codec.topk=0.1 -o stop.iterations=300 \
-    -o algorithm.plugin=sgd -o algorithm.step=0.1
+run 5 -q -o pool.codec.answer=topk -o pool.codec.topk=0.1 -o stop.iterations=300 \
+    -o algorithm.plugin=sgd -o algorithm.step=0.1 job.yaml
 is "$rc" 0 "topk with sgd: exits 0"
 gap=$(field gap "$out")
-ok $(float_le "$gap" 2e-2 && echo 0 || echo 1) \
-    "topk 2 of 20 with sgd: gap $gap within 2e-2"
+expect_ok "topk 2 of 20 with sgd: gap $gap within 2e-2" float_le "$gap" 2e-2
 
 # refusals: exit 2 from every rank, one message naming the line and key
 sed 's/answer: none/answer: gzip/' job.yaml >bad.yaml
@@ -113,7 +105,7 @@ is "$?" 2 "an unknown key in pool.codec: exit 2"
 like "$out" "bad.yaml:12:5: pool.codec.answr: unknown key" \
     "an unknown key in pool.codec: named with its line"
 
-run -o pool.codec.answer=topk -o algorithm.plugin=average
+run 5 -q -o pool.codec.answer=topk -o algorithm.plugin=average job.yaml
 is "$rc" 2 "topk for average's models: exit 2"
 like "$err" "job.yaml:10:3: pool.codec.answer: topk: algorithm 'average' does not declare its answers additive" \
     "topk for average's models: refused with the reason"
@@ -130,11 +122,11 @@ like "$out" "job.yaml:10:3: pool.codec: a tree's nodes combine answers as double
     "a codec in a tree: refused with the reason"
 
 # the emulated link: each answer waits for its bytes to cross it
-run -o stragglers.link_mbps=1 -o stop.iterations=20
+run 5 -q -o stragglers.link_mbps=1 -o stop.iterations=20 job.yaml
 is "$rc" 0 "an emulated 1 Mbit/s link: exits 0"
 t=$(field time "$out")
 want=$(awk -v b=$(( (hdr + n * 8) * 2 )) 'BEGIN { print 20 * b * 8 / 1e6 }')
-ok $(float_le "$want" "$t" && echo 0 || echo 1) \
-    "an emulated 1 Mbit/s link: 20 rounds take at least ${want} s ($t s)"
+expect_ok "an emulated 1 Mbit/s link: 20 rounds take at least ${want} s ($t s)" \
+    float_le "$want" "$t"
 
 done_testing

@@ -11,24 +11,16 @@ cd "$trash" || exit 99
 
 example=$top_srcdir/etc/local-lrmse.yaml
 
-# run NP ARGS... : stdout in $out, stderr in $err, status in $rc
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # gap_is WHAT OP BOUND : the last run exited 0 with gap OP BOUND (le, gt)
 gap_is() {
     is "$rc" 0 "$1: exits 0"
     gap=$(field gap "$out")
     if [ "$2" = le ]; then
-        ok $(float_le "${gap:-1e300}" "$3" && echo 0 || echo 1) \
-            "$1: the final loss is within $3 of the optimum (gap ${gap:-none})"
+        expect_ok "$1: the final loss is within $3 of the optimum (gap ${gap:-none})" \
+            float_le "${gap:-1e300}" "$3"
     else
-        ok $(float_le "${gap:-0}" "$3" && echo 1 || echo 0) \
-            "$1: the final loss is more than $3 off the optimum (gap ${gap:-none})"
+        expect_fail "$1: the final loss is more than $3 off the optimum (gap ${gap:-none})" \
+            float_le "${gap:-0}" "$3"
     fi
 }
 
@@ -66,9 +58,9 @@ run 5 -q --resume -o stop.iterations=60 -o output.history= \
     -o output.checkpoint=ck.bin -o output.checkpoint_every=30 "$example"
 is "$rc" 0 "resumed from iteration 30: exits 0"
 resumed=$(field loss "$out")
-ok $(awk -v a="$whole" -v b="$resumed" 'BEGIN { d = a - b; if (d < 0) d = -d;
-    exit !(a > 0 && d <= 0.05 * a) }' && echo 0 || echo 1) \
-    "and ends near the uninterrupted run's loss ($resumed against $whole)"
+expect_ok "and ends near the uninterrupted run's loss ($resumed against $whole)" \
+    awk -v a="$whole" -v b="$resumed" 'BEGIN { d = a - b; if (d < 0) d = -d;
+    exit !(a > 0 && d <= 0.05 * a) }'
 
 printf 'algorithm:\n  plugin: average\n  local_steps: 2\n  delay: 3\nproblem:\n  plugin: lrmse\nstop:\n  iterations: 5\n' >bad.yaml
 run 3 bad.yaml

@@ -19,13 +19,6 @@ cd "$trash" || exit 99
 cp "$top_srcdir/etc/lsq.py" "$top_srcdir/etc/python-lsq.yaml" .
 mkdir data && cp "$top_srcdir/etc/data/lr.csv" data/
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # max |a - b| over two files of numbers, or "bad" when they differ in shape
 maxdiff() {
     "$AIA_PYTHON" -c 'import sys, numpy as np
@@ -46,13 +39,12 @@ for alg in gd average; do
     [ "$rc" = 0 ] || diag "$err"
     run 4 $o -o output.final=lr-$alg.txt -o output.history=lr-$alg.csv lrmse.yaml
     d=$(maxdiff py-$alg.txt lr-$alg.txt)
-    ok $(close12 "$d" && echo 0 || echo 1) \
-        "$alg: final iterate within 1e-12 of lrmse's ($d)"
+    expect_ok "$alg: final iterate within 1e-12 of lrmse's ($d)" close12 "$d"
     cut -d, -f1,2,4 py-$alg.csv | sed 1d | tr , ' ' > py.txt
     cut -d, -f1,2,4 lr-$alg.csv | sed 1d | tr , ' ' > lr.txt
     d=$(maxdiff py.txt lr.txt)
-    ok $(close12 "$d" && echo 0 || echo 1) \
-        "$alg: every history row's loss within 1e-12 of lrmse's ($d)"
+    expect_ok "$alg: every history row's loss within 1e-12 of lrmse's ($d)" \
+        close12 "$d"
 done
 run 4 -v python-lsq.yaml
 like "$err" "no optimum to compare with: the rows are the workers' and problem 'python' gives no summary" \
@@ -65,10 +57,10 @@ pyL=$(printf '%s\n' "$out" | sed -n 's/.*smoothness *L = \([^,]*\),.*/\1/p')
 run 4 -o algorithm.step=auto -o stop.iterations=5 lrmse.yaml
 lrL=$(printf '%s\n' "$out" | sed -n 's/.*smoothness *L = \([^,]*\),.*/\1/p')
 # lrmse's power iteration stops within 1e-3 of the top eigenvalue
-ok $([ -n "$pyL" ] && [ -n "$lrL" ] &&
-    awk -v a="$pyL" -v b="$lrL" 'BEGIN { d = a - b; if (d < 0) d = -d;
-        exit !(d <= 1e-3 * a) }' && echo 0 || echo 1) \
-    "the report's L is lrmse's on the same rows to 1e-3 ($pyL, $lrL)"
+test_expect "the report's L is lrmse's on the same rows to 1e-3 ($pyL, $lrL)" \
+    '[ -n "$pyL" ] && [ -n "$lrL" ] &&
+    awk -v a="$pyL" -v b="$lrL" "BEGIN { d = a - b; if (d < 0) d = -d;
+        exit !(d <= 1e-3 * a) }"'
 
 # --- an exception: its text and place, exit 1 from every rank
 cat > boom.py <<'PY'
@@ -103,7 +95,7 @@ like "$err" "aiarun\[0\]: stopping: rank 2 failed: .*boom:Boom.gradient: ValueEr
 is "$(printf '%s\n' "$err" | grep 'no gradient after' | grep -cv '^aiarun\[[02]\]: ')" 0 \
     "no other line (no Python traceback) carries it"
 like "$out" "iterations=[23] " "the summary is kept (the rounds before it)"
-ok $([ -s boom.csv ] && echo 0 || echo 1) "and the history"
+expect_ok "and the history" [ -s boom.csv ]
 
 # raised inside NumPy's Python code: the place named is the class's call
 cat > lib.py <<'PY'
@@ -219,8 +211,7 @@ for part in "cyclic" "cyclic -o problem.weights=[1,2,3]" "block -o problem.weigh
     [ "$rc" = 0 ] || diag "$err"
     run 4 -o problem.partition=$part -o output.final=spl.txt sparse-lrmse.yaml
     d=$(maxdiff sp.txt spl.txt)
-    ok $(close12 "$d" && echo 0 || echo 1) \
-        "sparse rows, $part: lrmse's final iterate ($d)"
+    expect_ok "sparse rows, $part: lrmse's final iterate ($d)" close12 "$d"
 done
 
 # --- PyTorch: autograd's gradient, trained with nwait below the pool
@@ -234,8 +225,8 @@ else
         set -- $np
         AIA_TIMEOUT=300 run $1 -q -o pool.wait.nwait=$2 python-torch.yaml
         acc=$(field accuracy "$out")
-        ok $([ "$rc" = 0 ] && float_le 0.9 "${acc:-0}" && echo 0 || echo 1) \
-            "PyTorch network, $1 ranks, nwait $2: held-out accuracy $acc >= 0.9"
+        test_expect "PyTorch network, $1 ranks, nwait $2: held-out accuracy $acc >= 0.9" \
+            '[ "$rc" = 0 ] && float_le 0.9 "${acc:-0}"'
         [ "$rc" = 0 ] || diag "$err"
     done
 fi
