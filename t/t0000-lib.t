@@ -5,7 +5,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-plan 16
+plan 18
 
 # tap SHELL-TEXT : the TAP lines that SHELL-TEXT prints after sourcing
 # lib.sh, its diagnostics dropped.
@@ -37,6 +37,10 @@ like "$diags" "# exit status: 4" "and its status"
      "$(cat out.txt)" "$(head -n 1 err.txt)" >cap.txt)
 is "$(cat cap.txt)" "3|to-out|to-err|to-out|to-err" \
     "run: \$rc, \$out, \$err (mpirun adds its own lines), out.txt and err.txt"
+(AIARUN=$(command -v sh); run 1 -c 'exit 3'; echo $? >ret.txt)
+is "$(cat ret.txt)" 3 "run's own status is \$rc"
+(AIARUN=$(command -v sh); run -w "env AIA_T=wrapped" 1 -c 'echo "$AIA_T"'; echo "$out" >wrap.txt)
+is "$(cat wrap.txt)" wrapped "run -w: each rank runs the wrapper with aiarun as its command"
 (AIARUN=$(command -v sh); run -e 2 -c 'exit 5'; echo "$rank_status" >each.txt)
 is "$(cat each.txt)" "5 5" "run -e: each rank's own status in \$rank_status"
 

@@ -12,6 +12,7 @@ flags() { (unset AIA_MPIRUN_FLAGS; MPIRUN=$1; . "$top_srcdir/t/lib.sh"; printf '
 is "$(flags ./ompi)" "--oversubscribe" "Open MPI's mpirun gets --oversubscribe"
 is "$(flags ./hydra)" "" "MPICH's mpiexec does not"
 is "$(flags "$MPIRUN")" "$AIA_MPIRUN_FLAGS" "the tests' own launcher is detected the same way"
-out=$(aia_mpirun 2 --version 2>&1)
+run 2 --version
+out=$(cat out.txt err.txt)
 like "$out" "^aiarun " "and runs aiarun with it"
 done_testing

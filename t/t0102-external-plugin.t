@@ -78,8 +78,7 @@ stop: {iterations: 300}
 YAML
 out=$("$AIARUN" --check jobs/momentum.yaml 2>&1); rc=$?
 is "$rc" 0 "--check loads it by a path relative to the job file"
-aia_mpirun 4 jobs/momentum.yaml >out.txt 2>err.txt; rc=$?
-out=$(cat out.txt)
+run 4 jobs/momentum.yaml
 is "$rc" 0 "a run with it exits 0"
 gap=$(field gap "$out")
 expect_ok "and converges (gap $gap)" float_le "${gap:-1}" 0.01

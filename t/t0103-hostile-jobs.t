@@ -150,8 +150,7 @@ refused twodocs.yaml \
 
 # Under mpirun: every rank parses the same bytes and agrees; one message.
 mpi() {
-    aia_mpirun_each 3 "$1" >out.txt 2>err.txt
-    err=$(cat err.txt)
+    run -e 3 "$1"
     is "$rank_status" "2 2 2" "mpirun, $3: every rank exits 2"
     like "$err" "$2" "mpirun, $3: rank 0 says why"
     is "$(grep -c '^aiarun\[' err.txt)" 1 "mpirun, $3: once, not once per rank"

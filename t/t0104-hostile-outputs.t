@@ -36,8 +36,9 @@ like "$out" "output.checkpoint: 'folder' is a folder" "a folder is refused"
 ln -s /dev/null link
 check -o output.final=link job.yaml
 like "$out" "output.final: 'link' is a device" "a link to a device is refused"
-run_out=$(aia_mpirun 3 -o output.checkpoint=/dev/null job.yaml 2>&1)
-is "$?" 2 "under mpirun too, before the run"
+run 3 -o output.checkpoint=/dev/null job.yaml
+run_out=$(cat out.txt err.txt)
+is "$rc" 2 "under mpirun too, before the run"
 expect_ok "/dev/null is still a device" [ -c /dev/null ]
 like "$run_out" "output.checkpoint: '/dev/null' is a device" "and it says so"
 
@@ -46,8 +47,7 @@ check -o problem.data.path=fifo -o problem.data.format=csv job.yaml
 like "$out" "problem.data: '.*/fifo' is a FIFO: data files are regular files" \
     "a FIFO as the data file is refused"
 start=$(date +%s)
-run_out=$(AIA_TIMEOUT=60 aia_mpirun 3 -o problem.data.path=fifo -o problem.data.format=csv job.yaml 2>&1)
-rc=$?
+run -t 60 3 -o problem.data.path=fifo -o problem.data.format=csv job.yaml
 is "$rc" 2 "under mpirun too ($(( $(date +%s) - start )) s), no hang"
 check -o problem.data.path=/dev/zero -o problem.data.format=libsvm job.yaml
 like "$out" "problem.data: '/dev/zero' is a device" "and /dev/zero is not read without end"
@@ -73,8 +73,8 @@ echo 'iteration' > busy.csv
 flock busy.csv sleep 30 &
 holder=$!
 sleep 1
-run_out=$(aia_mpirun 3 -o output.history=busy.csv job.yaml 2>&1)
-rc=$?
+run 3 -o output.history=busy.csv job.yaml
+run_out=$(cat out.txt err.txt)
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 expect_ok "a history another run holds is refused (exit $rc)" [ "$rc" != 0 ]
@@ -82,13 +82,13 @@ like "$run_out" "busy\.csv: another run is writing it" "and the message says why
 is "$(cat busy.csv)" "iteration" "the file is left as it was"
 
 # --- --resume with a history shorter than the checkpoint records
-aia_mpirun 3 -o output.history=h.csv -o output.checkpoint=ck.bin \
-    -o stop.iterations=20 job.yaml >/dev/null 2>&1
-is "$?" 0 "a run that leaves a checkpoint"
+run 3 -o output.history=h.csv -o output.checkpoint=ck.bin \
+    -o stop.iterations=20 job.yaml
+is "$rc" 0 "a run that leaves a checkpoint"
 head -c 40 h.csv > short.csv && mv short.csv h.csv
-run_out=$(aia_mpirun 3 --resume -o output.history=h.csv \
-    -o output.checkpoint=ck.bin job.yaml 2>&1)
-expect_ok "--resume over a shortened history is refused" [ $? != 0 ]
+run 3 --resume -o output.history=h.csv -o output.checkpoint=ck.bin job.yaml
+run_out=$(cat out.txt err.txt)
+expect_ok "--resume over a shortened history is refused" [ "$rc" != 0 ]
 like "$run_out" "h\.csv: 40 bytes, fewer than the [0-9]+ the checkpoint records" \
     "with the sizes"
 is "$(tr -d '\000' < h.csv | wc -c | tr -d ' ')" 40 "no NUL byte was written"

@@ -39,16 +39,17 @@ err=$("$AIARUN" --check -n 4 -o 'pool.workers=[7]' job.yaml 2>&1)
 like "$err" "pool.workers: rank 7 is not a worker rank of this run \\(1 to 4\\)" \
     "and a rank that is not in the run"
 
-err=$(aia_mpirun 5 job.yaml 2>&1)
+run 5 job.yaml
+err=$(cat out.txt err.txt)
 like "$err" "job.yaml:2:[0-9]+: problem.rows: worker [0-9] \\(rank [0-9]\\) holds none of the problem's rows" \
     "3 rows for 4 workers is blamed on problem.rows"
 unlike "$err" "algorithm: worker" "not on the algorithm"
 
-out=$(aia_mpirun 3 -o problem.rows=40 job.yaml 2>/dev/null)
+run 3 -o problem.rows=40 job.yaml
 like "$out" "problem +lrmse .*rows=40 cols=2 noise=" "generated data: the generator's parameters"
 i=0; while [ $i -lt 40 ]; do echo "$i,$((i % 7)),$((i * 3 % 11))"; i=$((i + 1)); done > d.csv
 sed 's/rows: 3, cols: 2/ridge: 0.5, data: {path: d.csv}/' job.yaml > data.yaml
-out=$(aia_mpirun 3 data.yaml 2>/dev/null)
+run 3 data.yaml
 like "$out" "problem +lrmse .*: reads problem.data ridge=0.5
 " "a data file: the parameters the job sets"
 unlike "$out" "noise=" "and no generator's"

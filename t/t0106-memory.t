@@ -51,8 +51,8 @@ like "$out" "dense.yaml:4:3: the rows take at least 160 GB on this machine \\(at
 
 # under mpirun: refused before any rank allocates
 start=$(date +%s)
-out=$(aia_mpirun 3 -o problem.rows=1000000000 -o problem.cols=1000 job.yaml 2>&1)
-rc=$?
+run 3 -o problem.rows=1000000000 -o problem.cols=1000 job.yaml
+out=$(cat out.txt err.txt)
 took=$(( $(date +%s) - start ))
 is "$rc" 2 "under mpirun: exit 2"
 like "$out" "aiarun\\[[0-9]\\]: .*the rows take at least 8000 GB on this machine .*2 of 2 workers" \

@@ -97,8 +97,7 @@ bad() { # bad NAME CONTENT-PRINTF EXTRA-KEYS EXPECTED-REGEX
     printf "$2" > "$1"
     for delivery in read scatter; do
         job "$1" ", delivery: $delivery $3"
-        aia_mpirun_each 5 job.yaml >out.txt 2>err.txt
-        err=$(cat err.txt)
+        run -e 5 job.yaml
         is "$rank_status" "2 2 2 2 2" "$1 ($delivery): every rank exits 2"
         like "$err" "$4" "$1 ($delivery): names the place"
         is "$(printf '%s\n' "$err" | grep -c '^aiarun\[')" 1 "$1 ($delivery): once"

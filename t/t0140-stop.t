@@ -50,9 +50,9 @@ algorithm: {plugin: sgd}
 problem: {plugin: logreg, l2: 0}
 stop: {iterations: 100, gap: 1e-3}
 YAML
-aia_mpirun 3 sep.yaml >out.txt 2>err.txt; rc=$?
+run 3 sep.yaml
 is "$rc" 2 "stop.gap on a problem without an optimum: exit 2"
-like "$(cat err.txt)" "sep.yaml:3:30: stop.gap: problem 'logreg' cannot give its optimum \\(the rows are linearly separable" \
+like "$err" "sep.yaml:3:30: stop.gap: problem 'logreg' cannot give its optimum \\(the rows are linearly separable" \
     "and says why, with the place"
 
 out=$("$AIARUN" --check -o stop.iterations=0 -o stop.time=0 -o stop.gap=0.1 "$example" 2>&1)

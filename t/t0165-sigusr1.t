@@ -14,13 +14,13 @@ stop: {iterations: 100000000, time: 60}
 stragglers: {work_ms: 2}
 output: {history: h.csv, every: 10, checkpoint: ck.bin, checkpoint_every: 20}
 YAML
-aia_mpirun 3 job.yaml >out.txt 2>err.txt &
+run 3 job.yaml &
 launcher=$!
 i=0
 while [ ! -s ck.bin ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.3
 start=$(date +%s)
-# mpirun, under the background shell and timeout
+# mpirun, under the background shell (run) and timeout
 mpirun_pid() {
     for c in $(pgrep -P "$1"); do
         if [ "$(cat /proc/$c/comm 2>/dev/null)" = mpirun ] ||
@@ -48,7 +48,7 @@ at=$(tail -1 h.csv | cut -d, -f1)
 parts=$(od -A n -t u4 -j 24 -N 4 ck.bin | tr -d ' ')
 ck=$(od -A n -t d8 -j $((32 + 24 * ${parts:-0})) -N 8 ck.bin | tr -d ' ')
 is "$ck" "$at" "the checkpoint holds the last iteration ($at)"
-aia_mpirun 3 --resume -o stop.iterations=$((at + 30)) job.yaml >out.txt 2>err.txt
-is "$?" 0 "--resume goes on from it"
-is "$(field iterations "$(cat out.txt)")" $((at + 30)) "to the new limit"
+run 3 --resume -o stop.iterations=$((at + 30)) job.yaml
+is "$rc" 0 "--resume goes on from it"
+is "$(field iterations "$out")" $((at + 30)) "to the new limit"
 done_testing

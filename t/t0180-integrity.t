@@ -17,10 +17,7 @@ stragglers:
 stop: {iterations: 200}
 output: {answers: a.csv, workers: w.csv}
 YAML
-    aia_mpirun 5 job.yaml >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
+    run 5 job.yaml
     is "$rc" 0 "$wait: exit 0 with a worker sending malformed answers"
     like "$err" "rank 2 sent not an aiarun message \\([0-9]+ bytes\\): not trusted any more; going on with 3 workers" \
         "$wait: it is reported"

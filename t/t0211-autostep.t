@@ -16,9 +16,7 @@ stop: {gap: 1e-3, time: 100}
 YAML
 for cfg in "gd" "sgd -o pool.wait.nwait=3" "sgd -o pool.mode=async" "average"; do
     # shellcheck disable=SC2086
-    aia_mpirun 5 -o algorithm.plugin=$cfg ill.yaml >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
+    run 5 -o algorithm.plugin=$cfg ill.yaml
     is "$rc" 0 "$cfg, condition 1e5, step auto: exits 0"
     is "$(field stop "$out")" gap \
         "$cfg: reaches a gap of 1e-3 ($(field gap "$out"), $(field iterations "$out") iterations, $(field time "$out") s)"

@@ -27,10 +27,8 @@ for job in "$top_srcdir"/etc/*.yaml; do
         fi
         short="-o stop.iterations=30 -o output.history= -o output.final=" ;;
     esac
-    aia_mpirun 5 "$job" $short >out.txt 2>err.txt; rc=$?
-    out=$(cat out.txt)
+    run 5 "$job" $short
     is "$rc" 0 "$name runs with 5 ranks"
-    [ "$rc" = 0 ] || diag "$(cat err.txt)"
     gap=$(field gap "$out")
     if [ -n "$gap" ]; then
         expect_ok "$name ends within 1% of the optimum (gap $gap)" \

@@ -22,18 +22,16 @@ rows() { [ -e h.csv ] && wc -l <h.csv || echo 0; }
 # history before the failure at answer 80 (2 s): less than stdio's buffer,
 # so only a flush while running brings the rows to the file.
 job "$FIXTURES/crashabsorb.so, after: 80" "lrmse, rows: 400, cols: 4" >fail.yaml
-aia_mpirun 3 -q fail.yaml >out.txt 2>err.txt
-rc=$?
+run 3 -q fail.yaml
 is "$rc" 1 "absorb failing after 2 s: exit 1"
-like "$(cat err.txt)" "absorb \(answer of rank [12]\): failed at answer 80 \(on purpose\)" \
+like "$err" "absorb \(answer of rank [12]\): failed at answer 80 \(on purpose\)" \
     "the coordinator says why"
 expect_ok "the history has the rows made before the failure ($(rows) lines)" \
     [ "$(rows)" -ge 20 ]
 
 rm -f h.csv
 job "$FIXTURES/crashabsorb.so, after: 80, crash: 1" "lrmse, rows: 400, cols: 4" >crash.yaml
-aia_mpirun 3 -q crash.yaml >out.txt 2>err.txt
-rc=$?
+run 3 -q crash.yaml
 expect_ok "absorb crashing after 2 s: a failure ($rc)" [ "$rc" != 0 ]
 expect_ok "the history has the rows of all but the last second ($(rows) lines)" \
     [ "$(rows)" -ge 10 ]
@@ -45,10 +43,7 @@ rm -f h.csv
 # the other workers, name rank 2 and end as its limit says.
 badmsg() {
     job "$FIXTURES/badmsg.so, bytes: $1" "lrmse, rows: 400, cols: 4" >badmsg.yaml
-    aia_mpirun 4 -o stop.iterations=50 -o stop.time=20 badmsg.yaml >out.txt 2>err.txt
-    rc=$?
-    err=$(cat err.txt)
-    out=$(cat out.txt)
+    run 4 -o stop.iterations=50 -o stop.time=20 badmsg.yaml
 }
 for n in 2048 1048576 100000000; do
     badmsg $n
@@ -71,8 +66,7 @@ like "$out" "stop=iterations iterations=50 " "the summary line"
 job "$FIXTURES/hangcreate.so" "lrmse, rows: 400, cols: 4" \
     "pool: {setup_timeout: 2}" >hangcreate.yaml
 start=$(date +%s)
-AIA_TIMEOUT=40 aia_mpirun 3 hangcreate.yaml >out.txt 2>err.txt
-rc=$?
+run -t 40 3 hangcreate.yaml
 took=$(( $(date +%s) - start ))
 test_expect "a create that never returns: the job fails ($rc), no hang (${took} s)" \
     '[ "$rc" != 0 ] && [ "$rc" != 124 ]'
@@ -83,17 +77,15 @@ like "$(cat err.txt)" "aiarun\[2\]: set-up did not finish within 2 s \(pool.setu
 # after pool.coordinator_timeout with a line of their own.
 job "$FIXTURES/crashabsorb.so, after: 20, crash: 2" "lrmse, rows: 400, cols: 4" \
     "pool: {coordinator_timeout: 2}" >stopped.yaml
-AIA_TIMEOUT=40 aia_mpirun 3 stopped.yaml >out.txt 2>err.txt
-rc=$?
+run -t 40 3 stopped.yaml
 test_expect "a stopped coordinator: the job fails ($rc), no hang" \
     '[ "$rc" != 0 ] && [ "$rc" != 124 ]'
-like "$(cat err.txt)" "aiarun\[[12]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\): it is stopped or gone; leaving" \
+like "$err" "aiarun\[[12]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\): it is stopped or gone; leaving" \
     "a worker says why it leaves"
-AIA_TIMEOUT=40 aia_mpirun 4 -o pool.topology=tree stopped.yaml >out.txt 2>err.txt
-rc=$?
+run -t 40 4 -o pool.topology=tree stopped.yaml
 test_expect "the same in a tree: the job fails ($rc), no hang" \
     '[ "$rc" != 0 ] && [ "$rc" != 124 ]'
-like "$(cat err.txt)" "aiarun\[[123]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\)" \
+like "$err" "aiarun\[[123]\]: no word from the coordinator for 2 s \(pool.coordinator_timeout\)" \
     "a tree worker says why it leaves"
 
 # ------------------------------------------------- ranks left behind
@@ -107,10 +99,9 @@ pool: {dead_after: 1, wait: {nwait: 0}}
 stragglers: {work_ms: 5, hang: {ranks: [2], after: 10}}
 stop: {time: 2.5}
 YAML
-aia_mpirun 4 dead.yaml >out.txt 2>err.txt
-rc=$?
+run 4 dead.yaml
 is "$rc" 3 "a worker declared dead: exit status 3"
-like "$(cat err.txt)" "aiarun\[0\]: the run ended \(its outputs above are complete\), but rank\(s\) 2 were left behind \(declared dead or not stopped\) and may still be running: the job cannot end normally, so it is aborted with exit status 3" \
+like "$err" "aiarun\[0\]: the run ended \(its outputs above are complete\), but rank\(s\) 2 were left behind \(declared dead or not stopped\) and may still be running: the job cannot end normally, so it is aborted with exit status 3" \
     "the coordinator says plainly what happened"
 expect_fail "no 'exiting improperly'" grep -q "exiting improperly" err.txt
 like "$(cat out.txt)" "stop=time " "the summary line is out"
@@ -121,8 +112,7 @@ like "$(cat out.txt)" "stop=time " "the summary line is out"
 printf 'seed: 3\nalgorithm: {plugin: gd, step: 0.5}\nproblem: {plugin: lrmse, rows: 4500, cols: 12}\npool: {topology: tree, shutdown_timeout: 2}\nstop: {time: 1}\nstragglers: {hang: {ranks: [5], after: 3}}\n' >tree.yaml
 good=0
 for i in 1 2 3 4; do
-    aia_mpirun 10 tree.yaml >out.txt 2>err.txt
-    rc=$?
+    run 10 tree.yaml
     [ "$rc" = 3 ] && [ "$(grep -c '^stop=time ' out.txt)" = 1 ] &&
         [ "$(wc -l <out.txt)" -ge 10 ] && good=$((good + 1))
 done
@@ -158,10 +148,9 @@ is "$?" 0 "the same file everywhere: the run goes on"
 mkfifo data.fifo
 for f in "$PWD/data.fifo" /dev/zero; do
     printf 'algorithm: {plugin: gd}\nproblem:\n  plugin: lrmse\n  data:\n    path: %s\n    format: csv\nstop: {iterations: 5}\n' "$f" >nonreg.yaml
-    AIA_TIMEOUT=20 aia_mpirun 3 nonreg.yaml >out.txt 2>err.txt
-    rc=$?
+    run -t 20 3 nonreg.yaml
     is "$rc" 2 "$f as data: refused with exit 2, no hang"
-    like "$(cat err.txt)" "^aiarun\[0\]: nonreg.yaml:4:3: problem.data: .* is a (FIFO|device): data files are regular files" \
+    like "$err" "^aiarun\[0\]: nonreg.yaml:4:3: problem.data: .* is a (FIFO|device): data files are regular files" \
         "$f as data: named with the job's line and key"
 done
 done_testing

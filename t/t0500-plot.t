@@ -44,15 +44,14 @@ svg_ok() {
 }
 
 # ---------------------------------------------------------------- runs
-aia_mpirun 5 -q -o stop.iterations=100 -o output.every=5 \
-    -o output.history=all.csv -o output.workers=all-workers.csv \
-    "$example" >run1.txt 2>&1
-ok $? "a run that waits for every worker"
-aia_mpirun 5 -q -o stop.iterations=100 -o output.every=5 \
+run 5 -q -o stop.iterations=100 -o output.every=5 \
+    -o output.history=all.csv -o output.workers=all-workers.csv "$example"
+is "$rc" 0 "a run that waits for every worker"
+run 5 -q -o stop.iterations=100 -o output.every=5 \
     -o pool.wait.nwait=2 -o output.history=two.csv \
     -o output.workers=two-workers.csv -o output.answers=two-answers.csv \
-    "$example" >run2.txt 2>&1
-ok $? "a run that waits for the two fastest of four"
+    "$example"
+is "$rc" 0 "a run that waits for the two fastest of four"
 test_expect "they wrote their CSV files" \
     '[ -s all.csv ] && [ -s two.csv ] && [ -s two-workers.csv ] &&
     [ -s two-answers.csv ]'

@@ -8,10 +8,10 @@
 scratch
 cd "$trash" || exit 99
 
-aia_mpirun 3 -o stop.iterations=30 -o output.every=1 -o output.format=jsonl \
+run 3 -o stop.iterations=30 -o output.every=1 -o output.format=jsonl \
     -o output.history=h.jsonl -o output.answers=a.jsonl \
-    "$top_srcdir/etc/sgd-lrmse.yaml" >/dev/null 2>&1
-is "$?" 0 "a run that writes JSON Lines"
+    "$top_srcdir/etc/sgd-lrmse.yaml"
+is "$rc" 0 "a run that writes JSON Lines"
 
 # the points of datablock NAME in a script
 points() { sed -n "/^\\\$$1 << EOD\$/,/^EOD\$/p" "$2" | sed '1d;$d'; }

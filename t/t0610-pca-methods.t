@@ -18,8 +18,8 @@ close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -
 long="-o stop.iterations=10000 -o stop.time=100"
 straggler="$long -o pool.wait.nwait=3 -o stragglers.fixed.ranks=[2] -o stragglers.fixed.delay_ms=2"
 while IFS=: read -r name opts; do
-    aia_mpirun 5 -v "$top_srcdir/etc/pca-sparse.yaml" $opts </dev/null >out.txt 2>err.txt
-    is "$?" 0 "pca with $name exits 0"
+    run 5 -v "$top_srcdir/etc/pca-sparse.yaml" $opts
+    is "$rc" 0 "pca with $name exits 0"
     eig=$(sed -n "s/.*eigen-solve's top 3 components explain \([0-9.]*\) .*/\1/p" err.txt)
     ev=$(val explained_variance)
     close "$ev" "$eig" 1e-6

@@ -72,8 +72,8 @@ like "$err" "did not stop within 2 s \\(pool.shutdown_timeout\\); the run ends w
 expect_ok "in bounded time ($took s)" [ "$took" -lt 30 ]
 like "$out" "stop=time " "and the summary is printed"
 
-aia_mpirun 10 -o 'algorithm={plugin: sgd}' job.yaml >out.txt 2>err.txt
-like "$(cat err.txt)" "pool.topology: tree: algorithm 'sgd' does not declare its answers combinable" \
+run 10 -o 'algorithm={plugin: sgd}' job.yaml
+like "$err" "pool.topology: tree: algorithm 'sgd' does not declare its answers combinable" \
     "an algorithm whose answers do not combine is refused"
 out=$("$AIARUN" --check -o pool.mode=async job.yaml 2>&1)
 like "$out" "pool.topology: a tree waits for every worker each round: it takes no async mode" \

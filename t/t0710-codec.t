@@ -93,9 +93,9 @@ expect_ok "topk 2 of 20 with sgd: gap $gap within 2e-2" float_le "$gap" 2e-2
 
 # refusals: exit 2 from every rank, one message naming the line and key
 sed 's/answer: none/answer: gzip/' job.yaml >bad.yaml
-aia_mpirun 5 bad.yaml >out.txt 2>err.txt
-is "$?" 2 "an unknown codec: exit 2"
-like "$(cat err.txt)" "bad.yaml:12:13: pool.codec.answer: 'gzip' is not one of" \
+run 5 bad.yaml
+is "$rc" 2 "an unknown codec: exit 2"
+like "$err" "bad.yaml:12:13: pool.codec.answer: 'gzip' is not one of" \
     "an unknown codec: named with its line and key"
 is "$(grep -c 'pool.codec' err.txt)" 1 "an unknown codec: one message"
 

@@ -31,9 +31,9 @@ tcp() {
     err=$(cat err.txt)
 }
 
-aia_mpirun 5 -q job.yaml >shm.txt 2>/dev/null
-is "$?" 0 "over shared memory: the run"
-shm=$(cat shm.txt)
+run 5 -q job.yaml
+is "$rc" 0 "over shared memory: the run"
+shm=$out
 
 tcp 5 -q job.yaml
 is "$rc" 0 "over TCP: the run exits 0"

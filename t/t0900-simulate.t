@@ -108,8 +108,8 @@ stragglers: {fixed: {ranks: [3], delay_ms: 2}}
 stop: {iterations: 40}
 output: {final: x.txt}
 YAML
-aia_mpirun 5 gd.yaml >out.txt 2>err.txt
-is "$?" 0 "gd under mpirun"
+run 5 gd.yaml
+is "$rc" 0 "gd under mpirun"
 mv x.txt x-mpi.txt
 sim --simulate 4 -o simulate.compute=measured -o stragglers.markov.p_slow=0.5 \
     -o stragglers.markov.p_fast=0.5 -o stragglers.markov.delay_ms=3 gd.yaml
@@ -121,8 +121,8 @@ ok $? "the same final iterate as under mpirun, to the bit"
 # A tree: each node combines its subtree's answers as the MPI tree does.
 sed 's/pool: {wait: {nwait: 0}}/pool: {topology: tree, arity: 2}/' gd.yaml \
     > tree.yaml
-aia_mpirun 8 tree.yaml >out.txt 2>err.txt
-is "$?" 0 "a tree of 7 under mpirun"
+run 8 tree.yaml
+is "$rc" 0 "a tree of 7 under mpirun"
 mv x.txt x-mpi.txt
 sim --simulate 7 tree.yaml
 is "$rc" 0 "a tree of 7 simulated"
@@ -165,8 +165,8 @@ is "$(field stop "$out")" error "the report says it stopped on an error"
 sed -e "s|path: data/lr.svm|path: $top_srcdir/etc/data/lr.svm|" \
     -e 's|history: gd-libsvm.csv|final: x.txt|' \
     "$top_srcdir/etc/gd-libsvm.yaml" > svm.yaml
-aia_mpirun 5 svm.yaml >out.txt 2>err.txt
-is "$?" 0 "gd on a libsvm file under mpirun"
+run 5 svm.yaml
+is "$rc" 0 "gd on a libsvm file under mpirun"
 mv x.txt x-mpi.txt
 sim --simulate 4 svm.yaml
 is "$rc" 0 "gd on a libsvm file simulated"
