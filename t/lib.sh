@@ -133,32 +133,34 @@ aia_mpirun() {
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
     timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
-        ${run_wrap:-} "$AIARUN" "$@"
+        ${run_flags:-} ${run_wrap:-} "$AIARUN" "$@"
 }
 
-# run [-t SECONDS] [-e] [-w WRAPPER] NP ARGS... : aiarun on NP ranks
-# under mpirun (aia_mpirun: the launcher's flags, root allowed), stdin
-# /dev/null, ended after SECONDS (default AIA_TIMEOUT, else 120) with
-# status 124; -w: each rank runs WRAPPER (words, e.g. valgrind OPTIONS)
-# with aiarun and ARGS as its command.
+# run [-t SECONDS] [-e] [-m MPIRUN-FLAGS] [-w WRAPPER] NP ARGS... :
+# aiarun on NP ranks under mpirun (aia_mpirun: the launcher's flags,
+# root allowed), stdin /dev/null, ended after SECONDS (default
+# AIA_TIMEOUT, else 120) with status 124; -m: more mpirun flags (words);
+# -w: each rank runs WRAPPER (words, e.g. valgrind OPTIONS) with aiarun
+# and ARGS as its command.
 # Sets $rc (the exit status, also run's own), $out and $err (stdout and
 # stderr, also in out.txt and err.txt of the current folder).  -e:
 # aia_mpirun_each, so $rank_status holds each rank's own status too.
 run() {
-    _timeout=${AIA_TIMEOUT:-120} _launch=aia_mpirun _wrap=
+    _timeout=${AIA_TIMEOUT:-120} _launch=aia_mpirun _wrap= _flags=
     while :; do
         case $1 in
         -t) _timeout=$2; shift 2 ;;
         -e) _launch=aia_mpirun_each; shift ;;
         -w) _wrap=$2; shift 2 ;;
+        -m) _flags=$2; shift 2 ;;
         *) break ;;
         esac
     done
     run_cmd="$*" run_dir=$PWD
-    run_timeout=$_timeout run_wrap=$_wrap
+    run_timeout=$_timeout run_wrap=$_wrap run_flags=$_flags
     $_launch "$@" </dev/null >out.txt 2>err.txt
     rc=$?
-    run_timeout= run_wrap=
+    run_timeout= run_wrap= run_flags=
     out=$(cat out.txt)
     err=$(cat err.txt)
     return $rc
@@ -187,7 +189,7 @@ aia_mpirun_each() {
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
     timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
-        sh -c '"$0" "$@"; echo $? >"rank-status.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}"' \
+        ${run_flags:-} sh -c '"$0" "$@"; echo $? >"rank-status.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}"' \
         ${run_wrap:-} "$AIARUN" "$@"
     each_rc=$?
     rank_status=$(r=0; while [ $r -lt "$np" ]; do

@@ -5,7 +5,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-plan 18
+plan 19
 
 # tap SHELL-TEXT : the TAP lines that SHELL-TEXT prints after sourcing
 # lib.sh, its diagnostics dropped.
@@ -41,6 +41,8 @@ is "$(cat cap.txt)" "3|to-out|to-err|to-out|to-err" \
 is "$(cat ret.txt)" 3 "run's own status is \$rc"
 (AIARUN=$(command -v sh); run -w "env AIA_T=wrapped" 1 -c 'echo "$AIA_T"'; echo "$out" >wrap.txt)
 is "$(cat wrap.txt)" wrapped "run -w: each rank runs the wrapper with aiarun as its command"
+(AIARUN=$(command -v sh); run -m "-x AIA_T=passed" 1 -c 'echo "$AIA_T"'; echo "$out" >flags.txt)
+is "$(cat flags.txt)" passed "run -m: more mpirun flags (here Open MPI's -x)"
 (AIARUN=$(command -v sh); run -e 2 -c 'exit 5'; echo "$rank_status" >each.txt)
 is "$(cat each.txt)" "5 5" "run -e: each rank's own status in \$rank_status"
 

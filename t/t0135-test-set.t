@@ -137,11 +137,8 @@ YAML
         fi
     done
 ) &
-timeout -k 5 120 "$MPIRUN" -np 5 --oversubscribe --enable-recovery "$AIARUN" \
-    "$trash/dead.yaml" >out.txt 2>err.txt
-rc=$?
+run -m --enable-recovery 5 "$trash/dead.yaml"
 wait
-out=$(cat out.txt)
 is "$rc" 0 "with a worker killed the job still finishes, exit 0"
 is "$(field missing "$out")" 1 "the summary line says one worker's rows are missing"
 like "$out" "evaluated +by the workers on 1500 of the 2000 rows \\(1 worker missing" \

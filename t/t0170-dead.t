@@ -24,17 +24,10 @@ YAML
         fi
     done
 ) &
-if [ "$(id -u)" = 0 ]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
 start=$(date +%s)
-timeout -k 5 120 "$MPIRUN" -np 5 --oversubscribe --enable-recovery "$AIARUN" \
-    "$trash/job.yaml" >out.txt 2>err.txt
-rc=$?
+run -m --enable-recovery 5 "$trash/job.yaml"
 wait
 took=$(( $(date +%s) - start ))
-out=$(cat out.txt)
-err=$(cat err.txt)
 is "$rc" 0 "the job finishes without the dead worker, exit 0"
 expect_ok "in bounded time ($took s)" [ "$took" -lt 60 ]
 like "$err" "rank 3 declared dead: silent for 2[.0-9]* s \\(pool.dead_after\\); going on with [0-9] workers" \

@@ -22,13 +22,8 @@ printf 'localhost slots=5\n' > hosts
 
 # tcp NP ARGS... : aiarun over TCP only, as aiarun(1)'s ACROSS HOSTS shows it
 tcp() {
-    np=$1; shift
-    timeout -k 5 "${AIA_TIMEOUT:-120}" "$MPIRUN" --hostfile hosts -np "$np" \
-        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-        --mca btl_base_verbose 30 "$AIARUN" "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
+    run -m "--hostfile hosts --mca pml ob1 --mca btl tcp,self
+        --mca btl_tcp_if_include lo --mca btl_base_verbose 30" "$@"
 }
 
 run 5 -q job.yaml
