@@ -25,23 +25,19 @@ $vg "$AIARUN" --list-plugins >/dev/null 2>vg.txt; rc=$?
 ok $rc "--list-plugins is clean (every plugin opened and closed)"
 [ $rc = 0 ] || diag "$(head -30 vg.txt)"
 
-if [ "$(id -u)" = 0 ]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-timeout -k 5 300 "$MPIRUN" -np 3 $AIA_MPIRUN_FLAGS $vg "$AIARUN" \
-    -o stop.iterations=30 -o output.history=h.csv \
-    "$top_srcdir/etc/sgd-lrmse.yaml" >out.txt 2>vg.txt; rc=$?
+run -t 300 -w "$vg" 3 -o stop.iterations=30 -o output.history=h.csv \
+    "$top_srcdir/etc/sgd-lrmse.yaml"
 ok $rc "a 3-rank run is clean on every rank"
-[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid vg.txt | head -40)"
-like "$(cat out.txt)" "stop=iterations iterations=30" "and completes"
+[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid err.txt | head -40)"
+like "$out" "stop=iterations iterations=30" "and completes"
 
 # a data file and a test set: the workers' evaluations, their summaries
-timeout -k 5 300 "$MPIRUN" -np 3 --oversubscribe $vg "$AIARUN" \
+run -t 300 -w "$vg" 3 \
     -o stop.iterations=30 -o output.history=h.csv -o output.every=5 \
     -o pool.wait.nwait=1 \
     -o problem.test.path=data/lr.csv -o problem.test.delivery=scatter \
-    "$top_srcdir/etc/sgd-csv.yaml" >out.txt 2>vg.txt; rc=$?
+    "$top_srcdir/etc/sgd-csv.yaml"
 ok $rc "a data job with a test set is clean on every rank"
-[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid vg.txt | head -40)"
-like "$(cat out.txt)" "stop=iterations iterations=30 .* test_loss=" "and completes"
+[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid err.txt | head -40)"
+like "$out" "stop=iterations iterations=30 .* test_loss=" "and completes"
 done_testing
