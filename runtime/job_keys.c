@@ -143,26 +143,9 @@ const struct aia_param job_keys_wait[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+/* The stop section's keys that are no stop rule's: each rule brings its
+ * own key (proto_stop_rules), before these. */
 const struct aia_param job_keys_stop[] = {
-    {"iterations", AIA_INT, "0",
-     "stop after this many iterations (central updates; 0: no limit)", NULL, 0,
-     9.2e18},
-    {"time", AIA_DOUBLE, "0",
-     "stop after this many seconds of wall time (0: no limit)", NULL, 0, 1e9},
-    {"epochs", AIA_INT, "0",
-     "stop after this many epochs: passes in which every live worker "
-     "answered at least once (0: no limit)",
-     NULL, 0, 9.2e18},
-    {"precision", AIA_DOUBLE, "0",
-     "stop when the query changes by at most this much (Euclidean norm) "
-     "from one iteration to the next (0: never)",
-     NULL, 0, 1e300},
-    {"loss", AIA_DOUBLE, "0", "stop when the loss is at most this (0: never)",
-     NULL, 0, 1e300},
-    {"gap", AIA_DOUBLE, "0",
-     "stop when (loss - optimum) / optimum is at most this; needs a "
-     "problem that knows its optimum (0: never)",
-     NULL, 0, 1e300},
     {"check_every", AIA_INT, "1",
      "iterations between evaluations of the loss for the loss and gap "
      "stops",
@@ -377,6 +360,7 @@ static void man_table(FILE *out, const char *title,
 
 void job_reference(FILE *out)
 {
+    job_sections_init();
     for (const struct job_section *s = job_sections; s->path; s++)
         reference_table(out, *s->path ? s->path : "top level", s->keys,
                         s->note);
@@ -384,6 +368,7 @@ void job_reference(FILE *out)
 
 void job_reference_man(FILE *out)
 {
+    job_sections_init();
     for (const struct job_section *s = job_sections; s->path; s++)
         man_table(out, *s->path ? s->path : "top level", s->keys, s->note);
 }

@@ -70,6 +70,11 @@ struct job_section {
 /* In job.c, ended by an entry whose path is NULL. */
 extern const struct job_section job_sections[];
 
+/* Fill what job_sections takes from registries (the stop rules' keys),
+ * before it is read: job_load does; a reader of the tables alone calls
+ * it first.  0, or -1 when a table has outgrown its room. */
+int job_sections_init(void);
+
 extern const struct aia_param job_keys_top[], job_keys_algorithm[],
     job_keys_problem[], job_keys_data[], job_keys_pool[], job_keys_codec[],
     job_keys_wait[], job_keys_stop[], job_keys_stragglers[], job_keys_fixed[],

@@ -294,10 +294,10 @@ void report_end(struct recorder *r, int ok,
      * time): the loss is then unknown, not wrong */
     if ((ok || signal) && job->final && write_final(r) < 0)
         fail(ctx, r->err.text);
-    if (why)
-        host_log(AIA_LOG_INFO, "stopped: %s%s%s%s", why->text,
-                 why->key ? " (" : "", why->key ? why->key : "",
-                 why->key ? ")" : "");
+    if (why && why->key.type)
+        host_log(AIA_LOG_INFO, "stopped: %s (stop.%s)", why->text, why->name);
+    else if (why)
+        host_log(AIA_LOG_INFO, "stopped: %s", why->text);
     if (summary(r, why ? why->name : "none", loss) < 0)
         fail(ctx, r->err.text);
     struct aia_error err;
