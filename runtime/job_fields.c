@@ -24,7 +24,7 @@ static int name_value(const struct job_field *f, const char *name, int *out)
     for (const struct job_name *n = f->names; n && n->name; n++)
         if (strcmp(n->name, name) == 0)
             return *out = n->value, 0;
-    if (!f->names && f->lookup && (*out = f->lookup(name)) >= 0)
+    if (f->lookup && (*out = f->lookup(name)) >= 0)
         return 0;
     return -1;
 }
@@ -100,14 +100,8 @@ int job_fields_store(struct job *job, const char *path,
 
 static const struct job_name scheme_names[] = {
     {"block", AIA_PART_BLOCK}, {"cyclic", AIA_PART_CYCLIC}, {NULL, 0}};
-static const struct job_name format_names[] = {{"auto", -1},
-                                               {"csv", DATA_CSV},
-                                               {"libsvm", DATA_LIBSVM},
-                                               {"binary", DATA_BINARY},
-                                               {"npy", DATA_NPY},
-                                               {"idx", DATA_IDX},
-                                               {"hdf5", DATA_HDF5},
-                                               {NULL, 0}};
+/* and the formats of data.c's table, by name (data_format_lookup) */
+static const struct job_name format_names[] = {{"auto", -1}, {NULL, 0}};
 static const struct job_name header_names[] = {{"auto", DATA_HEADER_AUTO},
                                                {"yes", DATA_HEADER_YES},
                                                {"no", DATA_HEADER_NO},
@@ -160,7 +154,9 @@ const struct job_field job_fields_problem[] = {
     END};
 /* problem.data's and problem.test's keys, into the job_data at base */
 #define ROW_FIELDS(base)                                                        \
-    {"format", JF_ENUM, F(base.format), 0, format_names, NULL, 0},              \
+    {                                                                           \
+        "format",           JF_ENUM, F(base.format), 0, format_names,           \
+        data_format_lookup, 0},                                                 \
         {"header", JF_ENUM, F(base.header), 0, header_names, NULL, 0},          \
         {"target", JF_TEXT, F(base.target), 0, NULL, NULL, 0},                  \
         {"delimiter", JF_CHAR, F(base.delimiter), 0, delimiter_names, NULL, 0}, \
@@ -260,6 +256,8 @@ int job_fields_init(void)
     size_t nk = 0, nf = 0;
     if (done)
         return 0;
+    codec_choices_init();
+    data_formats_init();
     for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++) {
         if (!r->key.type)
             continue;

@@ -29,7 +29,7 @@ enum job_field_kind {
     JF_SIZE,    /* size_t */
     JF_DOUBLE,  /* double, times scale when scale is not 0 */
     JF_TEXT,    /* const char *, NULL for "" */
-    JF_ENUM,    /* int, from names or lookup */
+    JF_ENUM,    /* int, from names, then lookup */
     JF_CHAR,    /* char, from names */
     JF_INTS,    /* const int64_t *, NULL when empty; count at count_off */
     JF_DOUBLES, /* const double *, NULL when empty; count at count_off */
@@ -43,7 +43,7 @@ struct job_field {
     size_t off;
     size_t count_off;                /* JF_INTS, JF_DOUBLES */
     const struct job_name *names;    /* JF_ENUM, JF_CHAR */
-    int (*lookup)(const char *name); /* JF_ENUM without names: -1 unknown */
+    int (*lookup)(const char *name); /* JF_ENUM after names: -1 unknown */
     double scale;
 };
 

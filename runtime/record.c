@@ -20,8 +20,13 @@ int record_init(struct recorder *r, const struct setup *s,
                 const struct proto *p, const struct wstats *st,
                 const struct codec *acodec)
 {
-    *r = (struct recorder){.s = s, .job = s->job, .p = p, .st = st,
-                           .acodec = acodec, .saved = -1, .loss_at = -1,
+    *r = (struct recorder){.s = s,
+                           .job = s->job,
+                           .p = p,
+                           .st = st,
+                           .acodec = acodec,
+                           .saved = -1,
+                           .loss_at = -1,
                            .progress_at = INFINITY,
                            .ev = {NAN, NAN, NAN, NAN}};
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
@@ -62,18 +67,18 @@ int record_loss(struct recorder *r, double *loss)
         return r->evaluate(r->eval_ctx, r->x, NULL);
     }
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
-        return aia_seterr(&r->err, "problem '%s': loss: %s",
-                          r->s->prob->h.name, err.text);
+        return aia_seterr(&r->err, "problem '%s': loss: %s", r->s->prob->h.name,
+                          err.text);
     if (diverge_loss(&r->dv, r->job->diverge, *loss)) {
         char line[AIA_ERROR_LEN];
         const char *why;
         double step = host_step(&why);
-        return aia_seterr(&r->err, "%s",
-                          diverge_message(line, sizeof line, r->p->iteration,
-                                          0, *loss, &r->dv, r->job->diverge,
-                                          step, why,
-                                          /* L is found once, then kept */
-                                          facts_smoothness((struct setup *)r->s)));
+        return aia_seterr(
+            &r->err, "%s",
+            diverge_message(line, sizeof line, r->p->iteration, 0, *loss,
+                            &r->dv, r->job->diverge, step, why,
+                            /* L is found once, then kept */
+                            facts_smoothness((struct setup *)r->s)));
     }
     r->loss_at = r->p->iteration;
     r->loss = *loss;
@@ -131,57 +136,168 @@ void record_optimum(struct recorder *r)
     free(xs);
 }
 
-static const struct output_column history_cols[] = {
-    {"iteration", OUT_INT}, {"epoch", OUT_INT},  {"time", OUT_TIME},
-    {"loss", OUT_REAL},     {"suboptimality", OUT_REAL},
-    {"change", OUT_REAL},   {NULL, OUT_REAL}, /* the metric's */
-    {"test_loss", OUT_REAL}, {NULL, OUT_REAL}, /* test_ and the metric's */
+/* ---------------------------------------------------- history columns */
+
+/* What a history row is made of, before it is columns: the coordinator's
+ * own loss (record_iteration) or the workers' evaluation
+ * (record_evaluated) fills one. */
+struct sample {
+    double iteration, epoch, time, loss, change, metric, test_loss, test_metric;
 };
 
-/* Columns of a history row: 6, the metric's, then test_loss and the test
- * metric with problem.test. */
-static int history_ncols(const struct recorder *r)
+/* A column of the history: its name ("%m" stands for the problem's metric
+ * name, and such a column is written only for a problem that has one),
+ * how it is written, its value, and when it is written (NULL: always).
+ * Adding a column is one entry here plus its value function. */
+struct history_column {
+    const char *name;
+    enum output_kind kind;
+    double (*value)(const struct recorder *r, const struct sample *h);
+    int (*shown)(const struct recorder *r);
+};
+
+static double h_iteration(const struct recorder *r, const struct sample *h)
 {
-    int metric = r->s->prob->metric_name != NULL;
-    return 6 + metric + (r->job->test.path ? 1 + metric : 0);
+    (void)r;
+    return h->iteration;
+}
+
+static double h_epoch(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->epoch;
+}
+
+static double h_time(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->time;
+}
+
+static double h_loss(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->loss;
+}
+
+static double h_suboptimality(const struct recorder *r, const struct sample *h)
+{
+    return r->opt_known ? h->loss - r->fopt : NAN;
+}
+
+static double h_change(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->change;
+}
+
+static double h_metric(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->metric;
+}
+
+static double h_test_loss(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->test_loss;
+}
+
+static double h_test_metric(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->test_metric;
+}
+
+static int with_test(const struct recorder *r)
+{
+    return r->job->test.path != NULL;
+}
+
+static const struct history_column history_columns[] = {
+    {"iteration", OUT_INT, h_iteration, NULL},
+    {"epoch", OUT_INT, h_epoch, NULL},
+    {"time", OUT_TIME, h_time, NULL},
+    {"loss", OUT_REAL, h_loss, NULL},
+    {"suboptimality", OUT_REAL, h_suboptimality, NULL},
+    {"change", OUT_REAL, h_change, NULL},
+    {"%m", OUT_REAL, h_metric, NULL},
+    {"test_loss", OUT_REAL, h_test_loss, with_test},
+    {"test_%m", OUT_REAL, h_test_metric, with_test},
+};
+
+#define NHISTORY (sizeof history_columns / sizeof history_columns[0])
+
+/* Whether column c is in this run's history. */
+static int history_shown(const struct recorder *r,
+                         const struct history_column *c)
+{
+    if (strstr(c->name, "%m") && !r->s->prob->metric_name)
+        return 0;
+    return !c->shown || c->shown(r);
+}
+
+/* The history's columns for this run into cols (names in names, which
+ * must outlive the file).  Returns their count. */
+static int history_header(const struct recorder *r, struct output_column *cols,
+                          char (*names)[64])
+{
+    const char *mname = r->s->prob->metric_name;
+    int n = 0;
+    for (size_t i = 0; i < NHISTORY; i++) {
+        const struct history_column *c = &history_columns[i];
+        if (!history_shown(r, c))
+            continue;
+        const char *m = strstr(c->name, "%m");
+        if (m)
+            snprintf(names[n], 64, "%.*s%s%s", (int)(m - c->name), c->name,
+                     mname, m + 2);
+        else
+            snprintf(names[n], 64, "%s", c->name);
+        cols[n] = (struct output_column){names[n], c->kind};
+        n++;
+    }
+    return n;
+}
+
+/* Write the history row of sample h.  0, or -1 with err. */
+static int history_write(const struct recorder *r, const struct sample *h,
+                         struct aia_error *err)
+{
+    double row[NHISTORY];
+    int n = 0;
+    for (size_t i = 0; i < NHISTORY; i++)
+        if (history_shown(r, &history_columns[i]))
+            row[n++] = history_columns[i].value(r, h);
+    return output_row(r->hist, row, err);
 }
 
 static const struct output_column answer_cols[] = {
-    {"time", OUT_TIME},      {"rank", OUT_INT},     {"sent_round", OUT_INT},
-    {"round", OUT_INT},      {"staleness", OUT_INT}, {"iteration", OUT_INT},
-    {"compute", OUT_SHORT},  {"delay", OUT_SHORT},  {"rtt", OUT_SHORT},
+    {"time", OUT_TIME},     {"rank", OUT_INT},      {"sent_round", OUT_INT},
+    {"round", OUT_INT},     {"staleness", OUT_INT}, {"iteration", OUT_INT},
+    {"compute", OUT_SHORT}, {"delay", OUT_SHORT},   {"rtt", OUT_SHORT},
 };
 
 int record_open(struct recorder *r)
 {
     const struct job *job = r->job;
-    static struct output_column cols[9];
-    static char test_metric[64];
-    const char *mname = r->s->prob->metric_name;
-    int ncols = history_ncols(r);
-    memcpy(cols, history_cols, sizeof cols);
-    snprintf(test_metric, sizeof test_metric, "test_%s", mname ? mname : "");
-    if (mname) {
-        cols[6].name = mname;
-        cols[8].name = test_metric;
-    } else {
-        cols[6] = history_cols[7]; /* test_loss only */
-    }
+    static struct output_column cols[NHISTORY];
+    static char names[NHISTORY][64];
+    int ncols = history_header(r, cols, names);
     /* a resumed run appends, from where its checkpoint was written */
     const struct checkpoint *k = &r->resume;
     long long keep_h = r->resumed ? (long long)k->history_bytes : -1;
     long long keep_a = r->resumed ? (long long)k->answers_bytes : -1;
     long long keep_i = r->resumed ? (long long)k->iterates_bytes : -1;
-    if (job->history &&
-        !(r->hist = output_open(job->history, job->format, cols, ncols,
-                                keep_h, &r->err)))
+    if (job->history && !(r->hist = output_open(job->history, job->format, cols,
+                                                ncols, keep_h, &r->err)))
         return -1;
     if (job->answers &&
-        !(r->answers = output_open(job->answers, job->format, answer_cols,
-                                   9, keep_a, &r->err)))
+        !(r->answers = output_open(job->answers, job->format, answer_cols, 9,
+                                   keep_a, &r->err)))
         return -1;
-    if (job->iterates && !(r->iterates = iterates_open(
-                               job->iterates, r->s->dim, keep_i, &r->err)))
+    if (job->iterates && !(r->iterates = iterates_open(job->iterates, r->s->dim,
+                                                       keep_i, &r->err)))
         return -1;
     int mode = host_progress();
     r->progress_tty = mode == HOST_PROGRESS_TTY ||
@@ -197,24 +313,27 @@ int record_iteration(struct recorder *r, int force, double now)
     const struct proto *p = r->p;
     if ((!r->hist && !r->iterates) || r->saved == p->iteration)
         return 0;
-    int epochs_due = job->every_epochs &&
-                     p->epoch / job->every_epochs !=
-                         r->saved_epoch / job->every_epochs;
+    int epochs_due =
+        job->every_epochs &&
+        p->epoch / job->every_epochs != r->saved_epoch / job->every_epochs;
     if (!force && p->iteration % job->every != 0 && !epochs_due)
         return 0;
-    double row[9] = {(double)p->iteration, (double)p->epoch, now - p->t0};
+    /* iteration, epoch, time, and the change once the model is taken */
+    double row[4] = {(double)p->iteration, (double)p->epoch, now - p->t0};
     if (r->evaluate)
         return eval_row(r, row);
-    if (record_loss(r, &row[3]) < 0)
+    struct sample h = {row[0], row[1], row[2], NAN, NAN, NAN, NAN, NAN};
+    if (record_loss(r, &h.loss) < 0)
         return -1;
-    row[4] = r->opt_known ? row[3] - r->fopt : NAN;
-    row[5] = record_change(r);
-    int rc = record_metric(r, &row[6]);
+    h.change = record_change(r);
+    int rc = record_metric(r, &h.metric);
     struct aia_error err;
-    if (r->hist && output_row(r->hist, row, &err) < 0 && rc == 0)
+    if (r->hist && history_write(r, &h, &err) < 0 && rc == 0)
         rc = aia_seterr(&r->err, "%s", err.text);
-    if (r->iterates && iterates_write(r->iterates, p->iteration, p->epoch,
-                                      row[2], r->x, &err) < 0 && rc == 0)
+    if (r->iterates &&
+        iterates_write(r->iterates, p->iteration, p->epoch, row[2], r->x,
+                       &err) < 0 &&
+        rc == 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     r->saved = p->iteration;
     r->saved_epoch = p->epoch;
@@ -241,8 +360,8 @@ static int eval_row(struct recorder *r, double *row)
     return r->hist ? r->evaluate(r->eval_ctx, r->x, row) : 0;
 }
 
-int record_evaluated(struct recorder *r, const double *row,
-                     const double *vals, int missing, uint64_t rows)
+int record_evaluated(struct recorder *r, const double *row, const double *vals,
+                     int missing, uint64_t rows)
 {
     memcpy(r->ev, vals, sizeof r->ev);
     r->ev_missing = missing;
@@ -253,28 +372,19 @@ int record_evaluated(struct recorder *r, const double *row,
         char line[AIA_ERROR_LEN];
         const char *why;
         double step = host_step(&why);
-        return aia_seterr(&r->err, "%s",
-                          diverge_message(line, sizeof line,
-                                          row ? (int64_t)row[0]
-                                              : r->p->iteration,
-                                          0, vals[0], &r->dv, r->job->diverge,
-                                          step, why,
-                                          facts_smoothness((struct setup *)r->s)));
+        return aia_seterr(
+            &r->err, "%s",
+            diverge_message(line, sizeof line,
+                            row ? (int64_t)row[0] : r->p->iteration, 0, vals[0],
+                            &r->dv, r->job->diverge, step, why,
+                            facts_smoothness((struct setup *)r->s)));
     }
     if (!row || !r->hist)
         return 0;
-    double out[9] = {row[0], row[1], row[2], vals[0],
-                     r->opt_known ? vals[0] - r->fopt : NAN, row[3]};
-    int k = 6;
-    if (r->s->prob->metric_name)
-        out[k++] = vals[1];
-    if (r->job->test.path) {
-        out[k++] = vals[2];
-        if (r->s->prob->metric_name)
-            out[k++] = vals[3];
-    }
+    struct sample h = {row[0], row[1],  row[2],  vals[0],
+                       row[3], vals[1], vals[2], vals[3]};
     struct aia_error err;
-    if (output_row(r->hist, out, &err) < 0)
+    if (history_write(r, &h, &err) < 0)
         return aia_seterr(&r->err, "%s", err.text);
     return 0;
 }
@@ -299,8 +409,8 @@ int record_checkpoint(struct recorder *r, int force, double now)
         return aia_seterr(&r->err, "out of memory for the checkpoint");
     if (s->alg->save(s->alg_s, state, &err) < 0) {
         free(state);
-        return aia_seterr(&r->err, "algorithm '%s': save: %s",
-                          s->alg->h.name, err.text);
+        return aia_seterr(&r->err, "algorithm '%s': save: %s", s->alg->h.name,
+                          err.text);
     }
     struct checkpoint k = {
         .iteration = p->iteration,
@@ -332,20 +442,22 @@ int record_check(struct recorder *r)
     char where[256];
     if (job->target_gap > 0 && !r->opt_known) {
         params_where(where, sizeof where, job->m->path, job->gap_node);
-        return aia_seterr(&r->err, "%s: stop.gap: problem '%s' cannot give "
-                                   "its optimum (%s)",
+        return aia_seterr(&r->err,
+                          "%s: stop.gap: problem '%s' cannot give "
+                          "its optimum (%s)",
                           where, s->prob->h.name, r->opt_why.text);
     }
     if ((job->checkpoint || s->resume) && !s->alg->save) {
-        params_where(where, sizeof where, job->m->path,
-                     job->checkpoint_node);
-        return aia_seterr(&r->err, "%s: output.checkpoint: algorithm '%s' "
-                                   "cannot save its state",
+        params_where(where, sizeof where, job->m->path, job->checkpoint_node);
+        return aia_seterr(&r->err,
+                          "%s: output.checkpoint: algorithm '%s' "
+                          "cannot save its state",
                           where, s->alg->h.name);
     }
     if (s->resume && !job->checkpoint)
-        return aia_seterr(&r->err, "%s: --resume: the job names no "
-                                   "output.checkpoint",
+        return aia_seterr(&r->err,
+                          "%s: --resume: the job names no "
+                          "output.checkpoint",
                           job->m->path);
     return 0;
 }
@@ -362,16 +474,20 @@ int record_read_resume(struct recorder *r)
 }
 
 int record_answer(struct recorder *r, int w, uint64_t sent_round,
-                  uint64_t staleness, double compute, double delay,
-                  double rtt, double now)
+                  uint64_t staleness, double compute, double delay, double rtt,
+                  double now)
 {
     const struct proto *p = r->p;
     if (!r->answers)
         return 0;
-    double row[9] = {now - p->t0,         (double)r->s->ranks[w],
-                     (double)sent_round,  (double)p->round,
-                     (double)staleness,   (double)p->iteration,
-                     compute,             delay,
+    double row[9] = {now - p->t0,
+                     (double)r->s->ranks[w],
+                     (double)sent_round,
+                     (double)p->round,
+                     (double)staleness,
+                     (double)p->iteration,
+                     compute,
+                     delay,
                      rtt};
     struct aia_error err;
     if (output_row(r->answers, row, &err) < 0)
@@ -403,8 +519,8 @@ int record_progress(struct recorder *r, double now)
     char line[256];
     snprintf(line, sizeof line,
              "iteration %lld, epoch %lld, %.1f s, loss %.6g, %.0f answers/s",
-             (long long)r->p->iteration, (long long)r->p->epoch, elapsed,
-             loss, (double)record_answers(r) / elapsed);
+             (long long)r->p->iteration, (long long)r->p->epoch, elapsed, loss,
+             (double)record_answers(r) / elapsed);
     if (r->progress_tty) {
         /* one line, rewritten in place */
         fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);
@@ -421,8 +537,7 @@ int record_close(struct recorder *r)
 {
     struct aia_error err;
     int rc = 0;
-    if (output_close(r->hist, &err) < 0 ||
-        output_close(r->answers, &err) < 0 ||
+    if (output_close(r->hist, &err) < 0 || output_close(r->answers, &err) < 0 ||
         iterates_close(r->iterates, &err) < 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     r->hist = r->answers = NULL;
