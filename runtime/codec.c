@@ -14,8 +14,9 @@
 #endif
 
 /* The registry: each codec's name, how wide a value is on the wire (0:
- * as its encoder says) and its functions.  Adding a codec is its entry
- * here, its id in codec.h and its name in pool.codec's choices. */
+ * as its encoder says), its functions, and whether it is for answers only.
+ * pool.codec's choices are made from it (codec_choices_init).  Adding a
+ * codec is its id in codec.h and its entry here with its functions. */
 struct codec_kind {
     const char *name;
     size_t width;

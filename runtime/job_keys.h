@@ -2,8 +2,9 @@
  * by name to its field of struct job (as nginx binds its directives).
  *
  * Adding a key: one line in its table in job_keys.c and, when it lands in
- * a field, one line in that section's fields in job.c.  Adding a section:
- * its table here, one entry in job_sections (job.c).
+ * a field, one line in that section's fields in job_fields.c.  Adding a
+ * section: its table here, one entry in job_sections (job.c).  A stop
+ * rule brings its own key (proto_stop_rules, proto.c).
  */
 #ifndef AIARUN_JOB_KEYS_H
 #define AIARUN_JOB_KEYS_H
