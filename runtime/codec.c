@@ -14,8 +14,9 @@
 #endif
 
 /* The registry: each codec's name, how wide a value is on the wire (0:
- * as its encoder says) and its functions.  Adding a codec is its entry
- * here, its id in codec.h and its name in pool.codec's choices. */
+ * as its encoder says), its functions, and whether it is for answers only.
+ * pool.codec's choices are made from it (codec_choices_init).  Adding a
+ * codec is its id in codec.h and its entry here with its functions. */
 struct codec_kind {
     const char *name;
     size_t width;
@@ -24,6 +25,7 @@ struct codec_kind {
     int (*decode)(struct codec *c, const unsigned char *in, size_t bytes,
                   double *x, struct aia_error *err);
     size_t (*bound)(const struct codec *c); /* NULL: width * n */
+    int answers_only; /* it holds part of a vector back (not for queries) */
 };
 
 static const struct codec_kind *kind_of(int id);
@@ -40,6 +42,27 @@ int codec_lookup(const char *name)
         if (kind_of(id) && strcmp(kind_of(id)->name, name) == 0)
             return id;
     return -1;
+}
+
+char codec_query_choices[CODEC_CHOICES_LEN];
+char codec_answer_choices[CODEC_CHOICES_LEN];
+
+void codec_choices_init(void)
+{
+    size_t q = 0, a = 0;
+    for (int id = 0; id < CODEC_COUNT; id++) {
+        const struct codec_kind *k = kind_of(id);
+        if (!k || !k->name)
+            continue;
+        a += (size_t)snprintf(codec_answer_choices + a,
+                              a < CODEC_CHOICES_LEN ? CODEC_CHOICES_LEN - a : 0,
+                              "%s%s", a ? "|" : "", k->name);
+        if (!k->answers_only)
+            q += (size_t)snprintf(codec_query_choices + q,
+                                  q < CODEC_CHOICES_LEN ? CODEC_CHOICES_LEN - q
+                                                        : 0,
+                                  "%s%s", q ? "|" : "", k->name);
+    }
 }
 
 int codec_available(int id)
@@ -408,7 +431,7 @@ static const struct codec_kind kinds[CODEC_COUNT] = {
     [CODEC_FLOAT32] = {"float32", 4, f32_encode, f32_decode, NULL},
     [CODEC_FLOAT16] = {"float16", 2, f16_encode, f16_decode, NULL},
     [CODEC_BFLOAT16] = {"bfloat16", 2, bf16_encode, bf16_decode, NULL},
-    [CODEC_TOPK] = {"topk", 0, topk_encode, topk_decode, topk_bound},
+    [CODEC_TOPK] = {"topk", 0, topk_encode, topk_decode, topk_bound, 1},
     [CODEC_ZSTD] = {"zstd", 0, zstd_encode, zstd_decode, zstd_bound},
 };
 

@@ -58,6 +58,14 @@ const char *codec_name(int id);
 /* The id of the codec named name, or -1. */
 int codec_lookup(const char *name);
 
+/* The job file's choices of pool.codec.query and pool.codec.answer
+ * ("none|float32|..."), in id order, from the codecs' table: filled by
+ * codec_choices_init (job_sections_init calls it). */
+#define CODEC_CHOICES_LEN 256
+extern char codec_query_choices[CODEC_CHOICES_LEN];
+extern char codec_answer_choices[CODEC_CHOICES_LEN];
+void codec_choices_init(void);
+
 /* Whether this build has codec id (zstd needs libzstd). */
 int codec_available(int id);
 

@@ -20,6 +20,7 @@
 
 #include "coord.h"
 #include "eval.h"
+#include "facts.h"
 #include "host.h"
 #include "params.h"
 #include "poll.h"
@@ -177,7 +178,7 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         coord_fail(c, "%s", diverge_message(line, sizeof line, c->p.iteration,
                                             s->ranks[w], NAN, &c->r.dv,
                                             c->job->diverge, step, why,
-                                            run_smoothness(c->s)));
+                                            facts_smoothness(c->s)));
         return;
     }
     c->err.text[0] = '\0';

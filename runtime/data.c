@@ -12,22 +12,28 @@
 
 #include "data_pass.h"
 
-/* One entry per format, in enum data_format order (the job file's choice
- * list, DATA_FORMAT_CHOICES, follows it too).  Adding a format: its enum
- * value, its name in DATA_FORMAT_CHOICES, this entry and its pass. */
+/* The data formats, in enum data_format order: the job file's names for
+ * problem.data.format and its help are made from this table
+ * (data_formats_init).  Adding a format is one entry here and its pass in
+ * a file of its own; an enum data_format value only when other code must
+ * name the format. */
 static const struct data_format_entry {
     const char *name;
+    const char *doc;   /* the name as the key's help says it */
     const char *exts;  /* file name endings that suggest it, '|'-separated */
     int sparse;        /* its rows are built sparse */
     int target_column; /* a target column may be chosen */
     int (*pass)(struct data_pass *p);
 } formats[] = {
-    [DATA_CSV] = {"csv", ".csv|.tsv|.txt", 0, 1, data_csv_pass},
-    [DATA_LIBSVM] = {"libsvm", ".svm|.libsvm|.svmlight", 1, 0, data_svm_pass},
-    [DATA_BINARY] = {"binary", ".bin|.f64", 0, 1, data_bin_pass},
-    [DATA_NPY] = {"npy", ".npy", 0, 1, data_npy_pass},
-    [DATA_IDX] = {"idx", "-ubyte|-ubyte.gz|.idx|.idx.gz", 0, 0, data_idx_pass},
-    [DATA_HDF5] = {"hdf5", ".h5|.hdf5|.he5", 0, 1, data_hdf5_pass},
+    [DATA_CSV] = {"csv", "csv", ".csv|.tsv|.txt", 0, 1, data_csv_pass},
+    [DATA_LIBSVM] = {"libsvm", "libsvm (svmlight)", ".svm|.libsvm|.svmlight", 1,
+                     0, data_svm_pass},
+    [DATA_BINARY] = {"binary", "binary (little-endian float64, row-major)",
+                     ".bin|.f64", 0, 1, data_bin_pass},
+    [DATA_NPY] = {"npy", "npy (NumPy)", ".npy", 0, 1, data_npy_pass},
+    [DATA_IDX] = {"idx", "idx (MNIST, gzip or not)",
+                  "-ubyte|-ubyte.gz|.idx|.idx.gz", 0, 0, data_idx_pass},
+    [DATA_HDF5] = {"hdf5", "hdf5", ".h5|.hdf5|.he5", 0, 1, data_hdf5_pass},
 };
 
 #define NFORMATS (sizeof formats / sizeof formats[0])
@@ -87,6 +93,46 @@ const char *data_format_name(int format)
 {
     return format >= 0 && (size_t)format < NFORMATS ? formats[format].name
                                                     : NULL;
+}
+
+int data_format_lookup(const char *name)
+{
+    for (size_t i = 0; i < NFORMATS; i++)
+        if (strcmp(formats[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+char data_format_choices[DATA_FORMAT_TEXT];
+char data_format_help[DATA_FORMAT_TEXT];
+
+/* Append text to buf (of DATA_FORMAT_TEXT bytes, *at used). */
+static void add(char *buf, size_t *at, const char *text)
+{
+    if (*at < DATA_FORMAT_TEXT)
+        *at += (size_t)snprintf(buf + *at, DATA_FORMAT_TEXT - *at, "%s", text);
+}
+
+void data_formats_init(void)
+{
+    size_t c = 0, h = 0;
+    add(data_format_choices, &c, "auto");
+    for (size_t i = 0; i < NFORMATS; i++) {
+        add(data_format_choices, &c, "|");
+        add(data_format_choices, &c, formats[i].name);
+        add(data_format_help, &h,
+            i == 0             ? ""
+            : i + 1 < NFORMATS ? ", "
+                               : " or ");
+        add(data_format_help, &h, formats[i].doc);
+    }
+    add(data_format_help, &h, "; auto: from the extension (");
+    for (size_t i = 0; i < NFORMATS; i++) {
+        add(data_format_help, &h, i ? ", " : "");
+        for (const char *e = formats[i].exts; *e; e++)
+            add(data_format_help, &h, *e == '|' ? " " : (char[2]){*e, 0});
+    }
+    add(data_format_help, &h, ")");
 }
 
 int data_format_sparse(int format)

@@ -56,8 +56,8 @@
 
 #include <aiarun/aiarun.h>
 
-/* The formats, in the order of the registry in data.c and of
- * DATA_FORMAT_CHOICES (the job file's names after "auto"). */
+/* The formats that other code names, in the order of the registry in
+ * data.c. */
 enum data_format {
     DATA_CSV = 0,
     DATA_LIBSVM = 1,
@@ -66,7 +66,6 @@ enum data_format {
     DATA_IDX = 4,
     DATA_HDF5 = 5
 };
-#define DATA_FORMAT_CHOICES "csv|libsvm|binary|npy|idx|hdf5"
 
 /* Values of data_opts.header. */
 #define DATA_HEADER_AUTO (-1)
@@ -137,6 +136,16 @@ int data_format_guess(const char *path);
 
 /* The name of a format ("csv"), or NULL for no format. */
 const char *data_format_name(int format);
+
+/* The format named name (a registered format's name), or -1. */
+int data_format_lookup(const char *name);
+
+/* problem.data.format's choices ("auto|csv|...") and help, made from the
+ * formats' table by data_formats_init (job_sections_init calls it). */
+#define DATA_FORMAT_TEXT 1024
+extern char data_format_choices[DATA_FORMAT_TEXT];
+extern char data_format_help[DATA_FORMAT_TEXT];
+void data_formats_init(void);
 
 /* Whether a format's rows are read sparse unless asked otherwise. */
 int data_format_sparse(int format);

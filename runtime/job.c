@@ -12,13 +12,12 @@
 
 #include "codec.h"
 #include "data.h"
+#include "job_fields.h"
 #include "job_keys.h"
 #include "latency.h"
 #include "output.h"
 #include "params.h"
 #include "util.h"
-
-#define F(field) offsetof(struct job, field)
 
 /* Set err to "file:line:col: text" for node n (the file alone when n is
  * NULL).  Returns -1. */
@@ -35,72 +34,6 @@ static int blame(const struct job *job, const struct mnode *n,
     va_end(ap);
     params_where(where, sizeof where, job->m->path, n);
     return aia_seterr(err, "%s: %s", where, text);
-}
-
-static int name_value(const struct job_field *f, const char *name, int *out)
-{
-    for (const struct job_name *n = f->names; n && n->name; n++)
-        if (strcmp(n->name, name) == 0)
-            return *out = n->value, 0;
-    if (!f->names && f->lookup && (*out = f->lookup(name)) >= 0)
-        return 0;
-    return -1;
-}
-
-/* Store the bound values v of a section's fields into job. */
-static int store(struct job *job, const char *path, const struct mnode *node,
-                 const struct job_field *fields, const struct aia_value *v,
-                 struct aia_error *err)
-{
-    char *base = (char *)job;
-    for (const struct job_field *f = fields; f && f->key; f++) {
-        const struct aia_value *a = aia_arg(v, f->key);
-        void *p = base + f->off;
-        int e;
-        if (!a && f->kind != JF_NODE)
-            return aia_seterr(err, "%s: %s: no key '%s' to bind", job->m->path,
-                              path, f->key);
-        switch (f->kind) {
-        case JF_INT64:
-            *(int64_t *)p = a->i;
-            break;
-        case JF_INT:
-            *(int *)p = (int)a->i;
-            break;
-        case JF_SIZE:
-            *(size_t *)p = (size_t)a->i;
-            break;
-        case JF_DOUBLE:
-            *(double *)p = f->scale ? a->d * f->scale : a->d;
-            break;
-        case JF_TEXT:
-            *(const char **)p = a->s && *a->s ? a->s : NULL;
-            break;
-        case JF_ENUM:
-        case JF_CHAR:
-            if (name_value(f, a->s, &e) < 0)
-                return blame(job, mnode_get(node, f->key, NULL), err,
-                             "%s.%s: %s: not known to this aiarun", path,
-                             f->key, a->s);
-            if (f->kind == JF_CHAR)
-                *(char *)p = (char)e;
-            else
-                *(int *)p = e;
-            break;
-        case JF_INTS:
-            *(const int64_t **)p = a->n ? a->ints : NULL;
-            *(size_t *)(base + f->count_off) = a->n;
-            break;
-        case JF_DOUBLES:
-            *(const double **)p = a->n ? a->doubles : NULL;
-            *(size_t *)(base + f->count_off) = a->n;
-            break;
-        case JF_NODE:
-            *(const struct mnode **)p = mnode_get(node, f->key, NULL);
-            break;
-        }
-    }
-    return 0;
 }
 
 /* The section at a dotted path, and its key. */
@@ -153,7 +86,7 @@ static int bind_section(struct job *job, size_t index, struct aia_error *err)
         s->kind == JS_PLUGIN || s->kind == JS_PLUGIN_OPT ? params_other_keys
                                                          : subs,
         NULL, err);
-    if (!v || store(job, s->path, node, s->fields, v, err) < 0)
+    if (!v || job_fields_store(job, s->path, node, s->fields, v, err) < 0)
         return -1;
     return s->check ? s->check(job, node, key, v, err) : 0;
 }
@@ -397,226 +330,68 @@ static int check_across(struct job *job, struct aia_error *err)
     return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Each key to its field                                               */
-
-#define END                                                                    \
-    {                                                                          \
-        NULL, 0, 0, 0, NULL, NULL, 0                                           \
-    }
-#define ST(field) F(stragglers.field)
-
-static const struct job_name scheme_names[] = {
-    {"block", AIA_PART_BLOCK}, {"cyclic", AIA_PART_CYCLIC}, {NULL, 0}};
-static const struct job_name format_names[] = {{"auto", -1},
-                                               {"csv", DATA_CSV},
-                                               {"libsvm", DATA_LIBSVM},
-                                               {"binary", DATA_BINARY},
-                                               {"npy", DATA_NPY},
-                                               {"idx", DATA_IDX},
-                                               {"hdf5", DATA_HDF5},
-                                               {NULL, 0}};
-static const struct job_name header_names[] = {{"auto", DATA_HEADER_AUTO},
-                                               {"yes", DATA_HEADER_YES},
-                                               {"no", DATA_HEADER_NO},
-                                               {NULL, 0}};
-static const struct job_name delimiter_names[] = {
-    {"auto", 0},   {"comma", ','}, {"semicolon", ';'},
-    {"tab", '\t'}, {"space", ' '}, {NULL, 0}};
-static const struct job_name storage_names[] = {
-    {"auto", -1}, {"dense", 0}, {"sparse", 1}, {NULL, 0}};
-static const struct job_name delivery_names[] = {
-    {"read", JOB_READ}, {"scatter", JOB_SCATTER}, {NULL, 0}};
-static const struct job_name topology_names[] = {
-    {"star", JOB_STAR}, {"tree", JOB_TREE}, {NULL, 0}};
-static const struct job_name mode_names[] = {
-    {"rounds", JOB_ROUNDS}, {"async", JOB_ASYNC}, {NULL, 0}};
-static const struct job_name format_out_names[] = {
-    {"csv", OUTPUT_CSV}, {"jsonl", OUTPUT_JSONL}, {NULL, 0}};
-
-static const struct job_name compute_names[] = {{"rows", LATENCY_ROWS},
-                                                {"measured", LATENCY_MEASURED},
-                                                {"dsag", LATENCY_DSAG},
-                                                {NULL, 0}};
-#define SIM(field) F(simulate.field)
-static const struct job_field simulate_fields[] = {
-    {"compute", JF_ENUM, SIM(compute), 0, compute_names, NULL, 0},
-    {"compute", JF_NODE, SIM(compute_node), 0, NULL, NULL, 0},
-    {"row_us", JF_DOUBLE, SIM(row_s), 0, NULL, NULL, 1e-6},
-    {"latency_us", JF_DOUBLE, SIM(latency_s), 0, NULL, NULL, 1e-6},
-    {"bandwidth_mbps", JF_DOUBLE, SIM(bandwidth_bps), 0, NULL, NULL, 1e6},
-    END};
-static const struct job_field dsag_fields[] = {
-    {"compute_ms", JF_DOUBLE, SIM(comp_mean), 0, NULL, NULL, 1e-3},
-    {"compute_spread", JF_DOUBLE, SIM(comp_spread), 0, NULL, NULL, 0},
-    {"compute_cv", JF_DOUBLE, SIM(comp_cv), 0, NULL, NULL, 0},
-    {"cv_spread", JF_DOUBLE, SIM(cv_spread), 0, NULL, NULL, 0},
-    {"comm_ms", JF_DOUBLE, SIM(comm_mean), 0, NULL, NULL, 1e-3},
-    {"comm_spread", JF_DOUBLE, SIM(comm_spread), 0, NULL, NULL, 0},
-    {"comm_cv", JF_DOUBLE, SIM(comm_cv), 0, NULL, NULL, 0},
-    {"p_slow", JF_DOUBLE, SIM(p_slow), 0, NULL, NULL, 0},
-    {"p_fast", JF_DOUBLE, SIM(p_fast), 0, NULL, NULL, 0},
-    {"slow_factor", JF_DOUBLE, SIM(slow_factor), 0, NULL, NULL, 0},
-    END};
-
-static const struct job_field top_fields[] = {
-    {"seed", JF_INT64, F(seed), 0, NULL, NULL, 0}, END};
-static const struct job_field problem_fields[] = {
-    {"partition", JF_ENUM, F(part_scheme), 0, scheme_names, NULL, 0},
-    {"weights", JF_DOUBLES, F(weights), F(nweights), NULL, NULL, 0},
-    {"weights", JF_NODE, F(weights_node), 0, NULL, NULL, 0},
-    END};
-/* problem.data's and problem.test's keys, into the job_data at base */
-#define ROW_FIELDS(base)                                                        \
-    {"format", JF_ENUM, F(base.format), 0, format_names, NULL, 0},              \
-        {"header", JF_ENUM, F(base.header), 0, header_names, NULL, 0},          \
-        {"target", JF_TEXT, F(base.target), 0, NULL, NULL, 0},                  \
-        {"delimiter", JF_CHAR, F(base.delimiter), 0, delimiter_names, NULL, 0}, \
-        {"cols", JF_SIZE, F(base.cols), 0, NULL, NULL, 0},                      \
-        {"rows", JF_SIZE, F(base.rows), 0, NULL, NULL, 0},                      \
-        {"storage", JF_ENUM, F(base.sparse), 0, storage_names, NULL, 0},        \
-        {"features", JF_SIZE, F(base.features), 0, NULL, NULL, 0},              \
-        {"delivery", JF_ENUM, F(base.delivery), 0, delivery_names, NULL, 0},    \
-        {"targets", JF_TEXT, F(base.targets_key), 0, NULL, NULL, 0},            \
-        {"dataset", JF_TEXT, F(base.dataset), 0, NULL, NULL, 0},                \
-        {"scale", JF_DOUBLE, F(base.scale), 0, NULL, NULL, 0},
-static const struct job_field data_fields[] = {ROW_FIELDS(data) END};
-static const struct job_field test_fields[] = {ROW_FIELDS(test) END};
-static const struct job_field pool_fields[] = {
-    {"workers", JF_INTS, F(workers), F(nworkers), NULL, NULL, 0},
-    {"workers", JF_NODE, F(workers_node), 0, NULL, NULL, 0},
-    {"shutdown_timeout", JF_DOUBLE, F(shutdown_timeout), 0, NULL, NULL, 0},
-    {"setup_timeout", JF_DOUBLE, F(setup_timeout), 0, NULL, NULL, 0},
-    {"coordinator_timeout", JF_DOUBLE, F(coordinator_timeout), 0, NULL, NULL,
-     0},
-    {"dead_after", JF_DOUBLE, F(dead_after), 0, NULL, NULL, 0},
-    {"topology", JF_ENUM, F(topology), 0, topology_names, NULL, 0},
-    {"topology", JF_NODE, F(topology_node), 0, NULL, NULL, 0},
-    {"arity", JF_INT, F(arity), 0, NULL, NULL, 0},
-    {"mode", JF_ENUM, F(mode), 0, mode_names, NULL, 0},
-    {"mode", JF_NODE, F(mode_node), 0, NULL, NULL, 0},
-    END};
-static const struct job_field codec_fields[] = {
-    {"query", JF_ENUM, F(codec_query), 0, NULL, codec_lookup, 0},
-    {"answer", JF_ENUM, F(codec_answer), 0, NULL, codec_lookup, 0},
-    {"topk", JF_DOUBLE, F(codec_topk), 0, NULL, NULL, 0},
-    {"level", JF_INT, F(codec_level), 0, NULL, NULL, 0},
-    END};
-static const struct job_field stop_fields[] = {
-    {"iterations", JF_INT64, F(max_iterations), 0, NULL, NULL, 0},
-    {"time", JF_DOUBLE, F(max_time), 0, NULL, NULL, 0},
-    {"epochs", JF_INT64, F(max_epochs), 0, NULL, NULL, 0},
-    {"precision", JF_DOUBLE, F(precision), 0, NULL, NULL, 0},
-    {"loss", JF_DOUBLE, F(target_loss), 0, NULL, NULL, 0},
-    {"gap", JF_DOUBLE, F(target_gap), 0, NULL, NULL, 0},
-    {"gap", JF_NODE, F(gap_node), 0, NULL, NULL, 0},
-    {"check_every", JF_INT64, F(check_every), 0, NULL, NULL, 0},
-    {"diverge", JF_DOUBLE, F(diverge), 0, NULL, NULL, 0},
-    END};
-static const struct job_field output_fields[] = {
-    {"history", JF_TEXT, F(history), 0, NULL, NULL, 0},
-    {"every", JF_INT64, F(every), 0, NULL, NULL, 0},
-    {"answers", JF_TEXT, F(answers), 0, NULL, NULL, 0},
-    {"workers", JF_TEXT, F(workers_csv), 0, NULL, NULL, 0},
-    {"format", JF_ENUM, F(format), 0, format_out_names, NULL, 0},
-    {"every_epochs", JF_INT64, F(every_epochs), 0, NULL, NULL, 0},
-    {"iterates", JF_TEXT, F(iterates), 0, NULL, NULL, 0},
-    {"final", JF_TEXT, F(final), 0, NULL, NULL, 0},
-    {"checkpoint", JF_TEXT, F(checkpoint), 0, NULL, NULL, 0},
-    {"checkpoint", JF_NODE, F(checkpoint_node), 0, NULL, NULL, 0},
-    {"checkpoint_every", JF_INT64, F(checkpoint_every), 0, NULL, NULL, 0},
-    {"checkpoint_seconds", JF_DOUBLE, F(checkpoint_seconds), 0, NULL, NULL, 0},
-    END};
-static const struct job_field limits_fields[] = {
-    {"memory", JF_TEXT, F(memory_text), 0, NULL, NULL, 0}, END};
-static const struct job_field stragglers_fields[] = {
-    {"work_ms", JF_DOUBLE, ST(work), 0, NULL, NULL, 1e-3},
-    {"link_mbps", JF_DOUBLE, ST(link_bps), 0, NULL, NULL, 1e6},
-    END};
-static const struct job_field fixed_fields[] = {
-    {"ranks", JF_INTS, ST(fixed), ST(nfixed), NULL, NULL, 0},
-    {"ranks", JF_NODE, ST(fixed_node), 0, NULL, NULL, 0},
-    {"delay_ms", JF_DOUBLES, ST(fixed_delay), ST(nfixed_delay), NULL, NULL, 0},
-    END};
-static const struct job_field random_fields[] = {
-    {"probability", JF_DOUBLE, ST(random_p), 0, NULL, NULL, 0},
-    {"delay_ms", JF_DOUBLE, ST(random_delay), 0, NULL, NULL, 1e-3},
-    END};
-static const struct job_field markov_fields[] = {
-    {"ranks", JF_INTS, ST(markov_ranks), ST(nmarkov), NULL, NULL, 0},
-    {"ranks", JF_NODE, ST(markov_node), 0, NULL, NULL, 0},
-    {"p_slow", JF_DOUBLE, ST(p_slow), 0, NULL, NULL, 0},
-    {"p_fast", JF_DOUBLE, ST(p_fast), 0, NULL, NULL, 0},
-    {"delay_ms", JF_DOUBLE, ST(markov_delay), 0, NULL, NULL, 1e-3},
-    END};
-static const struct job_field hang_fields[] = {
-    {"ranks", JF_INTS, ST(hang), ST(nhang), NULL, NULL, 0},
-    {"ranks", JF_NODE, ST(hang_node), 0, NULL, NULL, 0},
-    {"after", JF_INT64, ST(hang_after), 0, NULL, NULL, 0},
-    END};
-static const struct job_field corrupt_fields[] = {
-    {"ranks", JF_INTS, ST(corrupt), ST(ncorrupt), NULL, NULL, 0},
-    {"ranks", JF_NODE, ST(corrupt_node), 0, NULL, NULL, 0},
-    {"after", JF_INT64, ST(corrupt_after), 0, NULL, NULL, 0},
-    END};
-
 /* In binding order: a check may read the fields of sections above it. */
 const struct job_section job_sections[] = {
-    {"", job_keys_top, JS_PLAIN, top_fields, NULL,
+    {"", job_keys_top, JS_PLAIN, job_fields_top, NULL,
      "Sections: `algorithm`, `problem`, `pool`, `stop`, `output`, "
      "`limits`, `stragglers`, `simulate`."},
     {"algorithm", job_keys_algorithm, JS_PLUGIN, NULL, check_algorithm,
      "Every other key is a parameter of the algorithm plugin (`aiarun "
      "--list-plugins`)."},
-    {"problem", job_keys_problem, JS_PLUGIN, problem_fields, check_problem,
+    {"problem", job_keys_problem, JS_PLUGIN, job_fields_problem, check_problem,
      "Every other key is a parameter of the problem plugin."},
-    {"problem.data", job_keys_data, JS_PRESENT, data_fields, check_data,
+    {"problem.data", job_keys_data, JS_PRESENT, job_fields_data, check_data,
      "Rows from a file instead of generated ones, for problems that take "
      "them. Each worker holds only its rows and the coordinator none: the "
      "workers compute the loss and the metric on their rows (in a tree the "
      "coordinator holds them all)."},
-    {"problem.test", job_keys_data, JS_PRESENT, test_fields, check_test,
+    {"problem.test", job_keys_data, JS_PRESENT, job_fields_test, check_test,
      "Held-out rows, the same keys as `problem.data`: each worker holds "
      "its share, and their loss and metric are reported beside the "
      "training ones (`test_loss`, `test_<metric>`)."},
-    {"pool", job_keys_pool, JS_PLAIN, pool_fields, NULL, NULL},
-    {"pool.codec", job_keys_codec, JS_PLAIN, codec_fields, check_codec,
+    {"pool", job_keys_pool, JS_PLAIN, job_fields_pool, NULL, NULL},
+    {"pool.codec", job_keys_codec, JS_PLAIN, job_fields_codec, check_codec,
      "How the doubles of queries and answers travel (see Compression); "
      "star topology only."},
     {"pool.wait", job_keys_wait, JS_PLUGIN_OPT, NULL, check_wait,
      "Every other key is a parameter of the wait condition."},
-    {"stop", job_keys_stop, JS_PLAIN, stop_fields, check_stop,
+    {"stop", job_fields_stop_keys, JS_PLAIN, job_fields_stop, check_stop,
      "The run stops at the first limit or target reached; one of "
      "iterations, epochs and time is required."},
-    {"output", job_keys_output, JS_PLAIN, output_fields, NULL, NULL},
-    {"limits", job_keys_limits, JS_PLAIN, limits_fields, check_limits,
+    {"output", job_keys_output, JS_PLAIN, job_fields_output, NULL, NULL},
+    {"limits", job_keys_limits, JS_PLAIN, job_fields_limits, check_limits,
      "Bounds a job is checked against before it allocates."},
-    {"stragglers", job_keys_stragglers, JS_PLAIN, stragglers_fields, NULL,
+    {"stragglers", job_keys_stragglers, JS_PLAIN, job_fields_stragglers, NULL,
      "Injected delays, seeded by `seed`, for experiments and tests. A "
      "worker that is delayed still notices a stop at once."},
-    {"stragglers.fixed", job_keys_fixed, JS_PRESENT, fixed_fields, check_fixed,
+    {"stragglers.fixed", job_keys_fixed, JS_PRESENT, job_fields_fixed,
+     check_fixed, NULL},
+    {"stragglers.random", job_keys_random, JS_PRESENT, job_fields_random, NULL,
      NULL},
-    {"stragglers.random", job_keys_random, JS_PRESENT, random_fields, NULL,
-     NULL},
-    {"stragglers.markov", job_keys_markov, JS_PRESENT, markov_fields,
+    {"stragglers.markov", job_keys_markov, JS_PRESENT, job_fields_markov,
      check_markov,
      "Each worker switches between a fast and a slow state, per answer, as "
      "cluster traces show bursts."},
-    {"stragglers.hang", job_keys_hang, JS_PRESENT, hang_fields, NULL, NULL},
-    {"stragglers.corrupt", job_keys_corrupt, JS_PRESENT, corrupt_fields, NULL,
-     NULL},
-    {"simulate", latency_keys_simulate, JS_PLAIN, simulate_fields,
+    {"stragglers.hang", job_keys_hang, JS_PRESENT, job_fields_hang, NULL, NULL},
+    {"stragglers.corrupt", job_keys_corrupt, JS_PRESENT, job_fields_corrupt,
+     NULL, NULL},
+    {"simulate", latency_keys_simulate, JS_PLAIN, job_fields_simulate,
      check_simulate,
      "Virtual times of `aiarun --simulate N` (see Simulation); ignored "
      "under mpirun. The stragglers section's delays are added as "
      "under mpirun."},
-    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, dsag_fields, NULL,
+    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, job_fields_dsag, NULL,
      "The DSAG trace model: each worker's compute (and communication) "
      "times are Gamma, with a mean and a coefficient of variation "
      "drawn once per worker from log-normals; a two-state chain puts "
      "workers in bursts."},
     {NULL, NULL, 0, NULL, NULL, NULL},
 };
+
+int job_sections_init(void)
+{
+    return job_fields_init();
+}
 
 struct job *job_load(const char *path, const char *text, size_t len,
                      const char *const *overrides, struct aia_error *err)
@@ -631,6 +406,10 @@ struct job *job_load(const char *path, const char *text, size_t len,
         goto fail;
     if (!(job->dir = util_dirname(path))) {
         aia_seterr(err, "%s: out of memory", path);
+        goto fail;
+    }
+    if (job_sections_init() < 0) {
+        aia_seterr(err, "%s: the stop section's tables are too small", path);
         goto fail;
     }
     for (size_t i = 0; job_sections[i].path; i++)

@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "codec.h"
 #include "data.h"
 #include "job.h"
 #include "params.h"
@@ -42,12 +43,8 @@ const struct aia_param job_keys_problem[] = {
 const struct aia_param job_keys_data[] = {
     {"path", AIA_STRING, NULL,
      "the data file, relative to the job file's folder", NULL, 0, 0},
-    {"format", AIA_ENUM, "auto",
-     "csv, libsvm (svmlight), binary (little-endian float64, row-major), "
-     "npy (NumPy), idx (MNIST, gzip or not) or hdf5; auto: from the "
-     "extension (.csv .tsv .txt, .svm .libsvm .svmlight, .bin .f64, .npy, "
-     "-ubyte -ubyte.gz .idx .idx.gz, .h5 .hdf5 .he5)",
-     "auto|" DATA_FORMAT_CHOICES, 0, 0},
+    /* from the formats' table (data_formats_init) */
+    {"format", AIA_ENUM, "auto", data_format_help, data_format_choices, 0, 0},
     {"header", AIA_ENUM, "auto",
      "csv: whether the first line names the columns (auto: when one of its "
      "cells is not a number)",
@@ -123,12 +120,12 @@ const struct aia_param job_keys_codec[] = {
     {"query", AIA_ENUM, "none",
      "how queries travel: as doubles, rounded to float32, float16 or "
      "bfloat16, or compressed by zstd (lossless)",
-     "none|float32|float16|bfloat16|zstd", 0, 0},
+     codec_query_choices, 0, 0},
     {"answer", AIA_ENUM, "none",
      "how answers travel: as queries, or topk: the largest entries only, "
      "the rest kept by the worker and added to its next answer (error "
      "feedback; for algorithms whose answers are gradients: sgd, gd)",
-     "none|float32|float16|bfloat16|topk|zstd", 0, 0},
+     codec_answer_choices, 0, 0},
     {"topk", AIA_DOUBLE, "0.01",
      "topk: entries sent, a fraction of the answer's length when below 1 "
      "(at least one), else a count",
@@ -143,26 +140,9 @@ const struct aia_param job_keys_wait[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+/* The stop section's keys that are no stop rule's: each rule brings its
+ * own key (proto_stop_rules), before these. */
 const struct aia_param job_keys_stop[] = {
-    {"iterations", AIA_INT, "0",
-     "stop after this many iterations (central updates; 0: no limit)", NULL, 0,
-     9.2e18},
-    {"time", AIA_DOUBLE, "0",
-     "stop after this many seconds of wall time (0: no limit)", NULL, 0, 1e9},
-    {"epochs", AIA_INT, "0",
-     "stop after this many epochs: passes in which every live worker "
-     "answered at least once (0: no limit)",
-     NULL, 0, 9.2e18},
-    {"precision", AIA_DOUBLE, "0",
-     "stop when the query changes by at most this much (Euclidean norm) "
-     "from one iteration to the next (0: never)",
-     NULL, 0, 1e300},
-    {"loss", AIA_DOUBLE, "0", "stop when the loss is at most this (0: never)",
-     NULL, 0, 1e300},
-    {"gap", AIA_DOUBLE, "0",
-     "stop when (loss - optimum) / optimum is at most this; needs a "
-     "problem that knows its optimum (0: never)",
-     NULL, 0, 1e300},
     {"check_every", AIA_INT, "1",
      "iterations between evaluations of the loss for the loss and gap "
      "stops",
@@ -377,6 +357,7 @@ static void man_table(FILE *out, const char *title,
 
 void job_reference(FILE *out)
 {
+    job_sections_init();
     for (const struct job_section *s = job_sections; s->path; s++)
         reference_table(out, *s->path ? s->path : "top level", s->keys,
                         s->note);
@@ -384,6 +365,7 @@ void job_reference(FILE *out)
 
 void job_reference_man(FILE *out)
 {
+    job_sections_init();
     for (const struct job_section *s = job_sections; s->path; s++)
         man_table(out, *s->path ? s->path : "top level", s->keys, s->note);
 }

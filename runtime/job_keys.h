@@ -2,8 +2,9 @@
  * by name to its field of struct job (as nginx binds its directives).
  *
  * Adding a key: one line in its table in job_keys.c and, when it lands in
- * a field, one line in that section's fields in job.c.  Adding a section:
- * its table here, one entry in job_sections (job.c).
+ * a field, one line in that section's fields in job_fields.c.  Adding a
+ * section: its table here, one entry in job_sections (job.c).  A stop
+ * rule brings its own key (proto_stop_rules, proto.c).
  */
 #ifndef AIARUN_JOB_KEYS_H
 #define AIARUN_JOB_KEYS_H
@@ -29,7 +30,7 @@ enum job_field_kind {
     JF_SIZE,    /* size_t */
     JF_DOUBLE,  /* double, times scale when scale is not 0 */
     JF_TEXT,    /* const char *, NULL for "" */
-    JF_ENUM,    /* int, from names or lookup */
+    JF_ENUM,    /* int, from names, then lookup */
     JF_CHAR,    /* char, from names */
     JF_INTS,    /* const int64_t *, NULL when empty; count at count_off */
     JF_DOUBLES, /* const double *, NULL when empty; count at count_off */
@@ -43,7 +44,7 @@ struct job_field {
     size_t off;
     size_t count_off;                /* JF_INTS, JF_DOUBLES */
     const struct job_name *names;    /* JF_ENUM, JF_CHAR */
-    int (*lookup)(const char *name); /* JF_ENUM without names: -1 unknown */
+    int (*lookup)(const char *name); /* JF_ENUM after names: -1 unknown */
     double scale;
 };
 
@@ -69,6 +70,11 @@ struct job_section {
 
 /* In job.c, ended by an entry whose path is NULL. */
 extern const struct job_section job_sections[];
+
+/* Fill what job_sections takes from registries (the stop rules' keys),
+ * before it is read: job_load does; a reader of the tables alone calls
+ * it first.  0, or -1 when a table has outgrown its room. */
+int job_sections_init(void);
 
 extern const struct aia_param job_keys_top[], job_keys_algorithm[],
     job_keys_problem[], job_keys_data[], job_keys_pool[], job_keys_codec[],

@@ -5,6 +5,7 @@
 #include <config.h>
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,19 +64,52 @@ static int check_gap(const struct proto *p, const struct job *job,
            job->target_gap * fmax(fabs(m->fopt), PROTO_GAP_FLOOR);
 }
 
+#define F(field) offsetof(struct job, field)
+
+/* In the order they are checked, and of their keys in the stop section. */
 const struct proto_stop_rule proto_stop_rules[] = {
-    {"iterations", "stop.iterations", check_iterations,
-     "the iteration limit was reached"},
-    {"time", "stop.time", NULL, "the time limit passed"},
-    {"epochs", "stop.epochs", check_epochs, "the epoch limit was reached"},
-    {"precision", "stop.precision", check_precision,
-     "the query changed less than the precision asked for"},
-    {"loss", "stop.loss", check_loss, "the loss reached its target"},
-    {"gap", "stop.gap", check_gap,
-     "the relative suboptimality reached its target"},
-    {"signal", NULL, NULL, "a signal stopped the run"},
-    {"error", NULL, NULL, "an error stopped the run"},
-    {NULL, NULL, NULL, NULL},
+    {"iterations",
+     check_iterations,
+     "the iteration limit was reached",
+     {AIA_INT, "0",
+      "stop after this many iterations (central updates; 0: no limit)", 0,
+      9.2e18, JF_INT64, F(max_iterations)}},
+    {"time",
+     NULL,
+     "the time limit passed",
+     {AIA_DOUBLE, "0",
+      "stop after this many seconds of wall time (0: no "
+      "limit)",
+      0, 1e9, JF_DOUBLE, F(max_time)}},
+    {"epochs",
+     check_epochs,
+     "the epoch limit was reached",
+     {AIA_INT, "0",
+      "stop after this many epochs: passes in which every live worker "
+      "answered at least once (0: no limit)",
+      0, 9.2e18, JF_INT64, F(max_epochs)}},
+    {"precision",
+     check_precision,
+     "the query changed less than the precision asked for",
+     {AIA_DOUBLE, "0",
+      "stop when the query changes by at most this much (Euclidean norm) "
+      "from one iteration to the next (0: never)",
+      0, 1e300, JF_DOUBLE, F(precision)}},
+    {"loss",
+     check_loss,
+     "the loss reached its target",
+     {AIA_DOUBLE, "0", "stop when the loss is at most this (0: never)", 0,
+      1e300, JF_DOUBLE, F(target_loss)}},
+    {"gap",
+     check_gap,
+     "the relative suboptimality reached its target",
+     {AIA_DOUBLE, "0",
+      "stop when (loss - optimum) / optimum is at most this; needs a "
+      "problem that knows its optimum (0: never)",
+      0, 1e300, JF_DOUBLE, F(target_gap)}},
+    {"signal", NULL, "a signal stopped the run", {0}},
+    {"error", NULL, "an error stopped the run", {0}},
+    {NULL, NULL, NULL, {0}},
 };
 
 const struct proto_stop_rule *proto_stop_rule(const char *name)

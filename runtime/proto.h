@@ -46,6 +46,7 @@
 #include <aiarun/aiarun.h>
 
 #include "job.h"
+#include "job_keys.h"
 
 struct proto;
 
@@ -58,15 +59,30 @@ struct proto_measure {
     double fopt;                          /* the optimum, for stop.gap */
 };
 
-/* A stop rule: its name (the report's stop=NAME), the job key it reads,
- * its check (NULL: reached by an event, not at the end of an iteration;
- * else 1: reached, 0: not, -1: the measure failed) and why it stops. */
+/* A stop rule's key, stop.NAME (the rule's name), when it has one: its
+ * type (AIA_INT or AIA_DOUBLE; 0: none, the rule is reached by an event),
+ * default, help and bounds as in struct aia_param (the check of the job
+ * file and the reference at once: job_fields.c derives the stop section's
+ * table from the rules), and the field of struct job its value lands in
+ * (kind JF_INT64 or JF_DOUBLE, at off). */
+struct proto_stop_key {
+    enum aia_type type;
+    const char *def, *help;
+    double min, max;
+    enum job_field_kind kind;
+    size_t off;
+};
+
+/* A stop rule: its name (the report's stop=NAME), its check (NULL:
+ * reached by an event, not at the end of an iteration; else 1: reached,
+ * 0: not, -1: the measure failed), why it stops, and its job key.  Adding
+ * a rule is one entry of proto_stop_rules (proto.c) and its check. */
 struct proto_stop_rule {
     const char *name;
-    const char *key;
     int (*check)(const struct proto *p, const struct job *job,
                  const struct proto_measure *m);
     const char *text;
+    struct proto_stop_key key;
 };
 
 /* Every stop rule, checked in this order; ends with a NULL name. */

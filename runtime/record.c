@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "facts.h"
 #include "host.h"
 #include "params.h"
 #include "record.h"
@@ -19,8 +20,13 @@ int record_init(struct recorder *r, const struct setup *s,
                 const struct proto *p, const struct wstats *st,
                 const struct codec *acodec)
 {
-    *r = (struct recorder){.s = s, .job = s->job, .p = p, .st = st,
-                           .acodec = acodec, .saved = -1, .loss_at = -1,
+    *r = (struct recorder){.s = s,
+                           .job = s->job,
+                           .p = p,
+                           .st = st,
+                           .acodec = acodec,
+                           .saved = -1,
+                           .loss_at = -1,
                            .progress_at = INFINITY,
                            .ev = {NAN, NAN, NAN, NAN}};
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
@@ -61,18 +67,18 @@ int record_loss(struct recorder *r, double *loss)
         return r->evaluate(r->eval_ctx, r->x, NULL);
     }
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
-        return aia_seterr(&r->err, "problem '%s': loss: %s",
-                          r->s->prob->h.name, err.text);
+        return aia_seterr(&r->err, "problem '%s': loss: %s", r->s->prob->h.name,
+                          err.text);
     if (diverge_loss(&r->dv, r->job->diverge, *loss)) {
         char line[AIA_ERROR_LEN];
         const char *why;
         double step = host_step(&why);
-        return aia_seterr(&r->err, "%s",
-                          diverge_message(line, sizeof line, r->p->iteration,
-                                          0, *loss, &r->dv, r->job->diverge,
-                                          step, why,
-                                          /* L is found once, then kept */
-                                          run_smoothness((struct setup *)r->s)));
+        return aia_seterr(
+            &r->err, "%s",
+            diverge_message(line, sizeof line, r->p->iteration, 0, *loss,
+                            &r->dv, r->job->diverge, step, why,
+                            /* L is found once, then kept */
+                            facts_smoothness((struct setup *)r->s)));
     }
     r->loss_at = r->p->iteration;
     r->loss = *loss;
@@ -92,9 +98,7 @@ double record_change(const struct recorder *r)
     return sqrt(s);
 }
 
-/* The problem's metric of r->x (set by record_loss) into *v; NaN when it
- * has none. */
-static int metric(struct recorder *r, double *v)
+int record_metric(struct recorder *r, double *v)
 {
     const struct setup *s = r->s;
     struct aia_error err;
@@ -132,57 +136,168 @@ void record_optimum(struct recorder *r)
     free(xs);
 }
 
-static const struct output_column history_cols[] = {
-    {"iteration", OUT_INT}, {"epoch", OUT_INT},  {"time", OUT_TIME},
-    {"loss", OUT_REAL},     {"suboptimality", OUT_REAL},
-    {"change", OUT_REAL},   {NULL, OUT_REAL}, /* the metric's */
-    {"test_loss", OUT_REAL}, {NULL, OUT_REAL}, /* test_ and the metric's */
+/* ---------------------------------------------------- history columns */
+
+/* What a history row is made of, before it is columns: the coordinator's
+ * own loss (record_iteration) or the workers' evaluation
+ * (record_evaluated) fills one. */
+struct sample {
+    double iteration, epoch, time, loss, change, metric, test_loss, test_metric;
 };
 
-/* Columns of a history row: 6, the metric's, then test_loss and the test
- * metric with problem.test. */
-static int history_ncols(const struct recorder *r)
+/* A column of the history: its name ("%m" stands for the problem's metric
+ * name, and such a column is written only for a problem that has one),
+ * how it is written, its value, and when it is written (NULL: always).
+ * Adding a column is one entry here plus its value function. */
+struct history_column {
+    const char *name;
+    enum output_kind kind;
+    double (*value)(const struct recorder *r, const struct sample *h);
+    int (*shown)(const struct recorder *r);
+};
+
+static double h_iteration(const struct recorder *r, const struct sample *h)
 {
-    int metric = r->s->prob->metric_name != NULL;
-    return 6 + metric + (r->job->test.path ? 1 + metric : 0);
+    (void)r;
+    return h->iteration;
+}
+
+static double h_epoch(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->epoch;
+}
+
+static double h_time(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->time;
+}
+
+static double h_loss(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->loss;
+}
+
+static double h_suboptimality(const struct recorder *r, const struct sample *h)
+{
+    return r->opt_known ? h->loss - r->fopt : NAN;
+}
+
+static double h_change(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->change;
+}
+
+static double h_metric(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->metric;
+}
+
+static double h_test_loss(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->test_loss;
+}
+
+static double h_test_metric(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->test_metric;
+}
+
+static int with_test(const struct recorder *r)
+{
+    return r->job->test.path != NULL;
+}
+
+static const struct history_column history_columns[] = {
+    {"iteration", OUT_INT, h_iteration, NULL},
+    {"epoch", OUT_INT, h_epoch, NULL},
+    {"time", OUT_TIME, h_time, NULL},
+    {"loss", OUT_REAL, h_loss, NULL},
+    {"suboptimality", OUT_REAL, h_suboptimality, NULL},
+    {"change", OUT_REAL, h_change, NULL},
+    {"%m", OUT_REAL, h_metric, NULL},
+    {"test_loss", OUT_REAL, h_test_loss, with_test},
+    {"test_%m", OUT_REAL, h_test_metric, with_test},
+};
+
+#define NHISTORY (sizeof history_columns / sizeof history_columns[0])
+
+/* Whether column c is in this run's history. */
+static int history_shown(const struct recorder *r,
+                         const struct history_column *c)
+{
+    if (strstr(c->name, "%m") && !r->s->prob->metric_name)
+        return 0;
+    return !c->shown || c->shown(r);
+}
+
+/* The history's columns for this run into cols (names in names, which
+ * must outlive the file).  Returns their count. */
+static int history_header(const struct recorder *r, struct output_column *cols,
+                          char (*names)[64])
+{
+    const char *mname = r->s->prob->metric_name;
+    int n = 0;
+    for (size_t i = 0; i < NHISTORY; i++) {
+        const struct history_column *c = &history_columns[i];
+        if (!history_shown(r, c))
+            continue;
+        const char *m = strstr(c->name, "%m");
+        if (m)
+            snprintf(names[n], 64, "%.*s%s%s", (int)(m - c->name), c->name,
+                     mname, m + 2);
+        else
+            snprintf(names[n], 64, "%s", c->name);
+        cols[n] = (struct output_column){names[n], c->kind};
+        n++;
+    }
+    return n;
+}
+
+/* Write the history row of sample h.  0, or -1 with err. */
+static int history_write(const struct recorder *r, const struct sample *h,
+                         struct aia_error *err)
+{
+    double row[NHISTORY];
+    int n = 0;
+    for (size_t i = 0; i < NHISTORY; i++)
+        if (history_shown(r, &history_columns[i]))
+            row[n++] = history_columns[i].value(r, h);
+    return output_row(r->hist, row, err);
 }
 
 static const struct output_column answer_cols[] = {
-    {"time", OUT_TIME},      {"rank", OUT_INT},     {"sent_round", OUT_INT},
-    {"round", OUT_INT},      {"staleness", OUT_INT}, {"iteration", OUT_INT},
-    {"compute", OUT_SHORT},  {"delay", OUT_SHORT},  {"rtt", OUT_SHORT},
+    {"time", OUT_TIME},     {"rank", OUT_INT},      {"sent_round", OUT_INT},
+    {"round", OUT_INT},     {"staleness", OUT_INT}, {"iteration", OUT_INT},
+    {"compute", OUT_SHORT}, {"delay", OUT_SHORT},   {"rtt", OUT_SHORT},
 };
 
 int record_open(struct recorder *r)
 {
     const struct job *job = r->job;
-    static struct output_column cols[9];
-    static char test_metric[64];
-    const char *mname = r->s->prob->metric_name;
-    int ncols = history_ncols(r);
-    memcpy(cols, history_cols, sizeof cols);
-    snprintf(test_metric, sizeof test_metric, "test_%s", mname ? mname : "");
-    if (mname) {
-        cols[6].name = mname;
-        cols[8].name = test_metric;
-    } else {
-        cols[6] = history_cols[7]; /* test_loss only */
-    }
+    static struct output_column cols[NHISTORY];
+    static char names[NHISTORY][64];
+    int ncols = history_header(r, cols, names);
     /* a resumed run appends, from where its checkpoint was written */
     const struct checkpoint *k = &r->resume;
     long long keep_h = r->resumed ? (long long)k->history_bytes : -1;
     long long keep_a = r->resumed ? (long long)k->answers_bytes : -1;
     long long keep_i = r->resumed ? (long long)k->iterates_bytes : -1;
-    if (job->history &&
-        !(r->hist = output_open(job->history, job->format, cols, ncols,
-                                keep_h, &r->err)))
+    if (job->history && !(r->hist = output_open(job->history, job->format, cols,
+                                                ncols, keep_h, &r->err)))
         return -1;
     if (job->answers &&
-        !(r->answers = output_open(job->answers, job->format, answer_cols,
-                                   9, keep_a, &r->err)))
+        !(r->answers = output_open(job->answers, job->format, answer_cols, 9,
+                                   keep_a, &r->err)))
         return -1;
-    if (job->iterates && !(r->iterates = iterates_open(
-                               job->iterates, r->s->dim, keep_i, &r->err)))
+    if (job->iterates && !(r->iterates = iterates_open(job->iterates, r->s->dim,
+                                                       keep_i, &r->err)))
         return -1;
     int mode = host_progress();
     r->progress_tty = mode == HOST_PROGRESS_TTY ||
@@ -198,24 +313,27 @@ int record_iteration(struct recorder *r, int force, double now)
     const struct proto *p = r->p;
     if ((!r->hist && !r->iterates) || r->saved == p->iteration)
         return 0;
-    int epochs_due = job->every_epochs &&
-                     p->epoch / job->every_epochs !=
-                         r->saved_epoch / job->every_epochs;
+    int epochs_due =
+        job->every_epochs &&
+        p->epoch / job->every_epochs != r->saved_epoch / job->every_epochs;
     if (!force && p->iteration % job->every != 0 && !epochs_due)
         return 0;
-    double row[9] = {(double)p->iteration, (double)p->epoch, now - p->t0};
+    /* iteration, epoch, time, and the change once the model is taken */
+    double row[4] = {(double)p->iteration, (double)p->epoch, now - p->t0};
     if (r->evaluate)
         return eval_row(r, row);
-    if (record_loss(r, &row[3]) < 0)
+    struct sample h = {row[0], row[1], row[2], NAN, NAN, NAN, NAN, NAN};
+    if (record_loss(r, &h.loss) < 0)
         return -1;
-    row[4] = r->opt_known ? row[3] - r->fopt : NAN;
-    row[5] = record_change(r);
-    int rc = metric(r, &row[6]);
+    h.change = record_change(r);
+    int rc = record_metric(r, &h.metric);
     struct aia_error err;
-    if (r->hist && output_row(r->hist, row, &err) < 0 && rc == 0)
+    if (r->hist && history_write(r, &h, &err) < 0 && rc == 0)
         rc = aia_seterr(&r->err, "%s", err.text);
-    if (r->iterates && iterates_write(r->iterates, p->iteration, p->epoch,
-                                      row[2], r->x, &err) < 0 && rc == 0)
+    if (r->iterates &&
+        iterates_write(r->iterates, p->iteration, p->epoch, row[2], r->x,
+                       &err) < 0 &&
+        rc == 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     r->saved = p->iteration;
     r->saved_epoch = p->epoch;
@@ -242,8 +360,8 @@ static int eval_row(struct recorder *r, double *row)
     return r->hist ? r->evaluate(r->eval_ctx, r->x, row) : 0;
 }
 
-int record_evaluated(struct recorder *r, const double *row,
-                     const double *vals, int missing, uint64_t rows)
+int record_evaluated(struct recorder *r, const double *row, const double *vals,
+                     int missing, uint64_t rows)
 {
     memcpy(r->ev, vals, sizeof r->ev);
     r->ev_missing = missing;
@@ -254,28 +372,19 @@ int record_evaluated(struct recorder *r, const double *row,
         char line[AIA_ERROR_LEN];
         const char *why;
         double step = host_step(&why);
-        return aia_seterr(&r->err, "%s",
-                          diverge_message(line, sizeof line,
-                                          row ? (int64_t)row[0]
-                                              : r->p->iteration,
-                                          0, vals[0], &r->dv, r->job->diverge,
-                                          step, why,
-                                          run_smoothness((struct setup *)r->s)));
+        return aia_seterr(
+            &r->err, "%s",
+            diverge_message(line, sizeof line,
+                            row ? (int64_t)row[0] : r->p->iteration, 0, vals[0],
+                            &r->dv, r->job->diverge, step, why,
+                            facts_smoothness((struct setup *)r->s)));
     }
     if (!row || !r->hist)
         return 0;
-    double out[9] = {row[0], row[1], row[2], vals[0],
-                     r->opt_known ? vals[0] - r->fopt : NAN, row[3]};
-    int k = 6;
-    if (r->s->prob->metric_name)
-        out[k++] = vals[1];
-    if (r->job->test.path) {
-        out[k++] = vals[2];
-        if (r->s->prob->metric_name)
-            out[k++] = vals[3];
-    }
+    struct sample h = {row[0], row[1],  row[2],  vals[0],
+                       row[3], vals[1], vals[2], vals[3]};
     struct aia_error err;
-    if (output_row(r->hist, out, &err) < 0)
+    if (history_write(r, &h, &err) < 0)
         return aia_seterr(&r->err, "%s", err.text);
     return 0;
 }
@@ -300,8 +409,8 @@ int record_checkpoint(struct recorder *r, int force, double now)
         return aia_seterr(&r->err, "out of memory for the checkpoint");
     if (s->alg->save(s->alg_s, state, &err) < 0) {
         free(state);
-        return aia_seterr(&r->err, "algorithm '%s': save: %s",
-                          s->alg->h.name, err.text);
+        return aia_seterr(&r->err, "algorithm '%s': save: %s", s->alg->h.name,
+                          err.text);
     }
     struct checkpoint k = {
         .iteration = p->iteration,
@@ -333,20 +442,22 @@ int record_check(struct recorder *r)
     char where[256];
     if (job->target_gap > 0 && !r->opt_known) {
         params_where(where, sizeof where, job->m->path, job->gap_node);
-        return aia_seterr(&r->err, "%s: stop.gap: problem '%s' cannot give "
-                                   "its optimum (%s)",
+        return aia_seterr(&r->err,
+                          "%s: stop.gap: problem '%s' cannot give "
+                          "its optimum (%s)",
                           where, s->prob->h.name, r->opt_why.text);
     }
     if ((job->checkpoint || s->resume) && !s->alg->save) {
-        params_where(where, sizeof where, job->m->path,
-                     job->checkpoint_node);
-        return aia_seterr(&r->err, "%s: output.checkpoint: algorithm '%s' "
-                                   "cannot save its state",
+        params_where(where, sizeof where, job->m->path, job->checkpoint_node);
+        return aia_seterr(&r->err,
+                          "%s: output.checkpoint: algorithm '%s' "
+                          "cannot save its state",
                           where, s->alg->h.name);
     }
     if (s->resume && !job->checkpoint)
-        return aia_seterr(&r->err, "%s: --resume: the job names no "
-                                   "output.checkpoint",
+        return aia_seterr(&r->err,
+                          "%s: --resume: the job names no "
+                          "output.checkpoint",
                           job->m->path);
     return 0;
 }
@@ -363,16 +474,20 @@ int record_read_resume(struct recorder *r)
 }
 
 int record_answer(struct recorder *r, int w, uint64_t sent_round,
-                  uint64_t staleness, double compute, double delay,
-                  double rtt, double now)
+                  uint64_t staleness, double compute, double delay, double rtt,
+                  double now)
 {
     const struct proto *p = r->p;
     if (!r->answers)
         return 0;
-    double row[9] = {now - p->t0,         (double)r->s->ranks[w],
-                     (double)sent_round,  (double)p->round,
-                     (double)staleness,   (double)p->iteration,
-                     compute,             delay,
+    double row[9] = {now - p->t0,
+                     (double)r->s->ranks[w],
+                     (double)sent_round,
+                     (double)p->round,
+                     (double)staleness,
+                     (double)p->iteration,
+                     compute,
+                     delay,
                      rtt};
     struct aia_error err;
     if (output_row(r->answers, row, &err) < 0)
@@ -380,7 +495,7 @@ int record_answer(struct recorder *r, int w, uint64_t sent_round,
     return 0;
 }
 
-static uint64_t total_answers(const struct recorder *r)
+uint64_t record_answers(const struct recorder *r)
 {
     uint64_t n = 0;
     for (int w = 0; w < r->p->n; w++)
@@ -404,8 +519,8 @@ int record_progress(struct recorder *r, double now)
     char line[256];
     snprintf(line, sizeof line,
              "iteration %lld, epoch %lld, %.1f s, loss %.6g, %.0f answers/s",
-             (long long)r->p->iteration, (long long)r->p->epoch, elapsed,
-             loss, (double)total_answers(r) / elapsed);
+             (long long)r->p->iteration, (long long)r->p->epoch, elapsed, loss,
+             (double)record_answers(r) / elapsed);
     if (r->progress_tty) {
         /* one line, rewritten in place */
         fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);
@@ -418,274 +533,16 @@ int record_progress(struct recorder *r, double now)
     return 0;
 }
 
-/* "name=value" for each parameter (only_given: each the job sets), on
- * one line. */
-static void print_args(const struct aia_value *v, int only_given)
-{
-    for (; v && v->name; v++) {
-        if (only_given && !v->given)
-            continue;
-        printf(" %s=", v->name);
-        switch (v->type) {
-        case AIA_INT:
-            printf("%lld", (long long)v->i);
-            break;
-        case AIA_BOOL:
-            printf("%s", v->i ? "true" : "false");
-            break;
-        case AIA_DOUBLE:
-            if (v->s) /* a word in place of a number ("auto") */
-                printf("%s", v->s);
-            else
-                printf("%g", v->d);
-            break;
-        case AIA_STRING:
-        case AIA_ENUM:
-            printf("%s", v->s);
-            break;
-        case AIA_INTS:
-        case AIA_DOUBLES:
-            printf("[");
-            for (size_t i = 0; i < v->n; i++) {
-                if (v->type == AIA_INTS)
-                    printf("%s%lld", i ? ", " : "", (long long)v->ints[i]);
-                else
-                    printf("%s%g", i ? ", " : "", v->doubles[i]);
-            }
-            printf("]");
-            break;
-        }
-    }
-    printf("\n");
-}
-
-static void print_plugin(const char *what, const struct plugin *p,
-                         const struct aia_value *args)
-{
-    printf("  %-10s %s %s (%s):", what, p->h->name, p->h->version, p->path);
-    print_args(args, 0);
-}
-
-static void print_stragglers(const struct job_stragglers *st)
-{
-    printf("  %-10s", "stragglers");
-    if (!st->work && !st->nfixed && !st->random_p && !st->markov &&
-        !st->nhang) {
-        printf(" none\n");
-        return;
-    }
-    if (st->work)
-        printf(" work %g ms;", st->work * 1e3);
-    for (size_t i = 0; i < st->nfixed; i++)
-        printf(" rank %lld +%g ms;", (long long)st->fixed[i],
-               st->fixed_delay[st->nfixed_delay == 1 ? 0 : i]);
-    if (st->random_p)
-        printf(" any answer +%g ms with p %g;", st->random_delay * 1e3,
-               st->random_p);
-    if (st->markov)
-        printf(" bursts +%g ms (p_slow %g, p_fast %g);",
-               st->markov_delay * 1e3, st->p_slow, st->p_fast);
-    for (size_t i = 0; i < st->nhang; i++)
-        printf(" rank %lld hangs after %lld answers;", (long long)st->hang[i],
-               (long long)st->hang_after);
-    printf("\n");
-}
-
-/* Bytes the coordinator sent and received: payloads as doubles, encoded,
- * and on the wire (headers included). */
-struct traffic {
-    uint64_t sent_payload, sent_encoded, sent_wire;
-    uint64_t recv_payload, recv_encoded, recv_wire;
-    double ratio; /* payloads as doubles over encoded, headers apart */
-};
-
-static struct traffic traffic(const struct recorder *r)
-{
-    struct traffic t = {0};
-    for (int w = 0; w < r->p->n; w++) {
-        const struct wstats *st = &r->st[w];
-        t.sent_payload += st->sent_payload;
-        t.sent_encoded += st->sent_encoded;
-        t.sent_wire += st->sent_encoded + st->queries * sizeof(struct wire_hdr);
-        t.recv_payload += st->recv_payload;
-        t.recv_encoded += st->recv_encoded;
-        t.recv_wire += st->recv_encoded +
-                       st->recv_msgs * sizeof(struct wire_hdr);
-    }
-    uint64_t enc = t.sent_encoded + t.recv_encoded;
-    t.ratio = enc ? (double)(t.sent_payload + t.recv_payload) / (double)enc
-                  : 1.0;
-    return t;
-}
-
-static void print_traffic(const struct recorder *r)
-{
-    const struct job *job = r->job;
-    struct traffic t = traffic(r);
-    printf("  %-10s sent %llu (queries as %s; %llu as doubles), received "
-           "%llu (answers as %s",
-           "bytes", (unsigned long long)t.sent_wire,
-           codec_name(job->codec_query), (unsigned long long)t.sent_payload,
-           (unsigned long long)t.recv_wire, codec_name(job->codec_answer));
-    if (job->codec_answer == CODEC_TOPK)
-        printf(" %zu of %zu", r->acodec->k, r->acodec->n);
-    printf("; %llu as doubles); compression ratio %.3g\n",
-           (unsigned long long)t.recv_payload, t.ratio);
-}
-
-/* What ran, why it stopped, and where it ended. */
-static void report(struct recorder *r, const char *why, double loss)
-{
-    const struct setup *s = r->s;
-    const struct job *job = r->job;
-    const struct proto *p = r->p;
-    printf("aiarun %s: %s, %d ranks: coordinator 0, %d workers, %s mode",
-           PACKAGE_VERSION, job->m->path, s->size, s->nworkers,
-           job->mode == JOB_ASYNC ? "async" : "rounds");
-    if (job->topology == JOB_TREE)
-        printf(", a tree of arity %d (the table's rows are the "
-               "coordinator's children, each for its subtree)",
-               job->arity);
-    printf("\n");
-    print_plugin("algorithm", s->alg_p, s->alg_args);
-    if (job->data.path) { /* a generator's parameters do not apply */
-        printf("  %-10s %s %s (%s): reads problem.data", "problem",
-               s->prob_p->h->name, s->prob_p->h->version, s->prob_p->path);
-        print_args(s->prob_args, 1);
-    } else {
-        print_plugin("problem", s->prob_p, s->prob_args);
-    }
-    printf("  %-10s %zu rows, %zu columns, %s partition%s%s\n", "data",
-           s->total_rows, s->dim,
-           job->part_scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
-           job->data.path ? ", from " : " (generated)",
-           job->data.path ? job->data.path : "");
-    if (s->facts.smoothness > 0)
-        printf("  %-10s L = %.6g, the row-weighted mean of the workers' "
-               "(%.6g to %.6g)\n",
-               "smoothness", s->facts.smoothness, s->facts.smallest,
-               s->facts.largest);
-    const char *rule;
-    double h = host_step(&rule);
-    if (!isnan(h))
-        printf("  %-10s %.6g: %s\n", "step", h, rule);
-    if (job->mode == JOB_ROUNDS)
-        print_plugin("wait", s->wait_p, s->wait_args);
-    print_stragglers(&job->stragglers);
-    if (r->resumed)
-        printf("  %-10s from %s at iteration %lld (%.3f s)\n", "resumed",
-               job->checkpoint, (long long)r->resume.iteration,
-               r->resume.elapsed);
-    printf("  %-10s %s after %.3f s: %lld iterations, %lld epochs, %llu "
-           "answers\n",
-           "stopped", why, r->t_end - p->t0, (long long)p->iteration,
-           (long long)p->epoch, (unsigned long long)total_answers(r));
-    print_traffic(r);
-    if (p->dead)
-        printf("  %-10s %d worker%s declared dead; the run went on with "
-               "the others\n",
-               "dead", p->dead, p->dead > 1 ? "s" : "");
-    if (!isnan(loss) && r->opt_known)
-        printf("  %-10s %.10g (optimum %.10g, suboptimality %.3e)\n", "loss",
-               loss, r->fopt, loss - r->fopt);
-    else if (!isnan(loss))
-        printf("  %-10s %.10g (optimum unknown: %s)\n", "loss", loss,
-               r->opt_why.text);
-    if (r->evaluate && r->ev_missing)
-        printf("  %-10s by the workers on %llu of the %zu rows (%d "
-               "worker%s missing: %s rows are left out)\n",
-               "evaluated", (unsigned long long)r->ev_rows, s->total_rows,
-               r->ev_missing, r->ev_missing > 1 ? "s" : "",
-               r->ev_missing > 1 ? "their" : "its");
-    else if (r->evaluate)
-        printf("  %-10s by the workers on their %llu rows\n", "evaluated",
-               (unsigned long long)r->ev_rows);
-    if (r->evaluate && job->test.path) {
-        printf("  %-10s %s: loss %.10g", "test", job->test.path, r->ev[2]);
-        if (s->prob->metric_name)
-            printf(", %s %.10g", s->prob->metric_name, r->ev[3]);
-        printf("\n");
-    }
-}
-
-int record_final(struct recorder *r)
-{
-    FILE *f = fopen(r->job->final, "w");
-    if (!f)
-        return aia_seterr(&r->err, "%s: cannot write the final iterate: %s",
-                          r->job->final, strerror(errno));
-    for (size_t j = 0; j < r->s->dim; j++)
-        fprintf(f, "%.17g\n", r->x[j]);
-    if (ferror(f) | (fclose(f) != 0))
-        return aia_seterr(&r->err, "%s: write failed", r->job->final);
-    return 0;
-}
-
 int record_close(struct recorder *r)
 {
     struct aia_error err;
     int rc = 0;
-    if (output_close(r->hist, &err) < 0 ||
-        output_close(r->answers, &err) < 0 ||
+    if (output_close(r->hist, &err) < 0 || output_close(r->answers, &err) < 0 ||
         iterates_close(r->iterates, &err) < 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     r->hist = r->answers = NULL;
     r->iterates = NULL;
     if (r->progress_tty && r->progress_at > r->p->t0 + 1.0)
         fputs("\n", stderr); /* end the progress line */
-    return rc;
-}
-
-int record_report(struct recorder *r, const char *why, double loss)
-{
-    const struct proto *p = r->p;
-    int rc = 0;
-    if (host_verbosity() > AIA_LOG_ERROR) {
-        report(r, why, loss);
-        stats_table(stdout, r->st, p->n);
-    }
-    for (int w = 0; w < p->n; w++)
-        if (r->st[w].unresponsive)
-            host_error("rank %d is unresponsive: busy with the query of "
-                       "round %llu for %.3g s at the stop",
-                       r->s->ranks[w], (unsigned long long)p->sent[w],
-                       r->t_end - p->sent_at[w]);
-    uint64_t late = 0;
-    for (int w = 0; w < p->n; w++)
-        late += r->st[w].late;
-    printf("stop=%s iterations=%lld epochs=%lld answers=%llu late=%llu "
-           "time=%.6f loss=%.10g",
-           why, (long long)p->iteration, (long long)p->epoch,
-           (unsigned long long)total_answers(r), (unsigned long long)late,
-           r->t_end - p->t0, loss);
-    if (r->opt_known)
-        printf(" optimum=%.10g gap=%.3e", r->fopt,
-               r->fopt != 0 ? (loss - r->fopt) / fabs(r->fopt)
-                            : loss - r->fopt);
-    if (r->evaluate) {
-        const char *mn = r->s->prob->metric_name;
-        if (mn && !isnan(r->ev[1]))
-            printf(" %s=%.10g", mn, r->ev[1]);
-        if (r->job->test.path && !isnan(r->ev[2]))
-            printf(" test_loss=%.10g", r->ev[2]);
-        if (r->job->test.path && mn && !isnan(r->ev[3]))
-            printf(" test_%s=%.10g", mn, r->ev[3]);
-        if (r->ev_missing)
-            printf(" missing=%d", r->ev_missing);
-    } else if (r->s->prob->metric && !isnan(loss)) {
-        double m;
-        rc = metric(r, &m);
-        if (!isnan(m))
-            printf(" %s=%.10g", r->s->prob->metric_name, m);
-    }
-    struct traffic t = traffic(r);
-    printf(" sent_bytes=%llu sent_payload=%llu recv_bytes=%llu "
-           "recv_payload=%llu ratio=%.4f",
-           (unsigned long long)t.sent_wire,
-           (unsigned long long)t.sent_payload,
-           (unsigned long long)t.recv_wire,
-           (unsigned long long)t.recv_payload, t.ratio);
-    printf("\n");
-    fflush(stdout);
     return rc;
 }

@@ -118,12 +118,12 @@ int record_read_resume(struct recorder *r);
 /* Close the files and end the progress line. */
 int record_close(struct recorder *r);
 
-/* Write the final model (r->x, set by record_loss) to output.final. */
-int record_final(struct recorder *r);
 
-/* Print the report, the per-worker table (unless quiet) and the summary
- * line for a run stopped by why with the final loss (NaN: none); -1 when
- * the metric failed (the line is printed without it). */
-int record_report(struct recorder *r, const char *why, double loss);
+/* Answers absorbed so far, over every worker. */
+uint64_t record_answers(const struct recorder *r);
+
+/* The problem's metric of r->x (set by record_loss) into *v; NaN when it
+ * has none.  0, or -1 with r->err. */
+int record_metric(struct recorder *r, double *v);
 
 #endif

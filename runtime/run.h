@@ -50,7 +50,7 @@ struct setup {
     size_t total_rows; /* coordinator: sum of rows */
     struct data_table data; /* rows of problem.data held by this rank */
     struct aia_problem_facts facts; /* every rank: L, rows */
-    int smoothness_tried;           /* run_smoothness asked the problem */
+    int smoothness_tried;           /* facts_smoothness asked the problem */
     struct checkpoint_id identity; /* what a checkpoint of this job carries */
     struct data_table test; /* rows of problem.test held by this rank */
     void *test_s;           /* worker: the problem opened on them */
@@ -67,10 +67,6 @@ extern int run_incomplete;
  * status, the same on every rank. */
 int run_job(const struct run_opts *opts);
 
-/* L of the problem this rank holds: the combined one when the run
- * gathered it (step: auto), else asked of this rank's problem once (the
- * coordinator's holds every row); 0 when unknown. */
-double run_smoothness(struct setup *s);
 
 /* The two roles; both return the job's exit status. */
 int coord_run(struct setup *s);

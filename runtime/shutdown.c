@@ -14,6 +14,7 @@
 #include "coord.h"
 #include "host.h"
 #include "poll.h"
+#include "report.h"
 #include "util.h"
 #include "wire.h"
 
@@ -265,34 +266,17 @@ void shutdown_signal(struct coord *c)
     run_no_finalize = 1;
 }
 
+static void end_failed(void *ctx, const char *text)
+{
+    coord_fail(ctx, "%s", text);
+}
+
 void shutdown_report(struct coord *c)
 {
-    if (record_close(&c->r) < 0)
-        coord_fail(c, "%s", c->r.err.text);
-    if (c->cur < 0)
-        return; /* failed before the first query */
-    double loss = NAN;
-    int signal = c->p.why == proto_stop_rule("signal");
-    if ((c->status == RUN_OK || signal) && record_loss(&c->r, &loss) < 0) {
-        coord_fail(c, "%s", c->r.err.text);
-        loss = NAN;
+    if (c->cur < 0) { /* failed before the first query: nothing to report */
+        if (record_close(&c->r) < 0)
+            coord_fail(c, "%s", c->r.err.text);
+        return;
     }
-    /* the model is written even when the workers' evaluation of it did
-     * not come back in time (its loss is then unknown, not wrong) */
-    if ((c->status == RUN_OK || signal) && c->job->final &&
-        record_final(&c->r) < 0)
-        coord_fail(c, "%s", c->r.err.text);
-    const struct proto_stop_rule *why = c->p.why;
-    if (why)
-        host_log(AIA_LOG_INFO, "stopped: %s%s%s%s", why->text,
-                 why->key ? " (" : "", why->key ? why->key : "",
-                 why->key ? ")" : "");
-    if (record_report(&c->r, why ? why->name : "none", loss) < 0)
-        coord_fail(c, "%s", c->r.err.text);
-    struct aia_error err;
-    if (c->job->workers_csv &&
-        stats_write(c->job->workers_csv, c->st, c->n, &err) < 0) {
-        host_error("%s", err.text);
-        c->status = RUN_FAILED;
-    }
+    report_end(&c->r, c->status == RUN_OK, end_failed, c);
 }

@@ -22,6 +22,7 @@
 #include "host.h"
 #include "proto.h"
 #include "record.h"
+#include "report.h"
 #include "simpool.h"
 #include "simq.h"
 #include "util.h"
@@ -417,32 +418,19 @@ static void drain(struct sim *m)
     }
 }
 
+static void end_failed(void *ctx, const char *text)
+{
+    sim_fail(ctx, "%s", text);
+}
+
 /* The final loss, files and report, as rank 0 of a run writes them. */
 static void finish(struct sim *m)
 {
-    const struct job *job = m->job;
-    double loss = NAN;
     if (!proto_failed(&m->p))
         recorder_failed(m, record_iteration(&m->r, 1, m->now));
     m->r.t_end = m->now;
     drain(m);
-    if (record_close(&m->r) < 0)
-        sim_fail(m, "%s", m->r.err.text);
-    if (!proto_failed(&m->p) && record_loss(&m->r, &loss) < 0) {
-        sim_fail(m, "%s", m->r.err.text);
-        loss = NAN;
-    }
-    if (job->final && !isnan(loss) && record_final(&m->r) < 0)
-        sim_fail(m, "%s", m->r.err.text);
-    const struct proto_stop_rule *why = m->p.why;
-    host_log(AIA_LOG_INFO, "stopped: %s%s%s%s", why->text, why->key ? " (" : "",
-             why->key ? why->key : "", why->key ? ")" : "");
-    if (record_report(&m->r, why->name, loss) < 0)
-        sim_fail(m, "%s", m->r.err.text);
-    struct aia_error err;
-    if (job->workers_csv &&
-        stats_write(job->workers_csv, m->st, m->n, &err) < 0)
-        sim_fail(m, "%s", err.text);
+    report_end(&m->r, !proto_failed(&m->p), end_failed, m);
 }
 
 static int alloc(struct sim *m, struct aia_error *err)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "job_fields.h"
 #include "plugtest.h"
 #include "proto.h"
 #include "tap.h"
@@ -385,7 +386,36 @@ static void registry(void)
     }
     ok(proto_stop_rule("iterations")->check && !proto_stop_rule("time")->check,
        "limits are checked each iteration, time is an event");
-    is_string(proto_stop_rule("gap")->key, "stop.gap", "gap reads stop.gap");
+    const struct proto_stop_rule *gap = proto_stop_rule("gap");
+    ok(gap->key.type == AIA_DOUBLE && gap->key.kind == JF_DOUBLE &&
+           gap->key.off == offsetof(struct job, target_gap),
+       "gap's key, stop.gap, is a number bound to target_gap");
+    ok(!proto_stop_rule("signal")->key.type &&
+           !proto_stop_rule("error")->key.type,
+       "signal and error have no key");
+    /* the stop section's tables come from the rules */
+    ok(job_fields_init() == 0, "the stop section's tables are filled");
+    int keyed = 0, listed = 0, bound = 0;
+    for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++) {
+        if (!r->key.type)
+            continue;
+        keyed++;
+        for (const struct aia_param *q = job_fields_stop_keys; q->name; q++)
+            listed += strcmp(q->name, r->name) == 0 && q->type == r->key.type &&
+                      q->help == r->key.help && q->max == r->key.max;
+        for (const struct job_field *f = job_fields_stop; f->key; f++)
+            bound += strcmp(f->key, r->name) == 0 && f->off == r->key.off &&
+                     f->kind == r->key.kind;
+    }
+    is_int(keyed, 6, "six rules have a key");
+    is_int(listed, keyed,
+           "each is a key of the stop section, as the rule says");
+    is_int(bound, keyed, "each bound to the rule's field");
+    const struct aia_param *o = job_fields_stop_keys;
+    while (o->name && strcmp(o->name, "check_every") != 0)
+        o++;
+    ok(o->name && o[1].name && strcmp(o[1].name, "diverge") == 0 && !o[2].name,
+       "then the section's other keys, check_every and diverge");
     ok(proto_stop_rule("nonsense") == NULL, "an unknown rule is NULL");
 }
 

@@ -196,4 +196,15 @@ is "$rc" 2 "--resume is refused"
 sim --simulate 0 nwait.yaml
 is "$rc" 2 "--simulate 0 is refused"
 like "$err" "expected a positive number of workers" "saying what it takes"
+# The end of a run is mpirun's: output.final whenever the run ended well
+# (here at its time limit), none when it failed (a step that diverges).
+sim --simulate 4 -o stop.iterations=0 -o stop.time=0.05 \
+    -o output.final=end.txt nwait.yaml
+is "$rc" 0 "a simulated run stopped by its time limit exits 0"
+is "$(wc -l <end.txt 2>/dev/null | tr -d ' ')" 20 \
+    "and writes its final iterate, one value a line"
+sim --simulate 4 -o algorithm.step=50 -o output.final=bad.txt nwait.yaml
+is "$rc" 1 "a simulated run whose step diverges exits 1"
+like "$err" "diverge" "saying it diverged"
+ok $([ ! -e bad.txt ] && echo 0 || echo 1) "and writes no final iterate"
 done_testing

@@ -325,9 +325,11 @@ static inline size_t aia_partition_first(const struct aia_partition *part,
         return 0;
     if (p >= part->count)
         return m;
-    if (!part->weights)
-        return (size_t)(((unsigned __int128)m * (unsigned)p) /
-                        (unsigned)part->count);
+    if (!part->weights) {
+        /* floor(m * p / count) without overflow: m = q * count + r */
+        size_t c = (size_t)part->count;
+        return m / c * (size_t)p + m % c * (size_t)p / c;
+    }
     double total = 0, upto = 0;
     for (int i = 0; i < part->count; i++) {
         total += part->weights[i];
@@ -579,22 +581,31 @@ static inline uint64_t aia_rng_u64(struct aia_rng *g)
 /* Uniform in [0, 1). */
 static inline double aia_rng_uniform(struct aia_rng *g)
 {
-    return (double)(aia_rng_u64(g) >> 11) * 0x1.0p-53;
+    return (double)(aia_rng_u64(g) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* The 128-bit product a * b: returns its high 64 bits and stores its
+ * low 64 bits in *lo (portable C: four 32x32->64 products). */
+static inline uint64_t aia_mul64(uint64_t a, uint64_t b, uint64_t *lo)
+{
+    uint64_t al = a & 0xffffffffu, ah = a >> 32;
+    uint64_t bl = b & 0xffffffffu, bh = b >> 32;
+    uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+    *lo = (mid << 32) | (ll & 0xffffffffu);
+    return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
 }
 
 /* Uniform integer in [0, n), n > 0 (Lemire's method, unbiased). */
 static inline uint64_t aia_rng_below(struct aia_rng *g, uint64_t n)
 {
-    unsigned __int128 m = (unsigned __int128)aia_rng_u64(g) * n;
-    uint64_t l = (uint64_t)m;
+    uint64_t l, h = aia_mul64(aia_rng_u64(g), n, &l);
     if (l < n) {
-        uint64_t t = -n % n;
-        while (l < t) {
-            m = (unsigned __int128)aia_rng_u64(g) * n;
-            l = (uint64_t)m;
-        }
+        uint64_t t = (0 - n) % n;
+        while (l < t)
+            h = aia_mul64(aia_rng_u64(g), n, &l);
     }
-    return (uint64_t)(m >> 64);
+    return h;
 }
 
 /* Standard normal (Marsaglia's polar method). */

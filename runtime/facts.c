@@ -1,0 +1,132 @@
+/* facts.c - what every rank learns of the problem's rows before the run:
+ * the combined smoothness L (step: auto), each worker's row count, and,
+ * when the workers hold the rows, the sum of their summaries for the
+ * coordinator's optimum.  Collective: every rank calls each step. */
+#include <config.h>
+
+#include "facts.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+
+#include "host.h"
+
+/* Whether an algorithm parameter asks for a value from the problem: a
+ * number parameter given (or defaulting to) a word, "auto". */
+static int wants_facts(const struct setup *s)
+{
+    for (const struct aia_value *v = s->alg_args; v && v->name; v++)
+        if (v->type == AIA_DOUBLE && v->s)
+            return 1;
+    return 0;
+}
+
+/* Every rank learns L of the whole problem: the row-weighted mean of the
+ * workers' own (f = sum_i (m_i/m) f_i, so it bounds f's), or 0 when a
+ * worker's problem cannot tell.  The coordinator's rows are not used.
+ * The power iteration costs up to a few hundred gradients of a worker's
+ * rows, so it runs only when the algorithm asks (step: auto); otherwise
+ * facts_smoothness finds L when a divergence message needs it. */
+int facts_gather(struct setup *s, int active, struct aia_error *err)
+{
+    double L = 0, rows = 0;
+    struct aia_error why = {""};
+    (void)err;
+    if (active && s->windex >= 0 && wants_facts(s)) {
+        rows = (double)s->prob->rows(s->prob_s);
+        /* a worker without rows has no loss to bound, and fails later */
+        if (rows > 0 && (!s->prob->smoothness ||
+                         s->prob->smoothness(s->prob_s, &L, &why) < 0 ||
+                         !(L > 0) || !isfinite(L)))
+            L = -1;
+        if (*why.text)
+            host_log(AIA_LOG_INFO, "problem '%s': smoothness unknown: %s",
+                     s->prob->h.name, why.text);
+    }
+    /* sums of rows and rows * L, the count of unknown L, least, largest */
+    double in[3] = {rows, L > 0 ? rows * L : 0, L < 0 ? 1 : 0}, sum[3];
+    double lo = L > 0 ? L : INFINITY, hi = L > 0 ? L : 0, least, most;
+    MPI_Allreduce(in, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&lo, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&hi, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    s->facts = (struct aia_problem_facts){
+        .size = sizeof(struct aia_problem_facts),
+        .rows = (size_t)sum[0],
+    };
+    if (sum[2] == 0 && sum[0] > 0 && sum[1] > 0) {
+        s->facts.smoothness = sum[1] / sum[0];
+        s->facts.smallest = least;
+        s->facts.largest = most;
+    }
+    return 0;
+}
+
+double facts_smoothness(struct setup *s)
+{
+    struct aia_error err;
+    double L;
+    if (s->facts.smoothness > 0 || s->smoothness_tried || !s->prob_s)
+        return s->facts.smoothness;
+    s->smoothness_tried = 1;
+    if (s->prob->smoothness && s->prob->smoothness(s->prob_s, &L, &err) == 0 &&
+        L > 0 && isfinite(L))
+        s->facts.smoothness = L;
+    return s->facts.smoothness;
+}
+
+int facts_combine(struct setup *s, struct aia_error *err)
+{
+    unsigned long long len = 0;
+    if (!s->prob->summary_len)
+        return 0;
+    if (s->rank == 0)
+        len = s->prob->summary_len(s->prob_s);
+    MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (len == 0)
+        return 0;
+    double *mine = calloc((size_t)len, sizeof *mine);
+    double *sum = s->rank == 0 ? calloc((size_t)len, sizeof *sum) : NULL;
+    int rc = 0;
+    if (!mine || (s->rank == 0 && !sum)) {
+        /* the reduction cannot be joined without the buffers */
+        host_error("out of memory for a summary of %llu values; aborting", len);
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    struct aia_error e = {""};
+    if (s->windex >= 0 && s->prob->summarize(s->prob_s, mine, &e) < 0) {
+        /* summed as NaN: the coordinator then says the optimum is unknown */
+        for (size_t i = 0; i < len; i++)
+            mine[i] = NAN;
+        host_log(AIA_LOG_INFO, "problem '%s': summarize: %s", s->prob->h.name,
+                 e.text);
+    }
+    MPI_Reduce(mine, sum, (int)len, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (s->rank == 0 && s->prob->combine(s->prob_s, sum, err) < 0)
+        rc = aia_seterr(err, "problem '%s': combine: %s", s->prob->h.name,
+                        (e = *err).text);
+    free(mine);
+    free(sum);
+    return rc;
+}
+
+/* The coordinator learns how many rows each worker holds. */
+int facts_rows(struct setup *s, struct aia_error *err)
+{
+    unsigned long long mine = s->windex >= 0 ? s->prob->rows(s->prob_s) : 0;
+    unsigned long long *all = NULL;
+    int failed = 0;
+    if (s->rank == 0) {
+        all = calloc((size_t)s->size, sizeof *all);
+        s->rows = calloc((size_t)s->nworkers, sizeof *s->rows);
+        failed = !all || !s->rows;
+    }
+    MPI_Gather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all, 1, MPI_UNSIGNED_LONG_LONG,
+               0, MPI_COMM_WORLD);
+    for (int w = 0; all && s->rows && w < s->nworkers; w++) {
+        s->rows[w] = (size_t)all[s->ranks[w]];
+        s->total_rows += s->rows[w];
+    }
+    free(all);
+    return failed ? aia_seterr(err, "out of memory") : 0;
+}
