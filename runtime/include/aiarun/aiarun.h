@@ -238,7 +238,10 @@ struct aia_context {
     int rank;      /* this process's rank; the coordinator is 0 */
     int worker;    /* pool index 0 .. nworkers-1; -1 on the coordinator */
     int nworkers;
-    int reserved0;
+    /* 1 when the pool runs in async mode (pool.mode: async: every answer
+     * is an iteration and its sender is sent the next query at once); 0
+     * in rounds mode, and from a runtime that predates the field. */
+    int async;
     uint64_t seed;                /* the job's seed */
     const struct aia_value *args; /* this plugin's parameters */
     const char *jobdir;           /* folder of the job file, for data paths */
