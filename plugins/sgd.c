@@ -74,6 +74,15 @@
  * 1/(2nL) (a round of n updates along the whole problem's gradient moves
  * x by 1/(2L)), the schedule, momentum and staleness scaling apply as
  * for answers, and weighting: equal gives every entry the weight 1.
+ * The table's direction is as old as its entries: with a the entries'
+ * weighted mean age (rounds since their queries; updates in async mode),
+ * the step is multiplied by min(1, 2n/a).  Steady, a is about 1.5n and
+ * the step whole; a starved worker's entry (a loaded machine may leave
+ * one unscheduled for seconds) or irregular delays make a grow, and the
+ * step shrinks with it, so that step * L * (2a + 1) stays below pi, the
+ * stability bound of x' = -step L x(t - a) (the rule of the delay-
+ * adaptive steps above, on the table's mean delay), and a stale entry,
+ * applied at every update until its worker answers, drives x less.
  * update: auto (the default) is table in async mode when the step is
  * auto, answer otherwise, so that an explicit step keeps the per-answer
  * rule.  The table costs the coordinator one gradient per worker; the
@@ -160,8 +169,10 @@ struct sgd {
     /* coordinator, update: table */
     double *g;      /* nworkers x dim: every worker's latest answer */
     double *n;      /* its weight (rows), 0 before the worker answered */
+    double *sent;   /* the round of the query behind it */
     double *sum;    /* sum_i n_i g_i, kept up to date */
     double total;   /* sum_i n_i */
+    double sent_sum; /* sum_i n_i sent_i (integers, exact below 2^53) */
     uint64_t since; /* answers since sum was summed afresh */
     size_t *idx; /* worker: the batch's rows */
     struct aia_rng rng;
@@ -177,6 +188,7 @@ static void destroy(void *state)
     free(s->idx);
     free(s->g);
     free(s->n);
+    free(s->sent);
     free(s->sum);
     free(s);
 }
@@ -188,15 +200,16 @@ static int table_alloc(struct sgd *s)
     if (d <= SIZE_MAX / sizeof(double) / n)
         s->g = calloc(d * n, sizeof *s->g);
     s->n = calloc(n, sizeof *s->n);
+    s->sent = calloc(n, sizeof *s->sent);
     s->sum = calloc(d, sizeof *s->sum);
-    return s->g && s->n && s->sum ? 0 : -1;
+    return s->g && s->n && s->sent && s->sum ? 0 : -1;
 }
 
 /* sum and total summed afresh from the table. */
 static void table_sum(struct sgd *s)
 {
     memset(s->sum, 0, s->dim * sizeof *s->sum);
-    s->total = 0;
+    s->total = s->sent_sum = 0;
     for (int w = 0; w < s->nworkers; w++) {
         const double *g = s->g + (size_t)w * s->dim;
         if (s->n[w] == 0)
@@ -204,6 +217,7 @@ static void table_sum(struct sgd *s)
         for (size_t j = 0; j < s->dim; j++)
             s->sum[j] += s->n[w] * g[j];
         s->total += s->n[w];
+        s->sent_sum += s->n[w] * s->sent[w];
     }
     s->since = 0;
 }
@@ -313,7 +327,9 @@ static double step_size(const struct sgd *s, uint64_t round, uint64_t staleness)
 }
 
 /* update: table: the answer replaces its worker's entry; the direction
- * is the entries' weighted mean, into sum's scale (returned: 1/total). */
+ * is the entries' weighted mean, sum / total.  Returned in scale: 1/total
+ * times the age factor min(1, 2n / age), age the entries' weighted mean
+ * age in rounds (updates, in async mode). */
 static int table_absorb(struct sgd *s, const double *answer,
                         const struct aia_answer_info *info, double *scale,
                         struct aia_error *err)
@@ -323,15 +339,19 @@ static int table_absorb(struct sgd *s, const double *answer,
                           info->worker, s->nworkers);
     double w = s->by_rows && info->rows > 0 ? (double)info->rows : 1.0;
     double *g = s->g + (size_t)info->worker * s->dim;
-    double old = s->n[info->worker];
+    double old = s->n[info->worker], sent = (double)info->sent_round;
     for (size_t j = 0; j < s->dim; j++)
         s->sum[j] += w * answer[j] - old * g[j];
     s->total += w - old;
+    s->sent_sum += w * sent - old * s->sent[info->worker];
     memcpy(g, answer, s->dim * sizeof *answer);
     s->n[info->worker] = w;
+    s->sent[info->worker] = sent;
     if (++s->since >= (uint64_t)s->nworkers)
         table_sum(s);
-    *scale = 1.0 / s->total;
+    double age = (double)info->round - s->sent_sum / s->total;
+    double most = 2.0 * s->nworkers;
+    *scale = (age > most ? most / age : 1.0) / s->total;
     return 0;
 }
 
@@ -370,12 +390,12 @@ static int query(void *state, double *query, struct aia_error *err)
 }
 
 /* Checkpoints: the iterate, then the velocity when there is momentum,
- * then with update: table the table and its weights. */
+ * then with update: table the table, its weights and their rounds. */
 static size_t state_size(void *state)
 {
     struct sgd *s = state;
     size_t n = s->table ? (size_t)s->nworkers : 0;
-    return ((s->v ? 2 : 1) * s->dim + n * (s->dim + 1)) * sizeof(double);
+    return ((s->v ? 2 : 1) * s->dim + n * (s->dim + 2)) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -393,6 +413,8 @@ static int save(void *state, void *buf, struct aia_error *err)
         memcpy(p, s->g, (size_t)s->nworkers * s->dim * sizeof *p);
         p += (size_t)s->nworkers * s->dim;
         memcpy(p, s->n, (size_t)s->nworkers * sizeof *p);
+        p += s->nworkers;
+        memcpy(p, s->sent, (size_t)s->nworkers * sizeof *p);
     }
     return 0;
 }
@@ -413,14 +435,17 @@ static int load(void *state, const void *buf, size_t len,
     }
     if (s->table) {
         const double *n = p + (size_t)s->nworkers * s->dim;
+        const double *sent = n + s->nworkers;
         for (int w = 0; w < s->nworkers; w++)
-            if (!(n[w] >= 0 && isfinite(n[w])))
+            if (!(n[w] >= 0 && isfinite(n[w]) && sent[w] >= 0 &&
+                  sent[w] < 0x1p53))
                 return aia_seterr(err,
-                                  "table entry %d has weight %g, not a "
-                                  "state of sgd",
-                                  w, n[w]);
+                                  "table entry %d has weight %g from round "
+                                  "%g, not a state of sgd",
+                                  w, n[w], sent[w]);
         memcpy(s->g, p, (size_t)s->nworkers * s->dim * sizeof *p);
         memcpy(s->n, n, (size_t)s->nworkers * sizeof *p);
+        memcpy(s->sent, sent, (size_t)s->nworkers * sizeof *p);
         table_sum(s);
     }
     return 0;

@@ -300,18 +300,28 @@ static int wants_facts(const struct setup *s)
     return 0;
 }
 
+/* Whether the workers find L for the divergence message: the detector is
+ * on and the coordinator holds no rows (problem.data), so that
+ * run_smoothness could not ask its own problem for L. */
+static int wants_bound(const struct setup *s)
+{
+    return s->job->diverge > 0 && eval_by_workers(s);
+}
+
 /* Every rank learns L of the whole problem: the row-weighted mean of the
  * workers' own (f = sum_i (m_i/m) f_i, so it bounds f's), or 0 when a
  * worker's problem cannot tell.  The coordinator's rows are not used.
  * The power iteration costs up to a few hundred gradients of a worker's
- * rows, so it runs only when the algorithm asks (step: auto); otherwise
- * run_smoothness finds L when a divergence message needs it. */
+ * rows, so it runs only when the algorithm asks (step: auto), or when a
+ * divergence message would need it and the coordinator cannot find it
+ * itself (wants_bound); otherwise run_smoothness finds L when a
+ * divergence message needs it. */
 static int gather_facts(struct setup *s, int active, struct aia_error *err)
 {
     double L = 0, rows = 0;
     struct aia_error why = {""};
     (void)err;
-    if (active && s->windex >= 0 && wants_facts(s)) {
+    if (active && s->windex >= 0 && (wants_facts(s) || wants_bound(s))) {
         rows = (double)s->prob->rows(s->prob_s);
         /* a worker without rows has no loss to bound, and fails later */
         if (rows > 0 && (!s->prob->smoothness ||

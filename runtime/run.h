@@ -68,7 +68,7 @@ extern int run_incomplete;
 int run_job(const struct run_opts *opts);
 
 /* L of the problem this rank holds: the combined one when the run
- * gathered it (step: auto), else asked of this rank's problem once (the
+ * gathered it (step: auto, or rows on the workers only), else asked of this rank's problem once (the
  * coordinator's holds every row); 0 when unknown. */
 double run_smoothness(struct setup *s);
 

@@ -387,6 +387,31 @@ static void table(void)
     auto_update("{step: 1, update: table}", 0, &t);
     ok(t, "update: table: the table whatever the mode and step");
 
+    /* The age factor: worker 0's entry from round 1, worker 1's fresh in
+     * round 101, equal rows: the mean age is 50 rounds, past 2n = 8, so
+     * the step is multiplied by 8/50; fresh entries keep it whole. */
+    {
+        struct algtest c;
+        struct aia_error err;
+        double g[N], want[N];
+        for (int j = 0; j < N; j++)
+            g[j] = j + 1, want[j] = -(1 + 8.0 / 50) * g[j];
+        coordinator(&c, "{step: 1, update: table}");
+        struct aia_answer_info info = {.rank = 1, .worker = 0, .round = 1,
+                                       .sent_round = 1, .rows = 200,
+                                       .total_rows = 800};
+        c.alg->absorb(c.as[0], g, &info, &err);
+        info.rank = 2, info.worker = 1, info.round = info.sent_round = 101;
+        c.alg->absorb(c.as[0], g, &info, &err);
+        algtest_end_round(&c);
+        double d = algtest_maxdiff(algtest_query(&c, c.round), want, N);
+        ok(d < 1e-14,
+           "an entry 100 rounds old beside a fresh one: the step times "
+           "2n / mean age = 8/50 (off by %.2g)",
+           d);
+        coordinator_close(&c);
+    }
+
     /* In an async order, parts that differ pull x apart: along each
      * answer it wanders near the optimum, along the table it reaches it. */
     double each = async_gap("{step: 0.1, update: answer}", 4000);
@@ -418,8 +443,9 @@ static void table(void)
     algtest_open(&b, &A, &Pb, W, NULL, 11);
     run_async(&a, 37);
     size_t len = algtest_resume(&b, &a);
-    ok(len == (N + W * (N + 1)) * sizeof(double),
-       "the state is the iterate, the table and its weights (%zu bytes)",
+    ok(len == (N + W * (N + 2)) * sizeof(double),
+       "the state is the iterate, the table, its weights and rounds (%zu "
+       "bytes)",
        len);
     run_async(&a, 50);
     run_async(&b, 50);
