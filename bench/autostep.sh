@@ -49,10 +49,12 @@ YAML
         say "autostep: seed $seed of $AUTO_SEEDS"
         for cfg in $AUTO_CONFIGS; do
             # shellcheck disable=SC2046
-            sline=$(aia 5 "$OUT/auto.yaml" -o seed=$seed $(auto_overrides "$cfg") 2>"$OUT/auto-err")
+            # stderr kept per run, to read why a run missed
+            err=$OUT/auto-err-$cfg-$seed
+            sline=$(aia 5 "$OUT/auto.yaml" -o seed=$seed $(auto_overrides "$cfg") 2>"$err")
             stop=$(field stop "$sline")
             # a divergence ends the run as an error, saying so on stderr
-            grep -q 'the method diverged' "$OUT/auto-err" && stop=diverged
+            grep -q 'the method diverged' "$err" && stop=diverged
             t=
             [ "$stop" = gap ] && t=$(field time "$sline")
             record autostep "$cfg/time" "$seed" "$t"
