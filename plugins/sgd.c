@@ -455,7 +455,8 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "sgd",
                     "1.0",
                     "asynchronous SGD: each answer is a gradient, applied "
-                    "as it arrives",
+                    "as it arrives, alone or in the mean of every worker's "
+                    "latest (update)",
                     params),
     .flags = AIA_ALG_ADDITIVE,
     .create = create,
