@@ -59,6 +59,8 @@ YAML
             [ "$stop" = gap ] && t=$(field time "$sline")
             record autostep "$cfg/time" "$seed" "$t"
             record autostep "$cfg/stop" "$seed" "${stop:-failed}"
+            # where a run stopped short of the target, how far it got
+            record autostep "$cfg/gap" "$seed" "$(field gap "$sline")"
             [ "$stop" = gap ] && record autostep "$cfg/iterations" "$seed" "$(field iterations "$sline")"
         done
         seed=$((seed + 1))
