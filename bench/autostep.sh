@@ -90,8 +90,9 @@ for 3 of the 4 and moves along each answer, sgd-async moves at every
 answer along the mean of every worker's latest one (\`update: auto\`,
 which is \`table\` in async mode with the step auto). Runs that
 reach a gap of 10⁻⁶ within ${AUTO_CAP} s, runs stopped as diverged,
-other stops (the time limit), and the median time and iterations of the
-runs that reached the gap.
+other stops (the time limit); the median time over all the runs (one
+that missed counts as slower than any that reached) and the median
+iterations of those that reached.
 
 | method | reached | diverged | other stops | time (s) | iterations |
 |---|---:|---:|---:|---:|---:|
