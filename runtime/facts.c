@@ -26,14 +26,17 @@ static int wants_facts(const struct setup *s)
  * workers' own (f = sum_i (m_i/m) f_i, so it bounds f's), or 0 when a
  * worker's problem cannot tell.  The coordinator's rows are not used.
  * The power iteration costs up to a few hundred gradients of a worker's
- * rows, so it runs only when the algorithm asks (step: auto); otherwise
- * facts_smoothness finds L when a divergence message needs it. */
-int facts_gather(struct setup *s, int active, struct aia_error *err)
+ * rows, so it runs only when the algorithm asks (step: auto), or when a
+ * divergence message would need it and the coordinator cannot find it
+ * itself (bound: the detector is on and the rows are on the workers
+ * only); otherwise facts_smoothness finds L when a divergence message
+ * needs it. */
+int facts_gather(struct setup *s, int active, int bound, struct aia_error *err)
 {
     double L = 0, rows = 0;
     struct aia_error why = {""};
     (void)err;
-    if (active && s->windex >= 0 && wants_facts(s)) {
+    if (active && s->windex >= 0 && (wants_facts(s) || bound)) {
         rows = (double)s->prob->rows(s->prob_s);
         /* a worker without rows has no loss to bound, and fails later */
         if (rows > 0 && (!s->prob->smoothness ||

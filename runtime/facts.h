@@ -8,12 +8,13 @@
 
 /* Every rank learns L of the whole problem into s->facts (the row-weighted
  * mean of the workers' own, with the least and largest), when the
- * algorithm asks for it (a parameter given as a word, "auto"); active: this
- * rank runs the job.  Returns 0. */
-int facts_gather(struct setup *s, int active, struct aia_error *err);
+ * algorithm asks for it (a parameter given as a word, "auto") or bound
+ * (the divergence message needs L and the coordinator holds no rows to
+ * find it); active: this rank runs the job.  Returns 0. */
+int facts_gather(struct setup *s, int active, int bound, struct aia_error *err);
 
 /* L of the problem this rank holds: the combined one when the run
- * gathered it (step: auto), else asked of this rank's problem once (the
+ * gathered it (step: auto, or rows on the workers only), else asked of this rank's problem once (the
  * coordinator's holds every row); 0 when unknown. */
 double facts_smoothness(struct setup *s);
 

@@ -123,6 +123,7 @@ static struct aia_context context(const struct setup *s,
         .rank = s->rank,
         .worker = s->windex,
         .nworkers = s->nworkers,
+        .async = s->job->mode == JOB_ASYNC,
         .seed = s->job->seed,
         .args = args,
         .jobdir = s->job->dir,
@@ -512,7 +513,9 @@ int run_job(const struct run_opts *opts)
         agree(&s, load_data(&s, active, &err) < 0, &err) < 0)
         goto out;
     if (agree(&s, active && open_problem(&s, &err) < 0, &err) < 0 ||
-        agree(&s, facts_gather(&s, active, &err) < 0, &err) < 0 ||
+        agree(&s, facts_gather(&s, active,
+                                  s.job->diverge > 0 && eval_by_workers(&s),
+                                  &err) < 0, &err) < 0 ||
         agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||
         agree(&s, coordinator && create_wait(&s, &err) < 0, &err) < 0 ||
         agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||

@@ -1,6 +1,8 @@
 /* sgd.c - the SGD algorithm plugin, driven by hand over lrmse: the
  * update rule under each step schedule, momentum and staleness scaling,
- * convergence with fresh, stale and mini-batch gradients. */
+ * convergence with fresh, stale and mini-batch gradients, and the table
+ * of latest answers (update: table) against the answer alone in an
+ * asynchronous order. */
 #include <config.h>
 
 #include <math.h>
@@ -299,6 +301,161 @@ static void uneven(void)
     coordinator_close(&t);
 }
 
+/* Async order, as pool.mode: async runs it: every answer is a round, its
+ * sender is sent the new query at once, and the next to answer is drawn
+ * from the pool (a fixed LCG), so answers arrive from iterates 0 to many
+ * updates old and the parts' order is irregular.  answers answers. */
+static void run_async(struct algtest *t, int answers)
+{
+    uint64_t sent[W], r = 12345;
+    for (int w = 0; w < W; w++)
+        sent[w] = t->round;
+    for (int k = 0; k < answers; k++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        int w = (int)((r >> 33) % W);
+        algtest_answer(t, w, sent[w]);
+        algtest_end_round(t);
+        sent[w] = t->round;
+    }
+}
+
+/* The gap of sgd with these parameters after answers async answers. */
+static double async_gap(const char *yaml, int answers)
+{
+    struct algtest t;
+    coordinator(&t, yaml);
+    run_async(&t, answers);
+    double gap = algtest_gap(&t);
+    coordinator_close(&t);
+    return gap;
+}
+
+/* A coordinator created by hand, so that the context can say async and
+ * give L: whether a first answer g from worker 0, then h from worker 1,
+ * moved x by the table's mean (x = -s g - s (g + h) / 2) or by each. */
+static void auto_update(const char *yaml, int async, int *table)
+{
+    struct aia_error err;
+    struct aia_problem_facts facts = {.size = sizeof facts,
+                                      .smoothness = 1.0 / (2.0 * W),
+                                      .rows = 800};
+    struct aia_shape shape;
+    struct rank c;
+    plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, yaml);
+    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
+    struct aia_context ctx = plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0,
+                                          W, 11);
+    if (prob->open(&ctx, &part, &c.prob, &err) < 0)
+        bail_out("open: %s", err.text);
+    ctx.args = A.args;
+    ctx.problem = prob;
+    ctx.problem_state = c.prob;
+    ctx.facts = &facts;
+    ctx.async = async;
+    if (alg->create(&ctx, &shape, &c.alg, &err) < 0)
+        bail_out("create: %s", err.text);
+    double g[N], h[N], x[N];
+    for (int j = 0; j < N; j++)
+        g[j] = j + 1, h[j] = 2 * (j + 1);
+    struct aia_answer_info info = {.rank = 1, .worker = 0, .round = 1,
+                                   .sent_round = 1, .rows = 200,
+                                   .total_rows = 800};
+    alg->absorb(c.alg, g, &info, &err);
+    info.rank = 2, info.worker = 1;
+    alg->absorb(c.alg, h, &info, &err);
+    alg->query(c.alg, x, &err);
+    /* step auto = 1/(2nL) = 1 here; explicit steps are 1 too */
+    *table = is_multiple(x, -2.5, g);
+    if (!*table && !is_multiple(x, -3.0, g))
+        bail_out("x moved neither along the table nor along each answer");
+    alg->destroy(c.alg);
+    prob->close(c.prob);
+    plugtest_free(&A);
+}
+
+static void table(void)
+{
+    int t;
+    auto_update("{}", 1, &t);
+    ok(t, "update: auto, step auto, async: x moves along the mean of the "
+          "workers' latest answers");
+    auto_update("{}", 0, &t);
+    ok(!t, "update: auto, step auto, rounds: along each answer");
+    auto_update("{step: 1}", 1, &t);
+    ok(!t, "update: auto, an explicit step, async: along each answer, as "
+           "before the table");
+    auto_update("{step: 1, update: table}", 0, &t);
+    ok(t, "update: table: the table whatever the mode and step");
+
+    /* The age factor: worker 0's entry from round 1, worker 1's fresh in
+     * round 101, equal rows: the mean age is 50 rounds, past 2n = 8, so
+     * the step is multiplied by 8/50; fresh entries keep it whole. */
+    {
+        struct algtest c;
+        struct aia_error err;
+        double g[N], want[N];
+        for (int j = 0; j < N; j++)
+            g[j] = j + 1, want[j] = -(1 + 8.0 / 50) * g[j];
+        coordinator(&c, "{step: 1, update: table}");
+        struct aia_answer_info info = {.rank = 1, .worker = 0, .round = 1,
+                                       .sent_round = 1, .rows = 200,
+                                       .total_rows = 800};
+        c.alg->absorb(c.as[0], g, &info, &err);
+        info.rank = 2, info.worker = 1, info.round = info.sent_round = 101;
+        c.alg->absorb(c.as[0], g, &info, &err);
+        algtest_end_round(&c);
+        double d = algtest_maxdiff(algtest_query(&c, c.round), want, N);
+        ok(d < 1e-14,
+           "an entry 100 rounds old beside a fresh one: the step times "
+           "2n / mean age = 8/50 (off by %.2g)",
+           d);
+        coordinator_close(&c);
+    }
+
+    /* In an async order, parts that differ pull x apart: along each
+     * answer it wanders near the optimum, along the table it reaches it. */
+    double each = async_gap("{step: 0.1, update: answer}", 4000);
+    double tab = async_gap("{step: 0.1, update: table}", 4000);
+    ok(each > 1e-6,
+       "async, a constant step along each answer stays off the optimum "
+       "(gap %.2g)",
+       each);
+    ok(fabs(tab) < 1e-12,
+       "along the table's mean it converges to it (gap %.2g)", tab);
+    tab = async_gap("{step: 0.1, update: table, momentum: 0.5}", 4000);
+    ok(fabs(tab) < 1e-12, "with momentum too (gap %.2g)", tab);
+
+    /* Uneven parts: the table's mean weighs each entry by its rows. */
+    const double weights[W] = {4, 2, 1, 1};
+    struct algtest a, b;
+    plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, "{step: 0.1, update: table}");
+    algtest_open(&a, &A, &Pb, W, weights, 11);
+    run_async(&a, 4000);
+    double gap = algtest_gap(&a);
+    ok(fabs(gap) < 1e-12, "on parts of 4:2:1:1 it reaches the optimum "
+                          "(gap %.2g)",
+       gap);
+    algtest_close(&a);
+
+    /* A checkpoint holds the table: the resumed run goes on as the
+     * uninterrupted one, to the bit. */
+    algtest_open(&a, &A, &Pb, W, NULL, 11);
+    algtest_open(&b, &A, &Pb, W, NULL, 11);
+    run_async(&a, 37);
+    size_t len = algtest_resume(&b, &a);
+    ok(len == (N + W * (N + 2)) * sizeof(double),
+       "the state is the iterate, the table, its weights and rounds (%zu "
+       "bytes)",
+       len);
+    run_async(&a, 50);
+    run_async(&b, 50);
+    ok(algtest_maxdiff(algtest_model(&a), algtest_model(&b), N) == 0,
+       "resumed from it, the table's run goes on to the same iterate");
+    algtest_close(&a);
+    algtest_close(&b);
+    plugtest_free(&A);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -369,6 +526,7 @@ int main(void)
     update_rules();
     schedules_converge();
     uneven();
+    table();
 
     plugtest_free(&Pb);
     return done_testing();

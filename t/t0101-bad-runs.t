@@ -91,7 +91,7 @@ run 3 blowdata.yaml
 is "$rc" 1 "a data-file job whose step blows up exits 1"
 like "$err" "the method diverged at iteration [1-9][0-9]?: loss [0-9.e+]* " \
     "within a few iterations, naming the finite loss the workers computed"
-like "$err" "with step 50 \(given step\); " "naming the step"
+like "$err" "with step 50 \(given step[;)]" "naming the step"
 
 cat > few.yaml <<'YAML'
 algorithm: {plugin: sgd}

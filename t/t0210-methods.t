@@ -89,10 +89,13 @@ stop: {gap: 1e-6, time: 100}
 YAML
 run 5 ill.yaml
 reached "gd, condition 1e4, step auto"
-# Asynchronous sgd with a constant step settles near the optimum of rows
-# split over workers (how near depends on the staleness, so on the
-# machine's load): it is held to a gap of 1e-3, and to no divergence.
+# Asynchronous sgd with step auto moves along the mean of every worker's
+# latest gradient (update: table), which reaches the optimum with a
+# constant step: 330,000 answers, 10-30 s on a loaded machine, within the
+# job's 100 s.
 run 5 -o algorithm.plugin=sgd -o algorithm.staleness_scaling=adaptive \
-    -o pool.mode=async -o stop.gap=1e-3 ill.yaml
-reached_at "sgd, async, adaptive, condition 1e4, step auto" 1e-3
+    -o pool.mode=async ill.yaml
+reached "sgd, async, adaptive, condition 1e4, step auto"
+like "$out" "step       [0-9.e-]*: auto: .*\(update: table\)" \
+    "sgd, async, step auto: the report names the table"
 done_testing

@@ -223,8 +223,10 @@ struct aia_problem_facts {
     uint32_t reserved0;
     /* L: a Lipschitz constant of the gradient of the mean loss over all
      * rows, the row-weighted mean of the workers' own (problem smoothness
-     * function); 0 when a worker's problem cannot tell, or when no
-     * algorithm parameter is "auto" (it is then not computed). */
+     * function); 0 when a worker's problem cannot tell, or when it was
+     * not computed: no algorithm parameter is "auto", and the coordinator
+     * holds rows (it then finds L itself if a divergence message needs
+     * it) or stop.diverge is 0. */
     double smoothness;
     size_t rows;      /* rows over the whole pool */
     double smallest;  /* the least of the workers' L, 0: unknown */
@@ -238,7 +240,10 @@ struct aia_context {
     int rank;      /* this process's rank; the coordinator is 0 */
     int worker;    /* pool index 0 .. nworkers-1; -1 on the coordinator */
     int nworkers;
-    int reserved0;
+    /* 1 when the pool runs in async mode (pool.mode: async: every answer
+     * is an iteration and its sender is sent the next query at once); 0
+     * in rounds mode, and from a runtime that predates the field. */
+    int async;
     uint64_t seed;                /* the job's seed */
     const struct aia_value *args; /* this plugin's parameters */
     const char *jobdir;           /* folder of the job file, for data paths */
