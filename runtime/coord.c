@@ -169,17 +169,9 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .total_rows = s->total_rows,
         .compute_s = h->compute_s,
     };
+    /* finite: check() let no other answer through (wire_answer_values),
+     * so it is not read again here */
     const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
-    if (!diverge_finite(a, s->shape.answer_len)) {
-        char line[AIA_ERROR_LEN];
-        const char *why;
-        double step = host_step(&why);
-        coord_fail(c, "%s", diverge_message(line, sizeof line, c->p.iteration,
-                                            s->ranks[w], NAN, &c->r.dv,
-                                            c->job->diverge, step, why,
-                                            run_smoothness(c->s)));
-        return;
-    }
     c->err.text[0] = '\0';
     if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {
         struct aia_error e = c->err;
