@@ -8,8 +8,8 @@
  *
  * prints one line per measurement: "what=NAME us=MICROSECONDS
  * min_us=MICROSECONDS per_memcpy=RATIO", the median and the least over
- * REPS (default 21) of single calls, and first "memcpy" itself.  The plugins are found through
- * AIARUN_PLUGIN_PATH, as in the unit tests.
+ * REPS (default 21) of single calls, and first "memcpy" itself.  The plugins
+ * are found through AIARUN_PLUGIN_PATH, as in the unit tests.
  */
 #include <config.h>
 

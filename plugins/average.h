@@ -33,30 +33,30 @@ struct average {
     double decay;    /* SCHEME_DECAY: a model's weight per round of age */
     double *weights; /* nworkers entries, or NULL: shares of the rows */
     /* worker */
-    double *y;    /* the local model */
-    double *g;    /* a gradient */
-    double *sent; /* memory: delta or delay: the model last sent */
-    int have;     /* delay: y holds a model of this worker's own */
-    int answered; /* memory: delta: sent holds the model last answered */
+    double *y;         /* the local model */
+    double *g;         /* a gradient */
+    double *sent;      /* memory: delta or delay: the model last sent */
+    int have;          /* delay: y holds a model of this worker's own */
+    int answered;      /* memory: delta: sent holds the model last answered */
     uint64_t restarts; /* preemption: replacements acted on */
-    size_t *idx;  /* the batch's rows */
+    size_t *idx;       /* the batch's rows */
     struct aia_rng rng;
     /* coordinator */
-    double *x;      /* the query */
-    double *models; /* memory: latest: nworkers x dim */
-    double *sum;    /* memory: delta: S, the weighted sum of the models */
-    double total;   /* W, the weight of the workers heard from */
-    double *w;      /* weight of each worker heard from */
+    double *x;          /* the query */
+    double *models;     /* memory: latest: nworkers x dim */
+    double *sum;        /* memory: delta: S, the weighted sum of the models */
+    double total;       /* W, the weight of the workers heard from */
+    double *w;          /* weight of each worker heard from */
     double *sent_round; /* SCHEME_DECAY: the round each model answered */
     double round;       /* SCHEME_DECAY: the latest round absorbed in */
     /* heard[i]: worker i has answered at least once */
     unsigned char *heard;
     /* preemption */
-    double *score;          /* each worker's latest score */
-    unsigned char *scored;  /* score[i] is from its latest answer */
-    double *replaced;       /* times each worker was replaced */
-    double *best;           /* the best model of the latest preemption */
-    uint64_t rounds;        /* queries written since init */
+    double *score;         /* each worker's latest score */
+    unsigned char *scored; /* score[i] is from its latest answer */
+    double *replaced;      /* times each worker was replaced */
+    double *best;          /* the best model of the latest preemption */
+    uint64_t rounds;       /* queries written since init */
 };
 
 /* Preemption puts x_best and the counts in the query and the score in

@@ -91,7 +91,7 @@ int average_save(void *state, void *buf, struct aia_error *err)
 }
 
 int average_load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
+                 struct aia_error *err)
 {
     struct average *s = state;
     if (len != average_state_size(state))
@@ -107,4 +107,3 @@ int average_load(void *state, const void *buf, size_t len,
     }
     return 0;
 }
-
