@@ -121,7 +121,7 @@ const struct aia_param job_keys_pool[] = {
      "query): spin: test without sleeping for the round trip expected "
      "(at most 20 ms), then sleep in growing steps; sleep: sleep from the "
      "first microseconds; auto: spin where the node has a core for every "
-     "rank on it, else sleep",
+     "rank on it and other work seldom preempts the rank, else sleep",
      "auto|spin|sleep", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };

@@ -25,7 +25,8 @@ int poll_wait(int (*test)(void *ctx), void *ctx, double deadline);
 
 /* pool.poll: how a rank waits for a message it expects soon. */
 enum poll_mode {
-    POLL_AUTO = 0, /* spin when the node has a core for every rank */
+    POLL_AUTO = 0, /* spin when the node has a core for every rank and
+                      its cores are not taken by other work */
     POLL_SPIN = 1, /* spin for the expected time, whatever the node */
     POLL_SLEEP = 2 /* never spin past the first microseconds */
 };
@@ -45,8 +46,9 @@ const char *poll_choice(void);
 
 /* A message is expected by until (util_now's clock): waits test without
  * yielding or sleeping up to then (at most 20 ms from now), where
- * poll_configure allowed it; a no-op otherwise.  A later call replaces
- * the window. */
+ * poll_configure allowed it and, under auto, while this process is
+ * seldom preempted (outside load); a no-op otherwise.  A later call
+ * replaces the window. */
 void poll_expect(double until);
 
 /* End poll_expect's window. */
