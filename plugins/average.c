@@ -12,7 +12,8 @@
  *     x <- (sum_i w_i y_i) / (sum_i w_i)     over workers that answered
  *
  * with w_i the worker's share of the rows (rows_i / total_rows) or the
- * job's weights.  With one local step and every worker fresh, the
+ * job's weights (staleness: none; average_mix.c gives the schemes that
+ * count a model's age, and gd, the default where it applies).  With one local step and every worker fresh, the
  * average of x - step * g_i weighted by rows is x - step * (mean gradient
  * over all rows): exactly gradient descent.  With more local steps each
  * worker drifts toward its own optimum, and the fixed point moves off the
@@ -81,6 +82,8 @@
 
 #include <aiarun/aiarun.h>
 
+#include "average.h"
+
 #define STREAM_AVERAGE 0x4156470000000000ull
 
 enum {
@@ -92,11 +95,11 @@ enum {
     P_DELAY,
     P_COMPENSATE,
     P_PREEMPT_EVERY,
-    P_PREEMPT
+    P_PREEMPT,
+    P_STALENESS,
+    P_DECAY
 };
 
-/* In the order of the memory parameter's choices. */
-enum { MEM_LATEST, MEM_DELTA };
 
 static const struct aia_param params[] = {
     {"step", AIA_DOUBLE, "auto",
@@ -134,46 +137,19 @@ static const struct aia_param params[] = {
      "workers replaced at each preemption, the worst scores (loss of a "
      "worker's model on its rows) first",
      NULL, 1, 1e6},
+    {"staleness", AIA_ENUM, "auto",
+     "how stale models count: none: the weighted average of the latest "
+     "models; decay: a model's weight shrinks by decay a round of age; gd: "
+     "workers answer their local progress, kept per worker and added to "
+     "the current iterate; auto: gd with memory: latest, delay 0 and no "
+     "preemption, else none",
+     "auto|none|decay|gd", 0, 0},
+    {"decay", AIA_DOUBLE, "0.5",
+     "staleness: decay: the factor of a model's weight per round of age",
+     NULL, 0, 1},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-struct average {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    const struct aia_host *host;
-    size_t dim, rows, batch;
-    uint64_t local_steps, delay, preempt_every, preempt;
-    double step;
-    int memory, nworkers, compensate, me;
-    double *weights; /* nworkers entries, or NULL: shares of the rows */
-    /* worker */
-    double *y;    /* the local model */
-    double *g;    /* a gradient */
-    double *sent; /* memory: delta or delay: the model last sent */
-    int have;     /* delay: y holds a model of this worker's own */
-    int answered; /* memory: delta: sent holds the model last answered */
-    uint64_t restarts; /* preemption: replacements acted on */
-    size_t *idx;  /* the batch's rows */
-    struct aia_rng rng;
-    /* coordinator */
-    double *x;      /* the query */
-    double *models; /* memory: latest: nworkers x dim */
-    double *sum;    /* memory: delta: S, the weighted sum of the models */
-    double total;   /* W, the weight of the workers heard from */
-    double *w;      /* weight of each worker heard from */
-    /* heard[i]: worker i has answered at least once */
-    unsigned char *heard;
-    /* preemption */
-    double *score;          /* each worker's latest score */
-    unsigned char *scored;  /* score[i] is from its latest answer */
-    double *replaced;       /* times each worker was replaced */
-    double *best;           /* the best model of the latest preemption */
-    uint64_t rounds;        /* queries written since init */
-};
-
-/* Preemption puts x_best and the counts in the query and the score in
- * the answer. */
-#define PREEMPTING(s) ((s)->preempt_every > 0)
 
 static void destroy(void *state)
 {
@@ -189,6 +165,7 @@ static void destroy(void *state)
     free(s->models);
     free(s->sum);
     free(s->w);
+    free(s->sent_round);
     free(s->heard);
     free(s->score);
     free(s->scored);
@@ -245,6 +222,9 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
     s->x = calloc(d, sizeof *s->x);
     s->w = calloc(n, sizeof *s->w);
     s->heard = calloc(n, 1);
+    if (s->scheme == SCHEME_DECAY &&
+        !(s->sent_round = calloc(n, sizeof *s->sent_round)))
+        return aia_seterr(err, "out of memory");
     if (s->memory == MEM_DELTA)
         s->sum = calloc(d, sizeof *s->sum);
     else if (d <= SIZE_MAX / n)
@@ -278,6 +258,17 @@ static int check_options(const struct aia_context *ctx, struct aia_error *err)
                           "the exchange that brings it",
                           (long long)a[P_DELAY].i,
                           (long long)a[P_LOCAL_STEPS].i);
+    int gd = a[P_STALENESS].i == SCHEME_GD;
+    if (gd && (a[P_MEMORY].i != MEM_LATEST || a[P_DELAY].i > 0 ||
+               a[P_PREEMPT_EVERY].i > 0))
+        return aia_seterr(err, "staleness: gd keeps every worker's progress "
+                               "from the query it was sent: it needs "
+                               "memory: latest, delay: 0 and no preemption "
+                               "(preempt_every: 0)");
+    if (a[P_STALENESS].i == SCHEME_DECAY && a[P_MEMORY].i != MEM_LATEST)
+        return aia_seterr(err, "staleness: decay weighs every model by its "
+                               "age, which memory: delta does not keep: use "
+                               "memory: latest");
     if (a[P_PREEMPT_EVERY].i == 0)
         return 0;
     if (a[P_MEMORY].i == MEM_DELTA)
@@ -326,6 +317,13 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->compensate = (int)ctx->args[P_COMPENSATE].i;
     s->preempt_every = (uint64_t)ctx->args[P_PREEMPT_EVERY].i;
     s->preempt = (uint64_t)ctx->args[P_PREEMPT].i;
+    s->scheme = (int)ctx->args[P_STALENESS].i;
+    s->decay = ctx->args[P_DECAY].d;
+    if (s->scheme == SCHEME_AUTO)
+        s->scheme = s->memory == MEM_LATEST && s->delay == 0 &&
+                            !PREEMPTING(s)
+                        ? SCHEME_GD
+                        : SCHEME_NONE;
     s->nworkers = ctx->nworkers;
     s->me = ctx->worker;
     s->host = ctx->host;
@@ -436,6 +434,12 @@ static int worker(void *state, const double *query, double *answer,
             return -1;
         answer[s->dim] = f;
     }
+    if (s->scheme == SCHEME_GD) {
+        /* the progress from the query (delay is 0: y started there) */
+        for (size_t j = 0; j < s->dim; j++)
+            answer[j] = s->y[j] - query[j];
+        return 0;
+    }
     if (s->memory == MEM_LATEST) {
         memcpy(answer, s->y, s->dim * sizeof *answer);
         if (s->delay > 0)
@@ -479,173 +483,14 @@ static int absorb(void *state, const double *answer,
         s->score[i] = f == f ? f : INFINITY;
         s->scored[i] = 1;
     }
-    if (s->memory == MEM_LATEST) {
-        memcpy(s->models + (size_t)i * s->dim, answer, s->dim * sizeof *answer);
-        return 0;
-    }
-    for (size_t j = 0; j < s->dim; j++)
-        s->sum[j] += s->w[i] * answer[j];
+    average_keep(s, i, answer, info->sent_round, info->round);
     return 0;
-}
-
-/* Replace the models of the preempt worst-scored workers by the best
- * one's, among the workers scored since their latest answer (at least
- * preempt + 1 of them); a worker scoring as well as the best is kept. */
-static void preempt(struct average *s)
-{
-    int n = s->nworkers, best = -1, scored = 0;
-    for (int i = 0; i < n; i++) {
-        if (!s->heard[i] || !s->scored[i])
-            continue;
-        scored++;
-        if (best < 0 || s->score[i] < s->score[best])
-            best = i;
-    }
-    if (best < 0 || (uint64_t)scored <= s->preempt)
-        return;
-    const double *bm = s->models + (size_t)best * s->dim;
-    memcpy(s->best, bm, s->dim * sizeof *s->best);
-    for (uint64_t k = 0; k < s->preempt; k++) {
-        int worst = -1;
-        for (int i = 0; i < n; i++)
-            if (s->heard[i] && s->scored[i] && i != best &&
-                (worst < 0 || s->score[i] > s->score[worst]))
-                worst = i;
-        if (worst < 0 || !(s->score[worst] > s->score[best]))
-            return;
-        memcpy(s->models + (size_t)worst * s->dim, bm,
-               s->dim * sizeof *s->models);
-        s->scored[worst] = 0;
-        s->replaced[worst] += 1;
-        if (s->host && s->host->log)
-            s->host->log(s->host, AIA_LOG_INFO,
-                         "average: round %llu: worker %d (score %.6g) "
-                         "replaced by worker %d's model (score %.6g)",
-                         (unsigned long long)s->rounds + 1, worst,
-                         s->score[worst], best, s->score[best]);
-    }
 }
 
 static int query(void *state, double *query, struct aia_error *err)
 {
-    struct average *s = state;
-    s->rounds++;
-    if (PREEMPTING(s) && s->rounds % s->preempt_every == 0)
-        preempt(s);
-    /* Only workers of weight 0 heard from yet: the query stays. */
-    if (!(s->total > 0))
-        return init(state, query, err);
-    if (s->memory == MEM_DELTA) {
-        for (size_t j = 0; j < s->dim; j++)
-            s->x[j] = s->sum[j] / s->total;
-        return init(state, query, err);
-    }
-    memset(s->x, 0, s->dim * sizeof *s->x);
-    for (int i = 0; i < s->nworkers; i++) {
-        if (!s->heard[i] || s->w[i] == 0)
-            continue;
-        const double *y = s->models + (size_t)i * s->dim;
-        for (size_t j = 0; j < s->dim; j++)
-            s->x[j] += s->w[i] * y[j];
-    }
-    for (size_t j = 0; j < s->dim; j++)
-        s->x[j] /= s->total;
+    average_mix(state);
     return init(state, query, err);
-}
-
-/* Checkpoints.  memory: latest saves the query and every worker's model
- * with its weight; memory: delta saves the query alone: after a restart
- * the workers no longer remember what they last sent, so their first
- * answers are whole models again, and the weighted sum starts anew from
- * them (the query stays until one arrives).  Preemption adds the scores,
- * the replacement counts, the best model and the rounds, so that the
- * schedule and the workers' restarts go on where they were.  Layout:
- *
- *     x, models, w, total                         doubles (latest)
- *     score, replaced, best, rounds               doubles (preemption)
- *     heard, scored                               bytes
- */
-struct layout {
-    size_t doubles, bytes;
-};
-
-static struct layout layout(const struct average *s)
-{
-    size_t n = (size_t)s->nworkers;
-    struct layout l = {s->dim, 0};
-    if (s->memory == MEM_DELTA)
-        return l;
-    l.doubles += n * s->dim + n + 1;
-    l.bytes = n;
-    if (PREEMPTING(s)) {
-        l.doubles += 2 * n + s->dim + 1;
-        l.bytes += n;
-    }
-    return l;
-}
-
-static size_t state_size(void *state)
-{
-    struct layout l = layout(state);
-    return l.doubles * sizeof(double) + l.bytes;
-}
-
-/* Copy len bytes between the state and the buffer at *at, in the
- * direction out says, and move *at on. */
-static void move(unsigned char **at, void *field, size_t len, int out)
-{
-    if (out)
-        memcpy(*at, field, len);
-    else
-        memcpy(field, *at, len);
-    *at += len;
-}
-
-static void transfer(struct average *s, unsigned char *at, int out)
-{
-    size_t n = (size_t)s->nworkers, d = s->dim * sizeof(double);
-    move(&at, s->x, d, out);
-    if (s->memory == MEM_DELTA)
-        return;
-    double rounds = (double)s->rounds;
-    move(&at, s->models, n * d, out);
-    move(&at, s->w, n * sizeof(double), out);
-    move(&at, &s->total, sizeof(double), out);
-    if (PREEMPTING(s)) {
-        move(&at, s->score, n * sizeof(double), out);
-        move(&at, s->replaced, n * sizeof(double), out);
-        move(&at, s->best, d, out);
-        move(&at, &rounds, sizeof(double), out);
-        s->rounds = (uint64_t)rounds;
-    }
-    move(&at, s->heard, n, out);
-    if (PREEMPTING(s))
-        move(&at, s->scored, n, out);
-}
-
-static int save(void *state, void *buf, struct aia_error *err)
-{
-    (void)err;
-    transfer(state, buf, 1);
-    return 0;
-}
-
-static int load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
-{
-    struct average *s = state;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
-    transfer(s, (unsigned char *)(uintptr_t)buf, 0);
-    if (s->memory == MEM_DELTA) {
-        size_t n = (size_t)s->nworkers;
-        memset(s->sum, 0, s->dim * sizeof *s->sum);
-        memset(s->w, 0, n * sizeof *s->w);
-        memset(s->heard, 0, n);
-        s->total = 0;
-    }
-    return 0;
 }
 
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
@@ -663,7 +508,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .absorb = absorb,
     .query = query,
     .iterate = iterate,
-    .state_size = state_size,
-    .save = save,
-    .load = load,
+    .state_size = average_state_size,
+    .save = average_save,
+    .load = average_load,
 };

@@ -170,17 +170,9 @@ static void on_answer(struct coord *c, int w, const struct wire_hdr *h,
         .total_rows = s->total_rows,
         .compute_s = h->compute_s,
     };
+    /* finite: check() let no other answer through (wire_answer_values),
+     * so it is not read again here */
     const double *a = c->adec ? c->adec : WIRE_PAYLOAD(h);
-    if (!diverge_finite(a, s->shape.answer_len)) {
-        char line[AIA_ERROR_LEN];
-        const char *why;
-        double step = host_step(&why);
-        coord_fail(c, "%s", diverge_message(line, sizeof line, c->p.iteration,
-                                            s->ranks[w], NAN, &c->r.dv,
-                                            c->job->diverge, step, why,
-                                            facts_smoothness(c->s)));
-        return;
-    }
     c->err.text[0] = '\0';
     if (s->alg->absorb(s->alg_s, a, &info, &c->err) < 0) {
         struct aia_error e = c->err;
@@ -292,6 +284,23 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
         coord_fail(c, "cannot post a receive for rank %d", c->s->ranks[w]);
 }
 
+/* Wait without sleeping until the latest answer expected from a busy
+ * worker (its latency estimate, and a margin) where the node allows it
+ * (poll.c): every step of a large message's rendezvous then goes on at
+ * once instead of at the next wake-up. */
+static void expect_answers(const struct coord *c, double now)
+{
+    double until = 0;
+    for (int w = 0; w < c->n; w++)
+        if (c->p.busy[w] && c->p.alive[w] && c->p.latency[w] > 0)
+            until = fmax(until,
+                         c->p.sent_at[w] + 1.5 * c->p.latency[w] + 100e-6);
+    if (until > now)
+        poll_expect(until);
+    else
+        poll_expect_clear();
+}
+
 static void loop(struct coord *c)
 {
     const struct setup *s = c->s;
@@ -305,6 +314,7 @@ static void loop(struct coord *c)
         deadline = fmin(deadline, shutdown_reap(c, now));
         if (c->p.why)
             break;
+        expect_answers(c, now);
         int k = listen_poll(c, deadline);
         if (k < 0) {
             coord_fail(c, "MPI error while waiting for answers");
@@ -338,6 +348,8 @@ int coord_run(struct setup *s)
     /* A dead worker's requests must fail, not abort the job. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     poll_catch_signals();
+    poll_configure(s->job->poll);
+    host_log(AIA_LOG_INFO, "%s", poll_choice());
     if (coord_alloc(&c) < 0) {
         host_error("out of memory for %d workers; aborting the job", c.n);
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);

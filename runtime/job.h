@@ -105,6 +105,7 @@ struct job {
     const struct mnode *mode_node;
     int topology; /* enum job_topology */
     int arity;    /* tree: children per node */
+    int poll;     /* pool.poll: enum poll_mode */
     const struct mnode *topology_node;
     int codec_query, codec_answer; /* enum codec_id */
     double codec_topk;             /* fraction (< 1) or count */

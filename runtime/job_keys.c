@@ -113,6 +113,13 @@ const struct aia_param job_keys_pool[] = {
      "seconds a worker waits with no word from the coordinator before it "
      "leaves with exit status 1 (0: forever)",
      NULL, 0, 1e9},
+    {"poll", AIA_ENUM, "auto",
+     "how a rank waits for a message it expects (an answer, the next "
+     "query): spin: test without sleeping for the round trip expected "
+     "(at most 20 ms), then sleep in growing steps; sleep: sleep from the "
+     "first microseconds; auto: spin where the node has a core for every "
+     "rank on it and other work seldom preempts the rank, else sleep",
+     "auto|spin|sleep", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 

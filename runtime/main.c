@@ -246,6 +246,7 @@ int main(int argc, char **argv)
         host_error("MPI_Init failed");
         return RUN_FAILED;
     }
+    poll_node();
     struct run_opts opts = {path, overrides, verbosity, resume};
     int status = run_job(&opts);
     fflush(stdout);

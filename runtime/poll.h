@@ -23,6 +23,37 @@ int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st,
 int poll_wait(int (*test)(void *ctx), void *ctx, double deadline);
 #define POLL_NOTHING (-2)
 
+/* pool.poll: how a rank waits for a message it expects soon. */
+enum poll_mode {
+    POLL_AUTO = 0, /* spin when the node has a core for every rank and
+                      its cores are not taken by other work */
+    POLL_SPIN = 1, /* spin for the expected time, whatever the node */
+    POLL_SLEEP = 2 /* never spin past the first microseconds */
+};
+
+/* Count the ranks on this node (MPI_COMM_TYPE_SHARED) and the cores this
+ * process may run on; collective over MPI_COMM_WORLD, right after
+ * MPI_Init. */
+void poll_node(void);
+
+/* Choose, by mode (enum poll_mode) and poll_node's counts, whether waits
+ * test without sleeping while a message is expected; returns 1 when they
+ * do. */
+int poll_configure(int mode);
+
+/* poll_configure's choice and why, as a line for the log (static). */
+const char *poll_choice(void);
+
+/* A message is expected by until (util_now's clock): waits test without
+ * yielding or sleeping up to then (at most 20 ms from now), where
+ * poll_configure allowed it and, under auto, while this process is
+ * seldom preempted (outside load); a no-op otherwise.  A later call
+ * replaces the window. */
+void poll_expect(double until);
+
+/* End poll_expect's window. */
+void poll_expect_clear(void);
+
 /* Make sleeps as precise as the kernel allows (timer slack of 1 ns). */
 void poll_setup(void);
 

@@ -92,10 +92,17 @@ double record_change(const struct recorder *r)
     if (!r->prev)
         return NAN;
     const double *a = r->query, *b = r->prev;
-    double s = 0;
-    for (size_t j = 0; j < r->s->shape.query_len; j++)
-        s += (a[j] - b[j]) * (a[j] - b[j]);
-    return sqrt(s);
+    size_t n = r->s->shape.query_len, j = 0;
+    /* four sums, so that each add does not wait for the one before
+     * (bench case large: one sum made this 14% of rank 0's time at 1e6
+     * doubles) */
+    double s[4] = {0, 0, 0, 0};
+    for (; j + 4 <= n; j += 4)
+        for (int k = 0; k < 4; k++)
+            s[k] += (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
+    for (; j < n; j++)
+        s[0] += (a[j] - b[j]) * (a[j] - b[j]);
+    return sqrt((s[0] + s[1]) + (s[2] + s[3]));
 }
 
 int record_metric(struct recorder *r, double *v)

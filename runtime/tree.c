@@ -2,8 +2,10 @@
  *
  * A round: the query comes from the parent; the worker posts a receive for
  * each child's answer, forwards the query to its children, computes its
- * own answer, waits for the children's, and sends the parent their
- * rows-weighted mean with the sum of their rows.  Rounds are synchronous
+ * own answer, waits for the children's, posts its receive for the next
+ * query (the children have this one: the buffer is free) and sends the
+ * parent their rows-weighted mean with the sum of their rows, so that a
+ * query coming down at once finds its receive posted.  Rounds are synchronous
  * (a round ends when the whole tree answered), so when the parent passes
  * on a STOP nothing is in flight: the worker forwards it, collects its
  * children's goodbyes, says its own, and waits for rank 0's FINISH.  A
@@ -49,6 +51,8 @@ struct node {
     struct straggle delays;
     uint64_t answers;
     double rows;         /* this worker's rows */
+    double sent_at, gap; /* answer sent up; average time to the next query */
+    double kids;         /* average wait for the children after our step */
 };
 
 /* A worker that rank 0's FINISH ends early leaves receives pending into
@@ -124,6 +128,7 @@ static int round_(struct node *k)
     const struct setup *s = k->s;
     const struct wire_hdr *q = (const void *)k->qbuf;
     size_t alen = s->shape.answer_len;
+    uint64_t round = q->round;
     for (int c = 0; c < k->n; c++) {
         MPI_Irecv(k->cbuf[c], (int)k->abytes, MPI_BYTE, k->child[c],
                   TAG_ANSWER, MPI_COMM_WORLD, &k->creq[c]);
@@ -149,8 +154,20 @@ static int round_(struct node *k)
             return 1;
     }
     double compute = util_now() - t;
+    double waited = util_now();
+    if (k->n > 0 && k->kids > 0)
+        poll_expect(waited + 1.5 * k->kids + 100e-6);
     if (await_all(k, k->creq, k->n, INFINITY))
         return 1;
+    if (k->n > 0) {
+        waited = util_now() - waited;
+        k->kids = k->kids == 0 ? waited : 0.75 * k->kids + 0.25 * waited;
+    }
+    /* the children answered: they have the query, and its buffer takes
+     * the next one */
+    MPI_Waitall(k->n, k->fwd, MPI_STATUSES_IGNORE);
+    MPI_Irecv(k->qbuf, (int)k->qbytes, MPI_BYTE, k->parent, TAG_QUERY,
+              MPI_COMM_WORLD, &k->rq);
     /* the rows-weighted mean of this worker's answer and its children's */
     if (k->ureq != MPI_REQUEST_NULL)
         MPI_Wait(&k->ureq, MPI_STATUS_IGNORE);
@@ -162,7 +179,7 @@ static int round_(struct node *k)
     for (int c = 0; c < k->n; c++) {
         const struct wire_hdr *h = (const void *)k->cbuf[c];
         if (h->magic != WIRE_MAGIC || h->kind != WIRE_ANSWER ||
-            h->round != q->round || h->len != alen)
+            h->round != round || h->len != alen)
             die("a child sent a malformed answer");
         const double *a = WIRE_PAYLOAD(h);
         for (size_t j = 0; j < alen; j++)
@@ -176,7 +193,7 @@ static int round_(struct node *k)
     *(struct wire_hdr *)k->up =
         (struct wire_hdr){.magic = WIRE_MAGIC,
                           .kind = WIRE_ANSWER,
-                          .round = q->round,
+                          .round = round,
                           .len = alen,
                           .seq = k->answers,
                           .compute_s = compute,
@@ -186,8 +203,9 @@ static int round_(struct node *k)
     MPI_Isend(k->up, (int)k->abytes, MPI_BYTE, k->parent, TAG_ANSWER,
               MPI_COMM_WORLD, &k->ureq);
     k->answers++;
-    /* the children answered: they have the query */
-    MPI_Waitall(k->n, k->fwd, MPI_STATUSES_IGNORE);
+    k->sent_at = util_now();
+    if (k->gap > 0)
+        poll_expect(k->sent_at + 1.5 * k->gap + 100e-6);
     return 0;
 }
 
@@ -246,12 +264,14 @@ int tree_worker_run(struct setup *s)
     k.rows = (double)s->prob->rows(s->prob_s);
     straggle_init(&k.delays, &s->job->stragglers, s->job->seed, s->rank);
     poll_ignore_signals();
+    poll_configure(s->job->poll);
     MPI_Irecv(&k.fin, sizeof k.fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
               &k.rc);
     int finished = 0;
+    /* round_ posts each next receive */
+    MPI_Irecv(k.qbuf, (int)k.qbytes, MPI_BYTE, k.parent, TAG_QUERY,
+              MPI_COMM_WORLD, &k.rq);
     for (;;) {
-        MPI_Irecv(k.qbuf, (int)k.qbytes, MPI_BYTE, k.parent, TAG_QUERY,
-                  MPI_COMM_WORLD, &k.rq);
         /* the next query comes every round: silence past
          * pool.coordinator_timeout means the coordinator is stopped or
          * gone */
@@ -269,6 +289,12 @@ int tree_worker_run(struct setup *s)
         if (got) {
             finished = 1;
             break;
+        }
+        poll_expect_clear();
+        if (k.sent_at > 0) {
+            double gap = util_now() - k.sent_at;
+            k.gap = k.gap == 0 ? gap : 0.75 * k.gap + 0.25 * gap;
+            k.sent_at = 0;
         }
         const struct wire_hdr *q = (const void *)k.qbuf;
         if (q->magic != WIRE_MAGIC ||

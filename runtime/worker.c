@@ -40,6 +40,8 @@ struct worker {
     uint64_t queries, answers;
     int failed;
     struct straggle delays;
+    double sent_at; /* when the last answer left; 0: none since a query */
+    double gap;     /* moving average of answer sent -> next query */
 };
 
 static int post_query(struct worker *k)
@@ -191,6 +193,11 @@ static int answer(struct worker *k, int got)
     MPI_Isend(k->abuf, (int)(sizeof *q + bytes), MPI_BYTE, 0, TAG_ANSWER,
               MPI_COMM_WORLD, &k->areq);
     k->answers++;
+    /* the next query is due about as long after this answer as the last
+     * one was: wait for it without sleeping, where the node allows */
+    k->sent_at = util_now();
+    if (k->gap > 0)
+        poll_expect(k->sent_at + 1.5 * k->gap + 100e-6);
     return 0;
 }
 
@@ -276,6 +283,7 @@ int worker_run(struct setup *s)
                        .areq = MPI_REQUEST_NULL, .ereq = MPI_REQUEST_NULL};
     int in_pool = s->windex >= 0;
     poll_ignore_signals();
+    poll_configure(s->job->poll);
     if (in_pool) {
         const struct job *job = s->job;
         size_t alen = s->shape.answer_len, qlen = s->shape.query_len;
@@ -338,6 +346,12 @@ int worker_run(struct setup *s)
                 continue;
             }
             k.queries++;
+            poll_expect_clear();
+            if (k.sent_at > 0) {
+                double gap = util_now() - k.sent_at;
+                k.gap = k.gap == 0 ? gap : 0.75 * k.gap + 0.25 * gap;
+                k.sent_at = 0;
+            }
             int got = 0;
             MPI_Get_count(&st[i], MPI_BYTE, &got);
             const struct wire_hdr *q = (const void *)k.qbuf;

@@ -31,6 +31,23 @@ static void give(struct algtest *t, int w, size_t rows, const double *a)
         bail_out("absorb: %s", err.text);
 }
 
+/* The coordinator absorbs a as worker w's answer to the query of round
+ * sent, in the current round. */
+static void give_at(struct algtest *t, int w, size_t rows, const double *a,
+                    uint64_t sent)
+{
+    struct aia_error err;
+    struct aia_answer_info info = {.rank = w + 1,
+                                   .worker = w,
+                                   .round = t->round,
+                                   .sent_round = sent,
+                                   .staleness = t->round - sent,
+                                   .rows = rows,
+                                   .total_rows = 4};
+    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+        bail_out("absorb: %s", err.text);
+}
+
 /* create on the coordinator of a pool of W with these parameters: its
  * status, and the message in err. */
 static int create(const char *yaml, struct aia_error *err)
@@ -82,7 +99,7 @@ static void local_steps(void)
     struct algtest t;
     struct aia_error err;
     plugtest_load(&a, "average", AIA_KIND_ALGORITHM,
-                  "{step: 0.25, local_steps: 3}");
+                  "{step: 0.25, local_steps: 3, staleness: none}");
     algtest_open(&t, &a, &Pb, W, NULL, 11);
     double x[N], y[N], g[N], ans[N];
     for (int j = 0; j < N; j++)
@@ -108,7 +125,7 @@ static void averaging(const char *memory)
     struct plugtest a;
     struct algtest t;
     char yaml[80];
-    snprintf(yaml, sizeof yaml, "{memory: %s}", memory);
+    snprintf(yaml, sizeof yaml, "{memory: %s, staleness: none}", memory);
     plugtest_load(&a, "average", AIA_KIND_ALGORITHM, yaml);
     algtest_open(&t, &a, &Pb, W, NULL, 11);
     int delta = strcmp(memory, "delta") == 0;
@@ -144,7 +161,8 @@ static void averaging(const char *memory)
     algtest_close(&t);
     plugtest_free(&a);
 
-    snprintf(yaml, sizeof yaml, "{memory: %s, weights: [1, 5, 7, 3]}", memory);
+    snprintf(yaml, sizeof yaml,
+             "{memory: %s, weights: [1, 5, 7, 3], staleness: none}", memory);
     plugtest_load(&a, "average", AIA_KIND_ALGORITHM, yaml);
     algtest_open(&t, &a, &Pb, W, NULL, 11);
     give(&t, 0, 3, ma);
@@ -163,7 +181,8 @@ static void delta_answers(void)
 {
     struct plugtest la, da;
     struct algtest l, d;
-    plugtest_load(&la, "average", AIA_KIND_ALGORITHM, "{step: 0.5}");
+    plugtest_load(&la, "average", AIA_KIND_ALGORITHM,
+                  "{step: 0.5, staleness: none}");
     plugtest_load(&da, "average", AIA_KIND_ALGORITHM,
                   "{step: 0.5, memory: delta}");
     algtest_open(&l, &la, &Pb, W, NULL, 11);
@@ -198,7 +217,7 @@ static void latest_is_delta(void)
     struct plugtest la, da;
     struct algtest l, d;
     plugtest_load(&la, "average", AIA_KIND_ALGORITHM,
-                  "{step: 0.3, local_steps: 3, batch: 20}");
+                  "{step: 0.3, local_steps: 3, batch: 20, staleness: none}");
     plugtest_load(&da, "average", AIA_KIND_ALGORITHM,
                   "{step: 0.3, local_steps: 3, batch: 20, memory: delta}");
     double weights[W] = {1, 2, 3, 4};
@@ -274,6 +293,121 @@ static void descent(const char *memory)
        memory, gap, dist);
     algtest_close(&t);
     plugtest_free(&a);
+}
+
+/* staleness: decay and gd on known answers; gd against none with a
+ * worker 8 rounds stale in every round. */
+static void staleness(void)
+{
+    struct plugtest a;
+    struct algtest t;
+    struct aia_error err;
+    double ma[N], mb[N], mc[N];
+    for (int j = 0; j < N; j++) {
+        ma[j] = j + 1;
+        mb[j] = 2 - j;
+        mc[j] = 3 * j - 4;
+    }
+    plugtest_load(&a, "average", AIA_KIND_ALGORITHM,
+                  "{staleness: decay, decay: 0.5}");
+    algtest_open(&t, &a, &Pb, W, NULL, 11);
+    algtest_end_round(&t);
+    algtest_end_round(&t); /* round 3 */
+    give_at(&t, 0, 1, ma, 3);
+    give_at(&t, 2, 3, mb, 1); /* 2 rounds old: weight 3/4 * 0.5^2 */
+    algtest_end_round(&t);
+    const double *q = algtest_query(&t, 4);
+    double worst = 0;
+    for (int j = 0; j < N; j++)
+        worst = fmax(worst, fabs(q[j] - (0.25 * ma[j] + 0.1875 * mb[j]) /
+                                            0.4375));
+    ok(worst < 1e-15,
+       "decay 0.5: a model 2 rounds old weighs its rows' share times 0.25 "
+       "(off by %.2g)",
+       worst);
+    algtest_close(&t);
+    plugtest_free(&a);
+
+    plugtest_load(&a, "average", AIA_KIND_ALGORITHM, "{step: 0.5}");
+    algtest_open(&t, &a, &Pb, W, NULL, 11);
+    double x0[N], y[N], g[N], ans[N];
+    memcpy(x0, algtest_query(&t, 1), sizeof x0);
+    struct aia_step step = {.round = 1};
+    t.alg->worker(t.as[2], x0, ans, &step, &err);
+    t.prob->gradient(t.ps[2], x0, NULL, 0, g, &err);
+    for (int j = 0; j < N; j++)
+        y[j] = -0.5 * g[j];
+    ok(algtest_maxdiff(ans, y, N) < 1e-15,
+       "default (gd): a worker answers its progress from the query, "
+       "-step * its gradient");
+    give_at(&t, 0, 1, ma, 1);
+    give_at(&t, 2, 3, mb, 1);
+    algtest_end_round(&t);
+    double x1[N];
+    memcpy(x1, algtest_query(&t, 2), sizeof x1);
+    worst = 0;
+    for (int j = 0; j < N; j++)
+        worst = fmax(worst, fabs(x1[j] - (x0[j] + 0.25 * ma[j] +
+                                           0.75 * mb[j])));
+    ok(worst < 1e-15, "gd: the query steps from the iterate by the "
+                      "rows-weighted progress (off by %.2g)", worst);
+    give_at(&t, 0, 1, mc, 2);
+    algtest_end_round(&t);
+    q = algtest_query(&t, 3);
+    worst = 0;
+    for (int j = 0; j < N; j++)
+        worst = fmax(worst, fabs(q[j] - (x1[j] + 0.25 * mc[j] +
+                                          0.75 * mb[j])));
+    ok(worst < 1e-15, "gd: the silent worker's latest progress counts again, "
+                      "from the new iterate (off by %.2g)", worst);
+    algtest_close(&t);
+    plugtest_free(&a);
+
+    /* a persistent straggler: worker 3 answers every 10th round, the
+     * query it was sent 10 rounds before, as in bench case 3, on a badly
+     * conditioned problem (on a well-conditioned one every scheme gets
+     * there at once) */
+    struct plugtest pc;
+    plugtest_load(&pc, "lrmse", AIA_KIND_PROBLEM,
+                  "{rows: 800, cols: 8, noise: 0.1, condition: 100}");
+    double gap[3];
+    static const char *const jobs[] = {"{}", "{staleness: none}",
+                                       "{staleness: decay}"};
+    for (int k = 0; k < 3; k++) {
+        plugtest_load(&a, "average", AIA_KIND_ALGORITHM, jobs[k]);
+        algtest_open(&t, &a, &pc, W, NULL, 11);
+        for (int r = 0; r < 2000; r++) {
+            for (int w = 0; w < 3; w++)
+                algtest_answer(&t, w, t.round);
+            if (r % 10 == 9)
+                algtest_answer(&t, 3, t.round - 9);
+            algtest_end_round(&t);
+        }
+        gap[k] = algtest_gap(&t);
+        algtest_close(&t);
+        plugtest_free(&a);
+    }
+    plugtest_free(&pc);
+    diag("gaps after 2000 rounds: gd %.3g, none %.3g, decay %.3g", gap[0],
+         gap[1], gap[2]);
+    ok(fabs(gap[0]) < 1e-9,
+       "default (gd), condition 100, a worker that answers every 10th "
+       "round: it reaches the optimum in 2000 rounds (gap %.2g)",
+       gap[0]);
+    ok(gap[1] > 100 * fabs(gap[0]) && gap[2] > 100 * fabs(gap[0]),
+       "where none and decay are still off (gap %.2g and %.2g)", gap[1],
+       gap[2]);
+    ok(create("{staleness: gd, memory: delta}", &err) < 0 &&
+           strstr(err.text, "staleness: gd"),
+       "staleness: gd with memory: delta is refused (%s)", err.text);
+    ok(create("{staleness: gd, local_steps: 2, delay: 1}", &err) < 0,
+       "staleness: gd with a delay is refused");
+    ok(create("{staleness: decay, memory: delta}", &err) < 0 &&
+           strstr(err.text, "staleness: decay"),
+       "staleness: decay with memory: delta is refused (%s)", err.text);
+    ok(create("{memory: delta}", &err) == 0 &&
+           create("{local_steps: 2, delay: 1}", &err) == 0,
+       "auto falls back to none with memory: delta or a delay");
 }
 
 static void variants(void)
@@ -603,6 +737,7 @@ int main(void)
     descent("latest");
     descent("delta");
     variants();
+    staleness();
     options_checked();
     delayed(1);
     delayed(0);
