@@ -139,6 +139,10 @@ int data_fuzz_one(const uint8_t *data, size_t size, char *why, size_t n)
         goto out;
     }
     int half = (flags & 0x40) != 0;
+    /* a libsvm reader of part of a file is given the scan's count, as
+     * the runtime does (the part's largest index may be smaller) */
+    if (half && o.format == DATA_LIBSVM && !o.features)
+        o.features = cols;
     if (data_read(&o, half ? every_other : NULL, NULL, &t, &err) < 0) {
         /* the scan accepted it: a read of the same file must too */
         rc = defect(why, n, "read", err.text);
