@@ -40,6 +40,7 @@ void record_free(struct recorder *r)
 int record_model(struct recorder *r)
 {
     const struct setup *s = r->s;
+    r->err.text[0] = '\0';
     if (s->alg->iterate)
         return s->alg->iterate(s->alg_s, r->x, &r->err);
     memcpy(r->x, r->query, s->dim * sizeof *r->x);
@@ -48,7 +49,7 @@ int record_model(struct recorder *r)
 
 int record_loss(struct recorder *r, double *loss)
 {
-    struct aia_error err;
+    struct aia_error err = {""};
     if (r->loss_at == r->p->iteration) {
         *loss = r->loss;
         return 0;
@@ -56,7 +57,7 @@ int record_loss(struct recorder *r, double *loss)
     if (record_model(r) < 0) {
         err = r->err;
         return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
-                          r->s->alg->h.name, err.text);
+                          r->s->alg->h.name, util_error_text(&err));
     }
     if (r->evaluate) {
         /* the workers' latest; the current model's is asked for */
@@ -65,7 +66,7 @@ int record_loss(struct recorder *r, double *loss)
     }
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
         return aia_seterr(&r->err, "problem '%s': loss: %s",
-                          r->s->prob->h.name, err.text);
+                          r->s->prob->h.name, util_error_text(&err));
     if (diverge_loss(&r->dv, r->job->diverge, *loss)) {
         char line[AIA_ERROR_LEN];
         const char *why;
@@ -100,12 +101,12 @@ double record_change(const struct recorder *r)
 static int metric(struct recorder *r, double *v)
 {
     const struct setup *s = r->s;
-    struct aia_error err;
+    struct aia_error err = {""};
     *v = NAN;
     if (s->prob->metric && s->prob->metric(s->prob_s, r->x, v, &err) < 0) {
         *v = NAN;
         return aia_seterr(&r->err, "problem '%s': %s: %s", s->prob->h.name,
-                          s->prob->metric_name, err.text);
+                          s->prob->metric_name, util_error_text(&err));
     }
     return 0;
 }
@@ -234,7 +235,7 @@ static int eval_row(struct recorder *r, double *row)
     if (record_model(r) < 0) {
         err = r->err;
         return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
-                          r->s->alg->h.name, err.text);
+                          r->s->alg->h.name, util_error_text(&err));
     }
     row[3] = record_change(r);
     r->saved = p->iteration;
@@ -301,10 +302,11 @@ int record_checkpoint(struct recorder *r, int force, double now)
     void *state = malloc(len ? len : 1);
     if (!state)
         return aia_seterr(&r->err, "out of memory for the checkpoint");
+    err.text[0] = '\0';
     if (s->alg->save(s->alg_s, state, &err) < 0) {
         free(state);
         return aia_seterr(&r->err, "algorithm '%s': save: %s",
-                          s->alg->h.name, err.text);
+                          s->alg->h.name, util_error_text(&err));
     }
     struct checkpoint k = {
         .iteration = p->iteration,

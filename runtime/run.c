@@ -283,7 +283,7 @@ static int open_problem(struct setup *s, struct aia_error *err)
     if (s->prob->open(&ctx, &part, &s->test_s, err) < 0) {
         char where[256], text[AIA_ERROR_LEN];
         params_where(where, sizeof where, s->job->m->path, s->job->test.key);
-        snprintf(text, sizeof text, "%s", err->text);
+        snprintf(text, sizeof text, "%s", util_error_text(err));
         return aia_seterr(err, "%s: problem.test: %s", where, text);
     }
     return 0;
@@ -379,12 +379,17 @@ static int combine_summaries(struct setup *s, struct aia_error *err)
         for (size_t i = 0; i < len; i++)
             mine[i] = NAN;
         host_log(AIA_LOG_INFO, "problem '%s': summarize: %s",
-                 s->prob->h.name, e.text);
+                 s->prob->h.name, util_error_text(&e));
     }
     MPI_Reduce(mine, sum, (int)len, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (s->rank == 0 && s->prob->combine(s->prob_s, sum, err) < 0)
-        rc = aia_seterr(err, "problem '%s': combine: %s", s->prob->h.name,
-                        (e = *err).text);
+    if (s->rank == 0) {
+        err->text[0] = '\0';
+        if (s->prob->combine(s->prob_s, sum, err) < 0) {
+            e = *err;
+            rc = aia_seterr(err, "problem '%s': combine: %s", s->prob->h.name,
+                            util_error_text(&e));
+        }
+    }
     free(mine);
     free(sum);
     return rc;

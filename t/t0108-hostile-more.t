@@ -49,6 +49,57 @@ is "$rc" 2 "a second run on the checkpoint the first writes is refused"
 like "$err" "ck\\.bin: another run is writing it" "naming it"
 wait "$first"; rc=$?
 is "$rc" 0 "the first run ends well"
-[ "$rc" = 0 ] || diag "$(cat first.out)"
+[ "$rc" = 0 ] || diag "exit $rc" "$(cat first.out)"
+
+# --- plugin error texts on every path: init, save, load (the algorithm),
+# loss, metric (the problem); empty, unterminated, control characters
+cat > alg.yaml <<YAML
+algorithm: {plugin: $FIXTURES/failstep.so}
+problem: {plugin: lrmse, rows: 400, cols: 4}
+stop: {iterations: 20}
+YAML
+cat > prob.yaml <<YAML
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: $FIXTURES/failprob.so}
+stop: {iterations: 20}
+output: {history: h.csv}
+YAML
+for where in init save load loss metric; do
+    case $where in
+    init) args="-o algorithm.where=init alg.yaml" what="algorithm 'failstep': init" ;;
+    save) args="-o algorithm.where=save -o output.checkpoint=save.bin alg.yaml"
+        what="algorithm 'failstep': save" ;;
+    load) args="--resume -o stop.iterations=30 -o algorithm.where=load -o output.checkpoint=load.bin alg.yaml"
+        what="algorithm 'failstep': load" ;;
+    loss) args="-o problem.where=loss prob.yaml" what="problem 'failprob': loss" ;;
+    metric) args="-o problem.where=metric prob.yaml" what="problem 'failprob': failmetric" ;;
+    esac
+    key=algorithm; case $where in loss|metric) key=problem ;; esac
+    # a checkpoint of the same job (the text is among its keys) to resume
+    loadable() {
+        [ "$where" = load ] || return 0
+        aia_mpirun 2 -q -o algorithm.where=load -o algorithm.text="$1" \
+            -o output.checkpoint=load.bin alg.yaml >/dev/null 2>&1
+    }
+    loadable empty
+    # shellcheck disable=SC2086
+    err=$(aia_mpirun 2 -q -o $key.text=empty $args 2>&1)
+    line=$(printf '%s\n' "$err" | grep "$what" | head -1)
+    like "$line" "$what: \\(no reason given\\)\$" "$where: an empty text is defaulted"
+    loadable unterminated
+    # shellcheck disable=SC2086
+    err=$(aia_mpirun 2 -q -o $key.text=unterminated $args 2>&1)
+    line=$(printf '%s\n' "$err" | grep "$what" | head -1)
+    rest=$(printf '%s' "$line" | sed "s/.*$what: //")
+    like "$rest" "^A{100,}" "$where: an unterminated text is shown"
+    ok $(printf '%s' "$rest" | grep -q '^A*\(\.\.\.\)\{0,1\}$' &&
+        [ ${#rest} -lt 320 ] && echo 0 || echo 1) \
+        "$where: cut within its buffer (${#rest} bytes)"
+    loadable control
+    # shellcheck disable=SC2086
+    err=$(aia_mpirun 2 -q -o $key.text=control $args 2>&1)
+    like "$err" "$what: bad\\\\t$where\\\\x1b\\[31m red\\\\nsecond line" \
+        "$where: control characters are escaped"
+done
 
 done_testing
