@@ -102,4 +102,41 @@ for where in init save load loss metric; do
         "$where: control characters are escaped"
 done
 
+# --- memory: a libsvm file whose one index is 1e8 makes a model of 1e8
+# doubles on every rank; a CSV file's rows counted from its lines
+printf '1 1:0.5 3:2\n-1 100000000:1 # 999999999999:1 in a comment\n' >big.svm
+cat > svm.yaml <<'YAML'
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: logreg, data: {path: big.svm}}
+stop: {iterations: 5}
+YAML
+err=$(AIARUN_MEMORY_LIMIT=1G "$AIARUN" --check svm.yaml 2>&1); rc=$?
+is "$rc" 2 "--check: a libsvm index of 1e8 above the limit is refused"
+like "$err" "svm\.yaml:2:[0-9]+: the rows and the model take at least 1\.6 GB on this machine \(a feature index of 100000000: a model of as many doubles on each rank; 1 of 1 workers and the coordinator's copy\), more than the 1\.074 GB AIARUN_MEMORY_LIMIT allows" \
+    "with the figure (a comment's index is not counted)"
+start=$(date +%s)
+err=$(AIARUN_MEMORY_LIMIT=1G aia_mpirun 3 svm.yaml 2>&1); rc=$?
+took=$(( $(date +%s) - start ))
+is "$rc" 2 "under mpirun: refused"
+like "$err" "the rows and the model take at least 2\.4 GB on this machine" \
+    "counting every rank's model"
+ok $([ "$took" -lt 30 ] && echo 0 || echo 1) "before anything is allocated ($took s)"
+err=$(AIARUN_MEMORY_LIMIT=1G "$AIARUN" --check \
+    -o problem.data.features=300000000 svm.yaml 2>&1)
+like "$err" "at least 4\.8 GB on this machine \(problem\.data\.features 300000000: " \
+    "problem.data.features given: the estimate takes it"
+
+awk 'BEGIN { print "a,b,c"; for (i = 0; i < 20000; i++) print i "," i "," i }' >big.csv
+cat > csv.yaml <<'YAML'
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse, data: {path: big.csv}}
+stop: {iterations: 5}
+YAML
+err=$(AIARUN_MEMORY_LIMIT=100K "$AIARUN" --check csv.yaml 2>&1); rc=$?
+is "$rc" 2 "a CSV file above the limit is refused"
+like "$err" "csv\.yaml:2:[0-9]+: the rows take at least 0\.00064 GB on this machine \(at least 20000 rows x 2 columns of doubles; " \
+    "with its rows and columns"
+AIARUN_MEMORY_LIMIT=1M "$AIARUN" --check csv.yaml >/dev/null 2>&1
+is "$?" 0 "and passes within it"
+
 done_testing
