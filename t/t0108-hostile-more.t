@@ -1,8 +1,8 @@
 #!/bin/sh
 # More hostile cases: two runs on one checkpoint (its lock file), plugin
 # error texts on every path (init, load, save, loss, metric), a libsvm
-# file whose one huge index would make a huge run, a tree worker's
-# children sending it malformed answers.
+# file whose one huge index would make a huge run (and a CSV file's
+# estimate), a tree of arity above 64.
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
@@ -138,5 +138,33 @@ like "$err" "csv\.yaml:2:[0-9]+: the rows take at least 0\.00064 GB on this mach
     "with its rows and columns"
 AIARUN_MEMORY_LIMIT=1M "$AIARUN" --check csv.yaml >/dev/null 2>&1
 is "$?" 0 "and passes within it"
+
+# --- a tree of arity above 64 (nodes once held int child[64]): every one
+# of 66 workers gets each query.  67 ranks under mpirun on a small machine
+# take minutes, so the protocol runs under --simulate, whose tree is the
+# MPI tree's (tree_children).
+cat > tree70.yaml <<'YAML'
+seed: 1
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse, rows: 660, cols: 3}
+pool: {topology: tree, arity: 70}
+simulate: {row_us: 0, latency_us: 0}
+stop: {iterations: 5}
+output: {workers: w.csv}
+YAML
+# arity 65: the coordinator's 65 children, one of them with a child of its
+# own; the epochs count the rows the answers stand for, every worker's
+for arity in 70 65; do
+    children=$((arity < 66 ? arity : 66))
+    out=$(timeout -k 5 60 "$AIARUN" --simulate 66 -q -o pool.arity=$arity \
+        tree70.yaml 2>err.txt); rc=$?
+    is "$rc" 0 "arity $arity over 66 workers: exit 0"
+    [ "$rc" = 0 ] || diag "$(cat err.txt)"
+    is "$(field answers "$out")" $((5 * children)) \
+        "arity $arity: 5 answers from each of the coordinator's $children children"
+    is "$(awk -F, 'NR > 1 && $2 == 5 && $3 == 5' w.csv | wc -l | tr -d ' ')" \
+        $children "arity $arity: each got every query and answered it"
+    is "$(field epochs "$out")" 5 "arity $arity: the answers cover every row"
+done
 
 done_testing
