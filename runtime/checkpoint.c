@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -309,4 +311,71 @@ void checkpoint_free(struct checkpoint *c)
     free(c->state);
     c->query = NULL;
     c->state = NULL;
+}
+
+/* PATH.lock, or NULL. */
+static char *lock_path(const char *path)
+{
+    char *p = malloc(strlen(path) + 6);
+    if (p)
+        sprintf(p, "%s.lock", path);
+    return p;
+}
+
+int checkpoint_lock(const char *path, struct aia_error *err)
+{
+    char shown[200];
+    util_shown(shown, sizeof shown, path, 160);
+    char *lp = lock_path(path);
+    if (!lp)
+        return aia_seterr(err, "%s: out of memory", shown);
+    int fd = -1;
+    /* a lock file its holder removed (unlinked, then released) may be
+     * locked by us after it is gone: then lock the new one */
+    for (int tries = 0; tries < 8; tries++) {
+        struct stat held, now;
+        fd = open(lp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
+        if (fd < 0 || fstat(fd, &held) != 0) {
+            aia_seterr(err, "%s.lock: cannot make the checkpoint's lock: %s",
+                       shown, strerror(errno));
+            goto fail;
+        }
+        if (!S_ISREG(held.st_mode)) {
+            aia_seterr(err,
+                       "%s.lock: not a regular file: the checkpoint's "
+                       "lock is one",
+                       shown);
+            goto fail;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            aia_seterr(err, "%s: %s", shown,
+                       errno == EWOULDBLOCK
+                           ? "another run is writing it (its .lock file "
+                             "is locked)"
+                           : strerror(errno));
+            goto fail;
+        }
+        if (stat(lp, &now) == 0 && now.st_ino == held.st_ino &&
+            now.st_dev == held.st_dev) {
+            free(lp);
+            return fd;
+        }
+        close(fd);
+        fd = -1;
+    }
+    aia_seterr(err, "%s.lock: replaced while it was being locked", shown);
+fail:
+    if (fd >= 0)
+        close(fd);
+    free(lp);
+    return -1;
+}
+
+void checkpoint_unlock(const char *path, int fd)
+{
+    char *lp = lock_path(path);
+    if (lp)
+        unlink(lp); /* while held: nobody locks the old file after this */
+    free(lp);
+    close(fd);
 }

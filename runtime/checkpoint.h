@@ -73,6 +73,16 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
 
 void checkpoint_free(struct checkpoint *c);
 
+/* Take the lock of the checkpoint at path for as long as this run writes
+ * or resumes from it: an advisory flock on PATH.lock (the checkpoint
+ * itself is replaced by a rename at each write, so it cannot hold one).
+ * Returns the lock's descriptor, or -1 with err set, naming the file,
+ * when another run holds it or it cannot be made. */
+int checkpoint_lock(const char *path, struct aia_error *err);
+
+/* Remove PATH.lock and release the lock fd (from checkpoint_lock). */
+void checkpoint_unlock(const char *path, int fd);
+
 /* Mix bytes into an FNV-1a hash (start with CHECKPOINT_HASH0). */
 #define CHECKPOINT_HASH0 0xcbf29ce484222325ull
 uint64_t checkpoint_hash(uint64_t h, const void *p, size_t n);

@@ -376,22 +376,39 @@ double data_decode(const unsigned char *s, char kind, int size, int big)
     return (double)(int64_t)u;
 }
 
-/* Read want values of src (width a row) into buf, from row; 0, or -1
- * with err set when the file ends or fails first. */
+/* Read want values of src (width a row), from row, into *buf, which
+ * grows (its capacity in *cap) only as the bytes arrive: a header that
+ * promises rows of 10^9 values costs no more memory than the file holds.
+ * 0, or -1 with err set when the file ends or fails first. */
 static int src_read(struct data_pass *p, struct data_source *src,
-                    unsigned char *buf, size_t want, size_t width, size_t row)
+                    unsigned char **buf, size_t *cap, size_t want, size_t width,
+                    size_t row)
 {
-    size_t bytes = want * (size_t)src->size;
-    size_t got = src->read(src->h, buf, bytes);
-    src->at += got;
-    if (got == bytes)
-        return 0;
-    return aia_seterr(p->err,
-                      "%s: byte %ju: the data end in row %zu of the %zu "
-                      "the header promises (%s)",
-                      src->path, (uintmax_t)src->at,
-                      row + got / (size_t)src->size / width + 1, src->rows,
-                      src->why ? src->why(src->h) : "short file");
+    size_t bytes = want * (size_t)src->size, done = 0;
+    while (done < bytes) {
+        if (done == *cap) {
+            size_t grown = *cap ? 2 * *cap : (size_t)1 << 16;
+            grown = grown < bytes ? grown : bytes;
+            unsigned char *b = realloc(*buf, grown);
+            if (!b)
+                return data_oom(p);
+            *buf = b;
+            *cap = grown;
+        }
+        size_t piece = (*cap < bytes ? *cap : bytes) - done;
+        size_t got = src->read(src->h, *buf + done, piece);
+        src->at += got;
+        done += got;
+        if (got < piece)
+            return aia_seterr(p->err,
+                              "%s: byte %ju: the data end in row %zu of the "
+                              "%zu the header promises (%s)",
+                              src->path, (uintmax_t)src->at,
+                              row + done / (size_t)src->size / width + 1,
+                              src->rows,
+                              src->why ? src->why(src->h) : "short file");
+    }
+    return 0;
 }
 
 int data_array_pass(struct data_pass *p, struct data_source *x, size_t width,
@@ -400,18 +417,21 @@ int data_array_pass(struct data_pass *p, struct data_source *x, size_t width,
     size_t rowb = width * (size_t)x->size;
     size_t chunk = (1u << 20) / (rowb ? rowb : 1);
     chunk = chunk ? chunk : 1;
-    unsigned char *buf = malloc(chunk * rowb);
-    unsigned char *tbuf = t ? malloc(chunk * (size_t)t->size) : NULL;
-    double *v = malloc(width * sizeof *v);
+    /* the buffers grow as the file fills them; v once a row has come */
+    unsigned char *buf = NULL, *tbuf = NULL;
+    size_t cap = 0, tcap = 0;
+    double *v = NULL;
     int rc = 0;
-    if (!buf || !v || (t && !tbuf))
-        rc = data_oom(p);
     for (size_t r = 0; rc == 0 && r < x->rows;) {
         size_t want = x->rows - r < chunk ? x->rows - r : chunk;
         size_t at = x->at;
-        if (src_read(p, x, buf, want * width, width, r) < 0 ||
-            (t && src_read(p, t, tbuf, want, 1, r) < 0)) {
+        if (src_read(p, x, &buf, &cap, want * width, width, r) < 0 ||
+            (t && src_read(p, t, &tbuf, &tcap, want, 1, r) < 0)) {
             rc = -1;
+            break;
+        }
+        if (!v && !(v = malloc((width ? width : 1) * sizeof *v))) {
+            rc = data_oom(p);
             break;
         }
         for (size_t i = 0; i < want && rc == 0; i++, r++) {

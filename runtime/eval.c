@@ -56,13 +56,14 @@ int eval_rows(const struct setup *s, const double *x, double *out,
     void *st[2] = {s->prob_s, s->test_s};
     for (int t = 0; t < 2 && st[t]; t++) {
         double f, m = 0, rows = (double)s->prob->rows(st[t]);
+        e.text[0] = '\0';
         if (s->prob->loss(st[t], x, &f, &e) < 0)
             return aia_seterr(err, "problem '%s': loss%s: %s", s->prob->h.name,
-                              t ? " (test rows)" : "", e.text);
+                              t ? " (test rows)" : "", util_error_text(&e));
         if (s->prob->metric && s->prob->metric(st[t], x, &m, &e) < 0)
             return aia_seterr(err, "problem '%s': %s%s: %s", s->prob->h.name,
                               s->prob->metric_name, t ? " (test rows)" : "",
-                              e.text);
+                              util_error_text(&e));
         out[3 * t] = f * rows;
         out[3 * t + 1] = m * rows;
         out[3 * t + 2] = rows;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "host.h"
+#include "util.h"
 
 /* Whether an algorithm parameter asks for a value from the problem: a
  * number parameter given (or defaulting to) a word, "auto". */
@@ -102,12 +103,17 @@ int facts_combine(struct setup *s, struct aia_error *err)
         for (size_t i = 0; i < len; i++)
             mine[i] = NAN;
         host_log(AIA_LOG_INFO, "problem '%s': summarize: %s", s->prob->h.name,
-                 e.text);
+                 util_error_text(&e));
     }
     MPI_Reduce(mine, sum, (int)len, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (s->rank == 0 && s->prob->combine(s->prob_s, sum, err) < 0)
-        rc = aia_seterr(err, "problem '%s': combine: %s", s->prob->h.name,
-                        (e = *err).text);
+    if (s->rank == 0) {
+        err->text[0] = '\0';
+        if (s->prob->combine(s->prob_s, sum, err) < 0) {
+            e = *err;
+            rc = aia_seterr(err, "problem '%s': combine: %s", s->prob->h.name,
+                            util_error_text(&e));
+        }
+    }
     free(mine);
     free(sum);
     return rc;

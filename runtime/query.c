@@ -158,19 +158,20 @@ int query_next(struct coord *c, double now)
 int query_first(struct coord *c, int q)
 {
     const struct setup *s = c->s;
-    struct aia_error err;
+    struct aia_error err = {""};
     double *query = WIRE_PAYLOAD(c->q[q].buf);
     c->p.round = 1;
     if (!c->r.resumed) {
         if (s->alg->init(s->alg_s, query, &err) == 0)
             return 0;
-        coord_fail(c, "algorithm '%s': init: %s", s->alg->h.name, err.text);
+        coord_fail(c, "algorithm '%s': init: %s", s->alg->h.name,
+                   util_error_text(&err));
         return -1;
     }
     const struct checkpoint *k = &c->r.resume;
     if (s->alg->load(s->alg_s, k->state, k->state_len, &err) < 0) {
         coord_fail(c, "cannot resume: algorithm '%s': load: %s", s->alg->h.name,
-                   err.text);
+                   util_error_text(&err));
         return -1;
     }
     memcpy(query, k->query, k->query_len * sizeof *query);

@@ -38,11 +38,15 @@ void record_free(struct recorder *r)
     free(r->x);
     r->x = NULL;
     checkpoint_free(&r->resume);
+    if (r->ckpt_locked)
+        checkpoint_unlock(r->job->checkpoint, r->ckpt_fd);
+    r->ckpt_locked = 0;
 }
 
 int record_model(struct recorder *r)
 {
     const struct setup *s = r->s;
+    r->err.text[0] = '\0';
     if (s->alg->iterate)
         return s->alg->iterate(s->alg_s, r->x, &r->err);
     memcpy(r->x, r->query, s->dim * sizeof *r->x);
@@ -51,7 +55,7 @@ int record_model(struct recorder *r)
 
 int record_loss(struct recorder *r, double *loss)
 {
-    struct aia_error err;
+    struct aia_error err = {""};
     if (r->loss_at == r->p->iteration) {
         *loss = r->loss;
         return 0;
@@ -59,7 +63,7 @@ int record_loss(struct recorder *r, double *loss)
     if (record_model(r) < 0) {
         err = r->err;
         return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
-                          r->s->alg->h.name, err.text);
+                          r->s->alg->h.name, util_error_text(&err));
     }
     if (r->evaluate) {
         /* the workers' latest; the current model's is asked for */
@@ -67,8 +71,8 @@ int record_loss(struct recorder *r, double *loss)
         return r->evaluate(r->eval_ctx, r->x, NULL);
     }
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
-        return aia_seterr(&r->err, "problem '%s': loss: %s", r->s->prob->h.name,
-                          err.text);
+        return aia_seterr(&r->err, "problem '%s': loss: %s",
+                          r->s->prob->h.name, util_error_text(&err));
     if (diverge_loss(&r->dv, r->job->diverge, *loss)) {
         char line[AIA_ERROR_LEN];
         const char *why;
@@ -108,12 +112,12 @@ double record_change(const struct recorder *r)
 int record_metric(struct recorder *r, double *v)
 {
     const struct setup *s = r->s;
-    struct aia_error err;
+    struct aia_error err = {""};
     *v = NAN;
     if (s->prob->metric && s->prob->metric(s->prob_s, r->x, v, &err) < 0) {
         *v = NAN;
         return aia_seterr(&r->err, "problem '%s': %s: %s", s->prob->h.name,
-                          s->prob->metric_name, err.text);
+                          s->prob->metric_name, util_error_text(&err));
     }
     return 0;
 }
@@ -356,7 +360,7 @@ static int eval_row(struct recorder *r, double *row)
     if (record_model(r) < 0) {
         err = r->err;
         return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
-                          r->s->alg->h.name, err.text);
+                          r->s->alg->h.name, util_error_text(&err));
     }
     row[3] = record_change(r);
     r->saved = p->iteration;
@@ -414,10 +418,11 @@ int record_checkpoint(struct recorder *r, int force, double now)
     void *state = malloc(len ? len : 1);
     if (!state)
         return aia_seterr(&r->err, "out of memory for the checkpoint");
+    err.text[0] = '\0';
     if (s->alg->save(s->alg_s, state, &err) < 0) {
         free(state);
-        return aia_seterr(&r->err, "algorithm '%s': save: %s", s->alg->h.name,
-                          err.text);
+        return aia_seterr(&r->err, "algorithm '%s': save: %s",
+                          s->alg->h.name, util_error_text(&err));
     }
     struct checkpoint k = {
         .iteration = p->iteration,
@@ -466,6 +471,13 @@ int record_check(struct recorder *r)
                           "%s: --resume: the job names no "
                           "output.checkpoint",
                           job->m->path);
+    if (job->checkpoint && !r->ckpt_locked) {
+        struct aia_error err;
+        if ((r->ckpt_fd = checkpoint_lock(job->checkpoint, &err)) < 0)
+            return aia_seterr(&r->err, "%s%s",
+                              s->resume ? "cannot resume: " : "", err.text);
+        r->ckpt_locked = 1;
+    }
     return 0;
 }
 

@@ -46,6 +46,7 @@ struct recorder {
     double ckpt_at;           /* when the next timed checkpoint is due */
     struct checkpoint resume; /* the checkpoint resumed from */
     int resumed;
+    int ckpt_locked, ckpt_fd; /* output.checkpoint's lock (record_check) */
     double t_end; /* when the run stopped */
     struct aia_error err;
     /* With a data file the workers compute the loss (eval.c): evaluate
@@ -108,7 +109,8 @@ int record_progress(struct recorder *r, double now);
 int record_checkpoint(struct recorder *r, int force, double now);
 
 /* Refuse what the job asks of the outputs that the problem or the
- * algorithm cannot give (after record_optimum). */
+ * algorithm cannot give (after record_optimum), and take the lock of
+ * output.checkpoint (another run's is refused; record_free releases). */
 int record_check(struct recorder *r);
 
 /* Read the checkpoint to resume from into r->resume (before record_open,

@@ -285,7 +285,7 @@ static int open_problem(struct setup *s, struct aia_error *err)
     if (s->prob->open(&ctx, &part, &s->test_s, err) < 0) {
         char where[256], text[AIA_ERROR_LEN];
         params_where(where, sizeof where, s->job->m->path, s->job->test.key);
-        snprintf(text, sizeof text, "%s", err->text);
+        snprintf(text, sizeof text, "%s", util_error_text(err));
         return aia_seterr(err, "%s: problem.test: %s", where, text);
     }
     return 0;

@@ -186,13 +186,14 @@ static int measure_loss(void *ctx, double *loss)
 static int finish_round(struct sim *m)
 {
     const struct setup *s = m->s;
-    struct aia_error err;
+    struct aia_error err = {""};
     int next = 1 - m->cur;
     double t = util_now();
     int rc = s->alg->query(s->alg_s, m->qbuf[next], &err);
     m->plugin_s += util_now() - t;
     if (rc < 0) {
-        sim_fail(m, "algorithm '%s': query: %s", s->alg->h.name, err.text);
+        sim_fail(m, "algorithm '%s': query: %s", s->alg->h.name,
+                 util_error_text(&err));
         return -1;
     }
     m->r.prev = m->qbuf[m->cur];
@@ -251,11 +252,12 @@ static void on_answer(struct sim *m, int w, uint64_t round)
         .compute_s = f->compute_s,
     };
     double t = util_now();
+    err.text[0] = '\0';
     int rc = s->alg->absorb(s->alg_s, a, &info, &err);
     m->plugin_s += util_now() - t;
     if (rc < 0) {
         sim_fail(m, "algorithm '%s': absorb (answer of rank %d): %s",
-                 s->alg->h.name, s->ranks[w], err.text);
+                 s->alg->h.name, s->ranks[w], util_error_text(&err));
         return;
     }
     switch (proto_absorbed(&m->p, w, staleness)) {
@@ -494,9 +496,10 @@ static int start(struct sim *m, struct aia_error *err)
     record_optimum(&m->r);
     if (record_check(&m->r) < 0)
         return aia_seterr(err, "%s", m->r.err.text);
+    err->text[0] = '\0';
     if (s->alg->init(s->alg_s, m->qbuf[0], err) < 0) {
         char text[AIA_ERROR_LEN];
-        snprintf(text, sizeof text, "%s", err->text);
+        snprintf(text, sizeof text, "%s", util_error_text(err));
         return aia_seterr(err, "algorithm '%s': init: %s", s->alg->h.name,
                           text);
     }

@@ -351,9 +351,10 @@ int simpool_answer(struct simpool *sp, int w, const double *query,
         query = sp->qdec;
     }
     struct aia_step step = {.round = round, .answers = k->answers};
+    e.text[0] = '\0';
     if (s->alg->worker(k->alg_s, query, k->answer, &step, &e) < 0)
         return aia_seterr(err, "rank %d: algorithm '%s': worker step: %s",
-                          s->ranks[w], s->alg->h.name, e.text);
+                          s->ranks[w], s->alg->h.name, util_error_text(&e));
     size_t alen = s->shape.answer_len;
     if (!all_finite(k->answer, alen))
         return aia_seterr(err,

@@ -6,10 +6,13 @@
 #include <config.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "data_fuzz.h"
 #include "job_fuzz.h"
 #include "tap.h"
 #include "util.h"
@@ -133,6 +136,63 @@ static void replay_dir(const char *top, const char *sub, const char *suffix,
     free(dir);
 }
 
+/* Data files (fuzz/data_fuzz.c's inputs) and what each must give: NULL
+ * read, else a part of the refusal. */
+static const struct expect data_expected[] = {
+    /* an idx header promising rows of 2^30 bytes in a file of 100: the
+     * row's buffers were allocated before a byte of it was read */
+    {"idx-row-wider-than-file",
+     "the data end in row 1 of the 3 the header promises"},
+    {NULL, NULL},
+};
+
+/* One data-file input through data_fuzz_one, judged as replay does. */
+static void replay_data(const char *dir, const char *name, int must_read)
+{
+    char *path = util_join(dir, name);
+    struct aia_error err;
+    size_t len;
+    char *data = path ? util_read_file(path, 1u << 20, &len, &err) : NULL;
+    if (!data) {
+        ok(0, "%s: read", name);
+        diag("%s", path ? err.text : "out of memory");
+        free(path);
+        return;
+    }
+    const struct expect *e = data_expected;
+    while (e->file && strcmp(e->file, name) != 0)
+        e++;
+    char why[256] = "";
+    double t = util_now();
+    int rc = data_fuzz_one((const uint8_t *)data, len, why, sizeof why);
+    t = util_now() - t;
+    if (!ok(rc == 0 || (rc == 1 && !must_read), "%s: %s", name,
+            rc == 0 ? "read" : "refused clearly"))
+        diag("%s", rc == -1 ? "no temporary file" : why);
+    if (e->file && e->error)
+        like(why, e->error, "%s: the expected refusal", name);
+    ok(t < SLOW, "%s: in %.3f s", name, t);
+    free(data);
+    free(path);
+}
+
+static void replay_data_dir(const char *top, const char *sub, int must_read)
+{
+    char *dir = util_join(top, sub);
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d)
+        bail_out("cannot read %s", dir ? dir : sub);
+    size_t n = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        if (de->d_name[0] != '.') {
+            replay_data(dir, de->d_name, must_read);
+            n++;
+        }
+    closedir(d);
+    ok(n > 0, "%s holds inputs (%zu)", sub, n);
+    free(dir);
+}
+
 int main(void)
 {
     const char *top = getenv("top_srcdir");
@@ -142,5 +202,15 @@ int main(void)
     replay_dir(top, "fuzz/regressions", NULL, 0);
     replay_dir(top, "fuzz/corpus", NULL, 0);
     replay_dir(top, "etc", ".yaml", 1);
+    /* no input may take memory its file does not justify: in 1 GiB of
+     * address space such an allocation fails and the expected refusal
+     * changes (the sanitizers and valgrind need their own address space;
+     * there the fuzzer's -rss_limit_mb holds it) */
+    struct rlimit as = {1u << 30, 1u << 30};
+    if (!getenv("AIA_SANITIZED") && !getenv("AIA_VALGRIND") &&
+        setrlimit(RLIMIT_AS, &as) < 0)
+        diag("cannot bound the address space: %s", strerror(errno));
+    replay_data_dir(top, "fuzz/regressions-data", 0);
+    replay_data_dir(top, "fuzz/corpus-data", 1);
     return done_testing();
 }
