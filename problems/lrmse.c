@@ -472,61 +472,15 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
 }
 
 /* ------------------------------------------------------------------ */
-/* Smoothness: L is the largest eigenvalue of A'A/k
- * plus the ridge, for the k rows held.
- * Power iteration on the Hessian through the gradient alone, so this
- * block depends on nothing above but the descriptor's functions.  It
- * stops when the estimate moves by less than 1e-5 of itself (at most 200
- * products); the estimate grows towards the largest eigenvalue from
- * below, and the steps taken from it (1/L) keep a factor 2 of margin
- * to the stable bound 2/L. */
+/* Smoothness: L is the largest eigenvalue of A'A/k plus the ridge, for the
+ * k rows held.  The gradient is affine, so H v = grad(v) - grad(0)
+ * exactly (aia_gradient_smoothness with t = 0). */
 
 extern const struct aia_problem_plugin aia_problem_plugin;
 
 static int lrmse_smoothness(void *state, double *L, struct aia_error *err)
 {
-    const struct aia_problem_plugin *self = &aia_problem_plugin;
-    size_t n = self->dim(state);
-    int rc = -1;
-    double *buf = calloc(4 * (n ? n : 1), sizeof *buf);
-    if (!buf)
-        return aia_seterr(err, "out of memory for the smoothness estimate");
-    double *v = buf, *w = buf + n, *x = buf + 2 * n, *g0 = buf + 3 * n;
-    double lambda = 0, norm = 0;
-    for (size_t j = 0; j < n; j++)
-        v[j] = 1.0 + 0.5 * sin(1.0 + (double)j), norm += v[j] * v[j];
-    for (size_t j = 0; j < n; j++)
-        v[j] /= sqrt(norm);
-    if (self->gradient(state, x, NULL, 0, g0, err) < 0)
-        goto out;
-    for (int it = 0; it < 200; it++) {
-        /* the gradient is affine: H v = grad(v) - grad(0) exactly */
-        if (self->gradient(state, v, NULL, 0, w, err) < 0)
-            goto out;
-        for (size_t j = 0; j < n; j++)
-            w[j] -= g0[j];
-        norm = 0;
-        for (size_t j = 0; j < n; j++)
-            norm += w[j] * w[j];
-        norm = sqrt(norm);
-        if (!(norm > 0) || !isfinite(norm))
-            break;
-        for (size_t j = 0; j < n; j++)
-            v[j] = w[j] / norm;
-        int done = fabs(norm - lambda) <= 1e-5 * norm;
-        lambda = norm;
-        if (done)
-            break;
-    }
-    if (!(lambda > 0) || !isfinite(lambda)) {
-        aia_seterr(err, "the power iteration found no positive curvature");
-        goto out;
-    }
-    *L = lambda;
-    rc = 0;
-out:
-    free(buf);
-    return rc;
+    return aia_gradient_smoothness(&aia_problem_plugin, state, 0, L, err);
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {
