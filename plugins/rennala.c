@@ -40,14 +40,11 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
-
-enum { P_STEP, P_GRADIENTS, P_NOISE, P_EPSILON, P_BATCH };
+#include <aiarun/alg.h>
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "auto",
-     "step size applied to the mean of a batch (auto: 1/(2L), L the "
-     "problem's smoothness)",
-     "auto", 1e-300, 1e300},
+    AIA_STEP_PARAM("step size applied to the mean of a batch (auto: "
+                   "1/(2L), L the problem's smoothness)"),
     {"gradients", AIA_INT, "0",
      "S, the fresh gradients a step waits for (0: ceil(noise/epsilon) when "
      "noise is given, else the number of workers)",
@@ -65,13 +62,10 @@ static const struct aia_param params[] = {
 };
 
 struct rennala {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim, rows, batch;
+    struct aia_gradients grad;
+    size_t dim;
     uint64_t S;
     double step;
-    size_t *idx; /* worker: the batch's rows */
-    struct aia_rng rng;
     /* coordinator */
     double *x, *acc; /* the iterate; sum of n_k g_k of the batch */
     double version;  /* steps taken */
@@ -84,7 +78,7 @@ static void destroy(void *state)
     struct rennala *s = state;
     if (!s)
         return;
-    free(s->idx);
+    aia_gradients_free(&s->grad);
     free(s->x);
     free(s->acc);
     free(s);
@@ -96,38 +90,20 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct rennala *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
-    s->rows = s->prob->rows(s->pstate);
-    s->batch = (size_t)ctx->args[P_BATCH].i;
-    s->S = (uint64_t)ctx->args[P_GRADIENTS].i;
-    double noise = ctx->args[P_NOISE].d, eps = ctx->args[P_EPSILON].d;
-    if (s->S == 0)
-        s->S = noise > 0 ? (uint64_t)fmax(1, ceil(noise / eps))
-                         : (uint64_t)(ctx->nworkers > 0 ? ctx->nworkers : 1);
-    aia_rng_seed(&s->rng, ctx->seed,
-                 0x52454e0000000000ull + (uint64_t)ctx->rank);
-    if (aia_auto_step(ctx, P_STEP, 0.5, "1/(2L), Rennala SGD's step", &s->step,
-                      err) < 0) {
+    const struct aia_value *a = ctx->args;
+    s->S = aia_count_from_noise(ctx, "gradients");
+    if (aia_auto_step_named(ctx, "step", 0.5, "1/(2L), Rennala SGD's step",
+                            &s->step, err) < 0 ||
+        aia_gradients_open(&s->grad, ctx, (size_t)aia_arg(a, "batch")->i,
+                           0x52454e0000000000ull, err) < 0) {
         destroy(s);
         return -1;
     }
-    size_t d = s->dim ? s->dim : 1;
+    s->dim = s->grad.dim;
     if (ctx->role == AIA_ROLE_COORDINATOR) {
-        s->x = calloc(d, sizeof *s->x);
-        s->acc = calloc(d, sizeof *s->acc);
+        s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
+        s->acc = calloc(s->dim ? s->dim : 1, sizeof *s->acc);
         if (!s->x || !s->acc) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
-    } else {
-        if (s->rows == 0) {
-            destroy(s);
-            return aia_seterr(err, "worker %d holds no rows of the problem",
-                              ctx->rank);
-        }
-        if (s->batch > 0 && !(s->idx = malloc(s->batch * sizeof *s->idx))) {
             destroy(s);
             return aia_seterr(err, "out of memory");
         }
@@ -141,22 +117,16 @@ static int init(void *state, double *query, struct aia_error *err)
 {
     struct rennala *s = state;
     (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    query[s->dim] = s->version;
+    aia_versioned_query(query, s->x, s->dim, s->version);
     return 0;
 }
 
 static int worker(void *state, const double *query, double *answer,
                   const struct aia_step *step, struct aia_error *err)
 {
-    struct rennala *s = state;
     (void)step;
-    answer[s->dim] = query[s->dim];
-    if (s->batch == 0)
-        return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
-    for (size_t i = 0; i < s->batch; i++)
-        s->idx[i] = (size_t)aia_rng_below(&s->rng, s->rows);
-    return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
+    return aia_versioned_answer(&((struct rennala *)state)->grad, query,
+                                answer, err);
 }
 
 static int absorb(void *state, const double *answer,

@@ -33,14 +33,11 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
-
-enum { P_STEP, P_MAX_DELAY, P_NOISE, P_EPSILON, P_BATCH };
+#include <aiarun/alg.h>
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "auto",
-     "step size applied to each answer kept (auto: 1/(2RL), L the "
-     "problem's smoothness)",
-     "auto", 1e-300, 1e300},
+    AIA_STEP_PARAM("step size applied to each answer kept (auto: 1/(2RL), "
+                   "L the problem's smoothness)"),
     {"max_delay", AIA_INT, "0",
      "R: answers computed R or more steps ago are discarded (0: "
      "ceil(noise/epsilon) when noise is given, else the number of workers)",
@@ -58,14 +55,11 @@ static const struct aia_param params[] = {
 };
 
 struct ringmaster {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim, rows, batch;
+    struct aia_gradients grad;
+    size_t dim;
     uint64_t R;
     int nworkers;
     double step;
-    size_t *idx; /* worker: the batch's rows */
-    struct aia_rng rng;
     /* coordinator */
     double *x;
     double version; /* steps taken */
@@ -76,7 +70,7 @@ static void destroy(void *state)
     struct ringmaster *s = state;
     if (!s)
         return;
-    free(s->idx);
+    aia_gradients_free(&s->grad);
     free(s->x);
     free(s);
 }
@@ -87,39 +81,22 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct ringmaster *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
-    s->rows = s->prob->rows(s->pstate);
-    s->batch = (size_t)ctx->args[P_BATCH].i;
+    const struct aia_value *a = ctx->args;
     s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
-    s->R = (uint64_t)ctx->args[P_MAX_DELAY].i;
-    double noise = ctx->args[P_NOISE].d, eps = ctx->args[P_EPSILON].d;
-    if (s->R == 0)
-        s->R = noise > 0 ? (uint64_t)fmax(1, ceil(noise / eps))
-                         : (uint64_t)s->nworkers;
-    aia_rng_seed(&s->rng, ctx->seed,
-                 0x52494e0000000000ull + (uint64_t)ctx->rank);
-    if (aia_auto_step(ctx, P_STEP, 1.0 / (2.0 * (double)s->R),
-                      "1/(2RL), Ringmaster ASGD's step", &s->step, err) < 0) {
+    s->R = aia_count_from_noise(ctx, "max_delay");
+    if (aia_auto_step_named(ctx, "step", 1.0 / (2.0 * (double)s->R),
+                            "1/(2RL), Ringmaster ASGD's step", &s->step,
+                            err) < 0 ||
+        aia_gradients_open(&s->grad, ctx, (size_t)aia_arg(a, "batch")->i,
+                           0x52494e0000000000ull, err) < 0) {
         destroy(s);
         return -1;
     }
-    if (ctx->role == AIA_ROLE_COORDINATOR) {
-        if (!(s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x))) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
-    } else {
-        if (s->rows == 0) {
-            destroy(s);
-            return aia_seterr(err, "worker %d holds no rows of the problem",
-                              ctx->rank);
-        }
-        if (s->batch > 0 && !(s->idx = malloc(s->batch * sizeof *s->idx))) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
+    s->dim = s->grad.dim;
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        !(s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x))) {
+        destroy(s);
+        return aia_seterr(err, "out of memory");
     }
     shape->query_len = shape->answer_len = s->dim + 1;
     *state = s;
@@ -130,22 +107,16 @@ static int init(void *state, double *query, struct aia_error *err)
 {
     struct ringmaster *s = state;
     (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    query[s->dim] = s->version;
+    aia_versioned_query(query, s->x, s->dim, s->version);
     return 0;
 }
 
 static int worker(void *state, const double *query, double *answer,
                   const struct aia_step *step, struct aia_error *err)
 {
-    struct ringmaster *s = state;
     (void)step;
-    answer[s->dim] = query[s->dim];
-    if (s->batch == 0)
-        return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
-    for (size_t i = 0; i < s->batch; i++)
-        s->idx[i] = (size_t)aia_rng_below(&s->rng, s->rows);
-    return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
+    return aia_versioned_answer(&((struct ringmaster *)state)->grad, query,
+                                answer, err);
 }
 
 static int absorb(void *state, const double *answer,

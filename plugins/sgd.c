@@ -54,29 +54,25 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/alg.h>
 
-enum {
-    P_STEP,
-    P_BATCH,
-    P_SCHEDULE,
-    P_DECAY,
-    P_DECAY_EVERY,
-    P_MOMENTUM,
-    P_STALENESS_SCALING,
-    P_WEIGHTING
-};
-
-/* In the order of the schedule parameter's choices. */
 enum { SCHED_CONSTANT, SCHED_INVSQRT, SCHED_STEP };
+static const char *const schedules[] = {[SCHED_CONSTANT] = "constant",
+                                        [SCHED_INVSQRT] = "invsqrt",
+                                        [SCHED_STEP] = "step"};
 
-/* In the order of staleness_scaling's choices. */
 enum { SCALE_NONE, SCALE_DIVIDE, SCALE_ADAPTIVE };
+static const char *const scalings[] = {[SCALE_NONE] = "false",
+                                       [SCALE_DIVIDE] = "true",
+                                       [SCALE_ADAPTIVE] = "adaptive"};
+
+enum { WEIGH_ROWS, WEIGH_EQUAL };
+static const char *const weightings[] = {[WEIGH_ROWS] = "rows",
+                                         [WEIGH_EQUAL] = "equal"};
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "auto",
-     "step size applied to each gradient (auto: 1/(2nL), n workers, L the "
-     "problem's smoothness)",
-     "auto", 1e-300, 1e300},
+    AIA_STEP_PARAM("step size applied to each gradient (auto: 1/(2nL), n "
+                   "workers, L the problem's smoothness)"),
     {"batch", AIA_INT, "0",
      "rows per gradient, drawn with replacement (0: all the worker's rows)",
      NULL, 0, 1e12},
@@ -105,16 +101,13 @@ static const struct aia_param params[] = {
 };
 
 struct sgd {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim, rows, batch;
+    struct aia_gradients grad;
+    size_t dim;
     double step, decay, momentum;
     int schedule, scale, by_rows, nworkers;
     uint64_t decay_every;
-    double *x;   /* coordinator: the iterate */
-    double *v;   /* coordinator: the velocity (momentum only) */
-    size_t *idx; /* worker: the batch's rows */
-    struct aia_rng rng;
+    double *x; /* coordinator: the iterate */
+    double *v; /* coordinator: the velocity (momentum only) */
 };
 
 static void destroy(void *state)
@@ -122,9 +115,9 @@ static void destroy(void *state)
     struct sgd *s = state;
     if (!s)
         return;
+    aia_gradients_free(&s->grad);
     free(s->x);
     free(s->v);
-    free(s->idx);
     free(s);
 }
 
@@ -134,43 +127,38 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct sgd *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
-    s->rows = s->prob->rows(s->pstate);
+    const struct aia_value *a = ctx->args;
     s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
-    if (aia_auto_step(ctx, P_STEP, 1.0 / (2.0 * s->nworkers),
-                      "1/(2nL), n workers: a round of answers is a step "
-                      "1/(2L)",
-                      &s->step, err) < 0) {
+    s->schedule = aia_arg_enum(a, "schedule", schedules, 3);
+    s->decay = aia_arg(a, "decay")->d;
+    s->decay_every = (uint64_t)aia_arg(a, "decay_every")->i;
+    s->momentum = aia_arg(a, "momentum")->d;
+    s->scale = aia_arg_enum(a, "staleness_scaling", scalings, 3);
+    int weighting = aia_arg_enum(a, "weighting", weightings, 2);
+    s->by_rows = weighting == WEIGH_ROWS;
+    if (s->schedule < 0 || s->scale < 0 || weighting < 0) {
+        destroy(s);
+        return aia_seterr(err, "schedule, staleness_scaling or weighting: "
+                               "a value sgd does not know");
+    }
+    if (aia_auto_step_named(ctx, "step", 1.0 / (2.0 * s->nworkers),
+                            "1/(2nL), n workers: a round of answers is a "
+                            "step 1/(2L)",
+                            &s->step, err) < 0 ||
+        aia_gradients_open(&s->grad, ctx, (size_t)aia_arg(a, "batch")->i,
+                           0x5347440000000000ull, err) < 0) {
         destroy(s);
         return -1;
     }
-    s->batch = (size_t)ctx->args[P_BATCH].i;
-    s->schedule = (int)ctx->args[P_SCHEDULE].i;
-    s->decay = ctx->args[P_DECAY].d;
-    s->decay_every = (uint64_t)ctx->args[P_DECAY_EVERY].i;
-    s->momentum = ctx->args[P_MOMENTUM].d;
-    s->scale = (int)ctx->args[P_STALENESS_SCALING].i;
-    s->by_rows = ctx->args[P_WEIGHTING].i == 0;
-    aia_rng_seed(&s->rng, ctx->seed,
-                 0x5347440000000000ull + (uint64_t)ctx->rank);
+    s->dim = s->grad.dim;
     if (ctx->role == AIA_ROLE_COORDINATOR) {
         s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
         if (s->momentum > 0)
             s->v = calloc(s->dim ? s->dim : 1, sizeof *s->v);
-    } else if (s->batch > 0)
-        s->idx = malloc(s->batch * sizeof *s->idx);
-    if ((ctx->role == AIA_ROLE_COORDINATOR &&
-         (!s->x || (s->momentum > 0 && !s->v))) ||
-        (ctx->role != AIA_ROLE_COORDINATOR && s->batch > 0 && !s->idx)) {
-        destroy(s);
-        return aia_seterr(err, "out of memory");
-    }
-    if (ctx->role != AIA_ROLE_COORDINATOR && s->rows == 0) {
-        destroy(s);
-        return aia_seterr(err, "worker %d holds no rows of the problem",
-                          ctx->rank);
+        if (!s->x || (s->momentum > 0 && !s->v)) {
+            destroy(s);
+            return aia_seterr(err, "out of memory");
+        }
     }
     shape->query_len = shape->answer_len = s->dim;
     *state = s;
@@ -188,13 +176,9 @@ static int init(void *state, double *query, struct aia_error *err)
 static int worker(void *state, const double *query, double *answer,
                   const struct aia_step *step, struct aia_error *err)
 {
-    struct sgd *s = state;
     (void)step;
-    if (s->batch == 0)
-        return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
-    for (size_t i = 0; i < s->batch; i++)
-        s->idx[i] = (size_t)aia_rng_below(&s->rng, s->rows);
-    return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
+    return aia_gradients_take(&((struct sgd *)state)->grad, query, answer,
+                              err);
 }
 
 /* The step for an answer absorbed in round t with this staleness. */
