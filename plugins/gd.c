@@ -37,13 +37,9 @@ static const struct aia_param params[] = {
 };
 
 struct gd {
-    struct aia_gradients grad;
-    size_t dim;
+    struct aia_method m; /* first: its descriptor functions take the state */
     int nworkers;
-    double step;
-    /* coordinator */
-    double *x;             /* the iterate */
-    struct aia_table table; /* each worker's latest gradient and rows */
+    struct aia_table table; /* coordinator: each worker's latest gradient */
 };
 
 static void destroy(void *state)
@@ -51,9 +47,8 @@ static void destroy(void *state)
     struct gd *s = state;
     if (!s)
         return;
-    aia_gradients_free(&s->grad);
+    aia_method_close(&s->m);
     aia_table_free(&s->table);
-    free(s->x);
     free(s);
 }
 
@@ -64,43 +59,24 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     if (!s)
         return aia_seterr(err, "out of memory");
     s->nworkers = ctx->nworkers;
-    if (aia_auto_step_named(ctx, "step", 1.0, "1/L, gradient descent's step",
-                            &s->step, err) < 0 ||
-        aia_gradients_open(&s->grad, ctx, 0, 0, err) < 0) {
+    if (aia_method_open(&s->m, ctx, 1.0, "1/L, gradient descent's step", 0,
+                        0, 0, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    s->dim = s->grad.dim;
-    if (ctx->role == AIA_ROLE_COORDINATOR) {
-        size_t w = ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0;
-        s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
-        if (aia_table_init(&s->table, w, s->dim) < 0 || !s->x) {
-            size_t dim = s->dim;
-            destroy(s);
-            return aia_seterr(err,
-                              "out of memory for the gradients of %d workers "
-                              "of dimension %zu",
-                              ctx->nworkers, dim);
-        }
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        aia_table_init(&s->table,
+                       ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0,
+                       s->m.dim) < 0) {
+        size_t dim = s->m.dim;
+        destroy(s);
+        return aia_seterr(err,
+                          "out of memory for the gradients of %d workers of "
+                          "dimension %zu",
+                          ctx->nworkers, dim);
     }
-    shape->query_len = shape->answer_len = s->dim;
     *state = s;
     return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct gd *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    return 0;
-}
-
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    (void)step;
-    return aia_gradients_take(&((struct gd *)state)->grad, query, answer, err);
 }
 
 static int absorb(void *state, const double *answer,
@@ -124,8 +100,8 @@ static int absorb(void *state, const double *answer,
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct gd *s = state;
-    aia_table_step(&s->table, s->x, s->step);
-    return init(state, query, err);
+    aia_table_step(&s->table, s->m.x, s->m.step);
+    return aia_method_init(state, query, err);
 }
 
 /* Checkpoints: the iterate, each worker's latest gradient and its rows. */
@@ -133,7 +109,7 @@ static size_t state_size(void *state)
 {
     struct gd *s = state;
     size_t n = (size_t)s->nworkers;
-    return (s->dim + n * s->dim + n) * sizeof(double);
+    return (s->m.dim + n * s->m.dim + n) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -141,8 +117,8 @@ static int save(void *state, void *buf, struct aia_error *err)
     struct gd *s = state;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    aia_table_save(&s->table, p + s->dim);
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    aia_table_save(&s->table, p + s->m.dim);
     return 0;
 }
 
@@ -154,8 +130,8 @@ static int load(void *state, const void *buf, size_t len,
     if (len != state_size(state))
         return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
                           state_size(state));
-    memcpy(s->x, p, s->dim * sizeof *p);
-    aia_table_load(&s->table, p + s->dim);
+    memcpy(s->m.x, p, s->m.dim * sizeof *p);
+    aia_table_load(&s->table, p + s->m.dim);
     return 0;
 }
 
@@ -168,8 +144,8 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .flags = AIA_ALG_ASSOCIATIVE | AIA_ALG_ADDITIVE,
     .create = create,
     .destroy = destroy,
-    .init = init,
-    .worker = worker,
+    .init = aia_method_init,
+    .worker = aia_method_worker,
     .absorb = absorb,
     .query = query,
     .state_size = state_size,

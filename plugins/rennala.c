@@ -49,28 +49,18 @@ static const struct aia_param params[] = {
      "S, the fresh gradients a step waits for (0: ceil(noise/epsilon) when "
      "noise is given, else the number of workers)",
      NULL, 0, 1e9},
-    {"noise", AIA_DOUBLE, "0",
-     "sigma^2, the variance of an answer's gradient, for the default S (0: "
-     "unknown)",
-     NULL, 0, 1e300},
-    {"epsilon", AIA_DOUBLE, "1e-6",
-     "target squared gradient norm, for the default S", NULL, 1e-300, 1e300},
-    {"batch", AIA_INT, "0",
-     "rows per gradient, drawn with replacement (0: all the worker's rows)",
-     NULL, 0, 1e12},
+    AIA_NOISE_PARAMS("S"),
+    AIA_BATCH_PARAM,
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 struct rennala {
-    struct aia_gradients grad;
-    size_t dim;
+    struct aia_method m; /* first: its descriptor functions take the state */
     uint64_t S;
-    double step;
     /* coordinator */
-    double *x, *acc; /* the iterate; sum of n_k g_k of the batch */
-    double version;  /* steps taken */
-    uint64_t count;  /* fresh gradients in the batch */
-    double weight;   /* sum of n_k */
+    double *acc;    /* sum of n_k g_k of the batch */
+    uint64_t count; /* fresh gradients in the batch */
+    double weight;  /* sum of n_k */
 };
 
 static void destroy(void *state)
@@ -78,8 +68,7 @@ static void destroy(void *state)
     struct rennala *s = state;
     if (!s)
         return;
-    aia_gradients_free(&s->grad);
-    free(s->x);
+    aia_method_close(&s->m);
     free(s->acc);
     free(s);
 }
@@ -90,43 +79,20 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct rennala *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    const struct aia_value *a = ctx->args;
     s->S = aia_count_from_noise(ctx, "gradients");
-    if (aia_auto_step_named(ctx, "step", 0.5, "1/(2L), Rennala SGD's step",
-                            &s->step, err) < 0 ||
-        aia_gradients_open(&s->grad, ctx, (size_t)aia_arg(a, "batch")->i,
-                           0x52454e0000000000ull, err) < 0) {
+    if (aia_method_open(&s->m, ctx, 0.5, "1/(2L), Rennala SGD's step",
+                        (size_t)aia_arg(ctx->args, "batch")->i,
+                        0x52454e0000000000ull, 1, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    s->dim = s->grad.dim;
-    if (ctx->role == AIA_ROLE_COORDINATOR) {
-        s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
-        s->acc = calloc(s->dim ? s->dim : 1, sizeof *s->acc);
-        if (!s->x || !s->acc) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        !(s->acc = calloc(s->m.dim ? s->m.dim : 1, sizeof *s->acc))) {
+        destroy(s);
+        return aia_seterr(err, "out of memory");
     }
-    shape->query_len = shape->answer_len = s->dim + 1;
     *state = s;
     return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct rennala *s = state;
-    (void)err;
-    aia_versioned_query(query, s->x, s->dim, s->version);
-    return 0;
-}
-
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    (void)step;
-    return aia_versioned_answer(&((struct rennala *)state)->grad, query,
-                                answer, err);
 }
 
 static int absorb(void *state, const double *answer,
@@ -136,10 +102,10 @@ static int absorb(void *state, const double *answer,
     (void)err;
     /* a full batch waits for query(), which takes the step; until then
      * more fresh answers only make the batch larger */
-    if (answer[s->dim] != s->version)
+    if (answer[s->m.dim] != s->m.version)
         return 0;
     double n = info->rows > 0 ? (double)info->rows : 1;
-    for (size_t j = 0; j < s->dim; j++)
+    for (size_t j = 0; j < s->m.dim; j++)
         s->acc[j] += n * answer[j];
     s->weight += n;
     s->count++;
@@ -150,23 +116,15 @@ static int query(void *state, double *query, struct aia_error *err)
 {
     struct rennala *s = state;
     if (s->count >= s->S) {
-        for (size_t j = 0; j < s->dim; j++) {
-            s->x[j] -= s->step * (s->acc[j] / s->weight);
+        for (size_t j = 0; j < s->m.dim; j++) {
+            s->m.x[j] -= s->m.step * (s->acc[j] / s->weight);
             s->acc[j] = 0;
         }
         s->weight = 0;
         s->count = 0;
-        s->version++;
+        s->m.version++;
     }
-    return init(state, query, err);
-}
-
-static int iterate(void *state, double *x, struct aia_error *err)
-{
-    struct rennala *s = state;
-    (void)err;
-    memcpy(x, s->x, s->dim * sizeof *x);
-    return 0;
+    return aia_method_init(state, query, err);
 }
 
 /* Checkpoints: the iterate, the batch's weighted sum, then its version,
@@ -174,7 +132,7 @@ static int iterate(void *state, double *x, struct aia_error *err)
 static size_t state_size(void *state)
 {
     struct rennala *s = state;
-    return (2 * s->dim + 3) * sizeof(double);
+    return (2 * s->m.dim + 3) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -182,11 +140,11 @@ static int save(void *state, void *buf, struct aia_error *err)
     struct rennala *s = state;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    memcpy(p + s->dim, s->acc, s->dim * sizeof *p);
-    p[2 * s->dim] = s->version;
-    p[2 * s->dim + 1] = (double)s->count;
-    p[2 * s->dim + 2] = s->weight;
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    memcpy(p + s->m.dim, s->acc, s->m.dim * sizeof *p);
+    p[2 * s->m.dim] = s->m.version;
+    p[2 * s->m.dim + 1] = (double)s->count;
+    p[2 * s->m.dim + 2] = s->weight;
     return 0;
 }
 
@@ -197,16 +155,16 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     if (len != state_size(state))
         return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
                           state_size(state));
-    double version = p[2 * s->dim], count = p[2 * s->dim + 1],
-           weight = p[2 * s->dim + 2];
+    double version = p[2 * s->m.dim], count = p[2 * s->m.dim + 1],
+           weight = p[2 * s->m.dim + 2];
     if (!(version >= 0 && count >= 0 && count < 0x1p53 && weight >= 0))
         return aia_seterr(err,
                           "version %g, %g gradients of %g rows in the "
                           "batch: not a state of rennala",
                           version, count, weight);
-    memcpy(s->x, p, s->dim * sizeof *p);
-    memcpy(s->acc, p + s->dim, s->dim * sizeof *p);
-    s->version = version;
+    memcpy(s->m.x, p, s->m.dim * sizeof *p);
+    memcpy(s->acc, p + s->m.dim, s->m.dim * sizeof *p);
+    s->m.version = version;
     s->count = (uint64_t)count;
     s->weight = weight;
     return 0;
@@ -220,11 +178,11 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     params),
     .create = create,
     .destroy = destroy,
-    .init = init,
-    .worker = worker,
+    .init = aia_method_init,
+    .worker = aia_method_worker,
     .absorb = absorb,
     .query = query,
-    .iterate = iterate,
+    .iterate = aia_method_iterate,
     .state_size = state_size,
     .save = save,
     .load = load,

@@ -58,13 +58,11 @@ static const struct aia_param params[] = {
 };
 
 struct sag {
-    struct aia_gradients grad;
-    size_t dim, rows, parts;
+    struct aia_method m; /* first: its descriptor functions take the state */
+    size_t rows, parts;
     int nworkers, dsag;
-    double step;
     size_t *idx; /* worker: the rows of one sub-partition */
     /* coordinator */
-    double *x;              /* the iterate */
     struct aia_table table; /* nworkers x parts entries */
     uint64_t *when;         /* round of the query behind each entry */
 };
@@ -74,10 +72,9 @@ static void destroy(void *state)
     struct sag *s = state;
     if (!s)
         return;
-    aia_gradients_free(&s->grad);
+    aia_method_close(&s->m);
     aia_table_free(&s->table);
     free(s->idx);
-    free(s->x);
     free(s->when);
     free(s);
 }
@@ -96,16 +93,15 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         destroy(s);
         return aia_seterr(err, "variant: not sag or dsag");
     }
-    if (aia_auto_step_named(ctx, "step", 0.5,
-                            "1/(2L): the table mixes gradients of several "
-                            "iterates",
-                            &s->step, err) < 0 ||
-        aia_gradients_open(&s->grad, ctx, 0, 0, err) < 0) {
+    if (aia_method_open(&s->m, ctx, 0.5,
+                        "1/(2L): the table mixes gradients of several "
+                        "iterates",
+                        0, 0, 0, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    s->dim = s->grad.dim;
-    s->rows = s->grad.rows;
+    s->rows = s->m.grad.rows;
+    shape->answer_len = s->m.dim + 2;
     if (ctx->role != AIA_ROLE_COORDINATOR) {
         if (s->rows < s->parts) {
             size_t rows = s->rows, parts = s->parts;
@@ -121,11 +117,9 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         }
     } else {
         size_t entries = (size_t)s->nworkers * s->parts;
-        s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
         s->when = calloc(entries, sizeof *s->when);
-        if (aia_table_init(&s->table, entries, s->dim) < 0 || !s->x ||
-            !s->when) {
-            size_t d = s->dim ? s->dim : 1;
+        if (aia_table_init(&s->table, entries, s->m.dim) < 0 || !s->when) {
+            size_t d = s->m.dim ? s->m.dim : 1;
             destroy(s);
             return aia_seterr(err,
                               "out of memory for a table of %zu gradients "
@@ -133,17 +127,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                               entries, d);
         }
     }
-    shape->query_len = s->dim;
-    shape->answer_len = s->dim + 2;
     *state = s;
-    return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct sag *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
     return 0;
 }
 
@@ -161,15 +145,15 @@ static int worker(void *state, const double *query, double *answer,
     size_t lo = first(s, j), hi = first(s, j + 1);
     int rc;
     if (s->parts == 1)
-        rc = aia_gradients_take(&s->grad, query, answer, err);
+        rc = aia_gradients_take(&s->m.grad, query, answer, err);
     else {
         for (size_t i = lo; i < hi; i++)
             s->idx[i - lo] = i;
-        rc = s->grad.prob->gradient(s->grad.pstate, query, s->idx, hi - lo,
-                                    answer, err);
+        rc = s->m.grad.prob->gradient(s->m.grad.pstate, query, s->idx,
+                                      hi - lo, answer, err);
     }
-    answer[s->dim] = (double)j;
-    answer[s->dim + 1] = (double)(hi - lo);
+    answer[s->m.dim] = (double)j;
+    answer[s->m.dim + 1] = (double)(hi - lo);
     return rc;
 }
 
@@ -177,7 +161,7 @@ static int absorb(void *state, const double *answer,
                   const struct aia_answer_info *info, struct aia_error *err)
 {
     struct sag *s = state;
-    double part = answer[s->dim], rows = answer[s->dim + 1];
+    double part = answer[s->m.dim], rows = answer[s->m.dim + 1];
     if (info->worker < 0 || info->worker >= s->nworkers)
         return aia_seterr(err, "an answer from worker %d of a pool of %d",
                           info->worker, s->nworkers);
@@ -202,8 +186,8 @@ static int absorb(void *state, const double *answer,
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct sag *s = state;
-    aia_table_step(&s->table, s->x, s->step);
-    return init(state, query, err);
+    aia_table_step(&s->table, s->m.x, s->m.step);
+    return aia_method_init(state, query, err);
 }
 
 /* Checkpoints: the iterate, then the table: every entry's gradient, its
@@ -212,7 +196,7 @@ static size_t state_size(void *state)
 {
     struct sag *s = state;
     size_t entries = (size_t)s->nworkers * s->parts;
-    return (s->dim + entries * (s->dim + 2)) * sizeof(double);
+    return (s->m.dim + entries * (s->m.dim + 2)) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -221,8 +205,8 @@ static int save(void *state, void *buf, struct aia_error *err)
     size_t entries = (size_t)s->nworkers * s->parts;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    p = aia_table_save(&s->table, p + s->dim);
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    p = aia_table_save(&s->table, p + s->m.dim);
     for (size_t e = 0; e < entries; e++)
         p[e] = (double)s->when[e];
     return 0;
@@ -237,16 +221,16 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
         return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
                           state_size(state));
     for (size_t e = 0; e < entries; e++) {
-        double n = p[s->dim + entries * s->dim + e];
-        double when = p[s->dim + entries * (s->dim + 1) + e];
+        double n = p[s->m.dim + entries * s->m.dim + e];
+        double when = p[s->m.dim + entries * (s->m.dim + 1) + e];
         if (!(n >= 0 && when >= 0 && when < 0x1p53))
             return aia_seterr(err,
                               "table entry %zu: %g rows from round %g, not "
                               "a state of sag",
                               e, n, when);
     }
-    memcpy(s->x, p, s->dim * sizeof *p);
-    p = aia_table_load(&s->table, p + s->dim);
+    memcpy(s->m.x, p, s->m.dim * sizeof *p);
+    p = aia_table_load(&s->table, p + s->m.dim);
     for (size_t e = 0; e < entries; e++)
         s->when[e] = (uint64_t)p[e];
     return 0;
@@ -261,7 +245,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     params),
     .create = create,
     .destroy = destroy,
-    .init = init,
+    .init = aia_method_init,
     .worker = worker,
     .absorb = absorb,
     .query = query,

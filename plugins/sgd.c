@@ -73,9 +73,7 @@ static const char *const weightings[] = {[WEIGH_ROWS] = "rows",
 static const struct aia_param params[] = {
     AIA_STEP_PARAM("step size applied to each gradient (auto: 1/(2nL), n "
                    "workers, L the problem's smoothness)"),
-    {"batch", AIA_INT, "0",
-     "rows per gradient, drawn with replacement (0: all the worker's rows)",
-     NULL, 0, 1e12},
+    AIA_BATCH_PARAM,
     {"schedule", AIA_ENUM, "constant",
      "step size over rounds t: step, step/sqrt(t), or step decayed every "
      "decay_every rounds",
@@ -101,12 +99,10 @@ static const struct aia_param params[] = {
 };
 
 struct sgd {
-    struct aia_gradients grad;
-    size_t dim;
-    double step, decay, momentum;
+    struct aia_method m; /* first: its descriptor functions take the state */
+    double decay, momentum;
     int schedule, scale, by_rows, nworkers;
     uint64_t decay_every;
-    double *x; /* coordinator: the iterate */
     double *v; /* coordinator: the velocity (momentum only) */
 };
 
@@ -115,8 +111,7 @@ static void destroy(void *state)
     struct sgd *s = state;
     if (!s)
         return;
-    aia_gradients_free(&s->grad);
-    free(s->x);
+    aia_method_close(&s->m);
     free(s->v);
     free(s);
 }
@@ -141,44 +136,21 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         return aia_seterr(err, "schedule, staleness_scaling or weighting: "
                                "a value sgd does not know");
     }
-    if (aia_auto_step_named(ctx, "step", 1.0 / (2.0 * s->nworkers),
-                            "1/(2nL), n workers: a round of answers is a "
-                            "step 1/(2L)",
-                            &s->step, err) < 0 ||
-        aia_gradients_open(&s->grad, ctx, (size_t)aia_arg(a, "batch")->i,
-                           0x5347440000000000ull, err) < 0) {
+    if (aia_method_open(&s->m, ctx, 1.0 / (2.0 * s->nworkers),
+                        "1/(2nL), n workers: a round of answers is a step "
+                        "1/(2L)",
+                        (size_t)aia_arg(a, "batch")->i, 0x5347440000000000ull,
+                        0, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    s->dim = s->grad.dim;
-    if (ctx->role == AIA_ROLE_COORDINATOR) {
-        s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
-        if (s->momentum > 0)
-            s->v = calloc(s->dim ? s->dim : 1, sizeof *s->v);
-        if (!s->x || (s->momentum > 0 && !s->v)) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
+    if (ctx->role == AIA_ROLE_COORDINATOR && s->momentum > 0 &&
+        !(s->v = calloc(s->m.dim ? s->m.dim : 1, sizeof *s->v))) {
+        destroy(s);
+        return aia_seterr(err, "out of memory");
     }
-    shape->query_len = shape->answer_len = s->dim;
     *state = s;
     return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct sgd *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    return 0;
-}
-
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    (void)step;
-    return aia_gradients_take(&((struct sgd *)state)->grad, query, answer,
-                              err);
 }
 
 /* The step for an answer absorbed in round t with this staleness. */
@@ -187,7 +159,7 @@ static double step_size(const struct sgd *s, uint64_t round, uint64_t staleness)
     /* Rounds count from 1; a caller that leaves the round at 0 gets the
      * first round's step rather than a division by zero. */
     double t = round > 0 ? (double)round : 1.0;
-    double h = s->step;
+    double h = s->m.step;
     if (s->schedule == SCHED_INVSQRT)
         h /= sqrt(t);
     else if (s->schedule == SCHED_STEP)
@@ -207,40 +179,34 @@ static int absorb(void *state, const double *answer,
     double h = step_size(s, info->round, info->staleness);
     /* Each worker's answer is the mean gradient of its own rows: weighted
      * by its share, a round of answers adds up to the whole gradient. */
-    if (s->by_rows && info->total_rows > 0)
-        h *= (double)s->nworkers * (double)info->rows /
-             (double)info->total_rows;
+    if (s->by_rows)
+        h *= aia_row_weight(info, s->nworkers);
     if (!s->v) {
-        for (size_t j = 0; j < s->dim; j++)
-            s->x[j] -= h * answer[j];
+        for (size_t j = 0; j < s->m.dim; j++)
+            s->m.x[j] -= h * answer[j];
         return 0;
     }
-    for (size_t j = 0; j < s->dim; j++) {
+    for (size_t j = 0; j < s->m.dim; j++) {
         s->v[j] = s->momentum * s->v[j] - h * answer[j];
-        s->x[j] += s->v[j];
+        s->m.x[j] += s->v[j];
     }
     return 0;
-}
-
-static int query(void *state, double *query, struct aia_error *err)
-{
-    return init(state, query, err);
 }
 
 /* Checkpoints: the iterate, then the velocity when there is momentum. */
 static size_t state_size(void *state)
 {
     struct sgd *s = state;
-    return (s->v ? 2 : 1) * s->dim * sizeof(double);
+    return (s->v ? 2 : 1) * s->m.dim * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
 {
     struct sgd *s = state;
     (void)err;
-    memcpy(buf, s->x, s->dim * sizeof *s->x);
+    memcpy(buf, s->m.x, s->m.dim * sizeof *s->m.x);
     if (s->v)
-        memcpy((double *)buf + s->dim, s->v, s->dim * sizeof *s->v);
+        memcpy((double *)buf + s->m.dim, s->v, s->m.dim * sizeof *s->v);
     return 0;
 }
 
@@ -251,9 +217,9 @@ static int load(void *state, const void *buf, size_t len,
     if (len != state_size(state))
         return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
                           state_size(state));
-    memcpy(s->x, buf, s->dim * sizeof *s->x);
+    memcpy(s->m.x, buf, s->m.dim * sizeof *s->m.x);
     if (s->v)
-        memcpy(s->v, (const double *)buf + s->dim, s->dim * sizeof *s->v);
+        memcpy(s->v, (const double *)buf + s->m.dim, s->m.dim * sizeof *s->v);
     return 0;
 }
 
@@ -266,10 +232,10 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .flags = AIA_ALG_ADDITIVE,
     .create = create,
     .destroy = destroy,
-    .init = init,
-    .worker = worker,
+    .init = aia_method_init,
+    .worker = aia_method_worker,
     .absorb = absorb,
-    .query = query,
+    .query = aia_method_init,
     .state_size = state_size,
     .save = save,
     .load = load,

@@ -1,11 +1,12 @@
 /* alg.h - helpers for algorithm plugins: a worker's gradient (all its
- * rows or a mini-batch), versioned queries, and the coordinator's table
- * of the latest row-weighted gradients.
+ * rows or a mini-batch), a gradient method's common state (step, iterate,
+ * versioned queries) with its descriptor functions, and the
+ * coordinator's table of the latest row-weighted gradients.
  *
  * Plugins link nothing but libc and libm, so these are static inline
  * functions in portable C, as in rows.h: a plugin that includes this
  * header gets its own copy of what it calls.  The gradient methods of
- * aiarun (gd, sgd, sag, rennala, ringmaster) use them.
+ * aiarun (gd, sgd, sag, rennala, ringmaster) are built on them.
  *
  *     #include <aiarun/aiarun.h>
  *     #include <aiarun/alg.h>
@@ -30,6 +31,27 @@ extern "C" {
 #define AIA_STEP_PARAM(help_)                                              \
     {                                                                      \
         "step", AIA_DOUBLE, "auto", (help_), "auto", 1e-300, 1e300         \
+    }
+
+/* The parameter table's entry of a worker's batch (aia_gradients_open),
+ * and those of the noise level behind aia_count_from_noise, what_ naming
+ * the count ("S"). */
+#define AIA_BATCH_PARAM                                                    \
+    {                                                                      \
+        "batch", AIA_INT, "0",                                             \
+            "rows per gradient, drawn with replacement (0: all the "       \
+            "worker's rows)",                                              \
+            NULL, 0, 1e12                                                  \
+    }
+#define AIA_NOISE_PARAMS(what_)                                            \
+    {"noise", AIA_DOUBLE, "0",                                             \
+     "sigma^2, the variance of an answer's gradient, for the default "     \
+     what_ " (0: unknown)",                                                \
+     NULL, 0, 1e300},                                                      \
+    {                                                                      \
+        "epsilon", AIA_DOUBLE, "1e-6",                                     \
+            "target squared gradient norm, for the default " what_, NULL,  \
+            1e-300, 1e300                                                  \
     }
 
 /* The count of a method that its theory sets from the noise level
@@ -111,25 +133,100 @@ static inline int aia_gradients_take(struct aia_gradients *g, const double *x,
 }
 
 /* ------------------------------------------------------------------ */
-/* Versioned queries: the iterate and the number of steps behind it    */
+/* A gradient method's common state                                    */
 
-/* A query of dim + 1 doubles: x, then its version. */
-static inline void aia_versioned_query(double *query, const double *x,
-                                       size_t dim, double version)
+/* The first member of a gradient method's state: its gradients, its step
+ * and, on the coordinator, its iterate and the steps taken.  A versioned
+ * method's queries and answers carry the version after the dim doubles,
+ * so that the coordinator can tell how many steps old an answer's
+ * iterate is, whatever the runtime's rounds. */
+struct aia_method {
+    struct aia_gradients grad;
+    size_t dim;
+    int versioned;
+    double step;
+    double *x;      /* coordinator: the iterate, 0 at first */
+    double version; /* coordinator: steps taken */
+};
+
+/* Start m on ctx: the step from the parameter "step" (auto: scale / L,
+ * rule saying why, aia_auto_step_named), the gradients (batch, stream:
+ * aia_gradients_open) and on the coordinator the iterate.  Sets the
+ * message lengths to dim (+ 1 when versioned) both ways.  0, or -1 with
+ * err set (call aia_method_close either way). */
+static inline int aia_method_open(struct aia_method *m,
+                                  const struct aia_context *ctx, double scale,
+                                  const char *rule, size_t batch,
+                                  uint64_t stream, int versioned,
+                                  struct aia_shape *shape,
+                                  struct aia_error *err)
 {
-    memcpy(query, x, dim * sizeof *query);
-    query[dim] = version;
+    memset(m, 0, sizeof *m);
+    m->versioned = versioned;
+    if (aia_auto_step_named(ctx, "step", scale, rule, &m->step, err) < 0 ||
+        aia_gradients_open(&m->grad, ctx, batch, stream, err) < 0)
+        return -1;
+    m->dim = m->grad.dim;
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        !(m->x = (double *)calloc(m->dim ? m->dim : 1, sizeof *m->x)))
+        return aia_seterr(err, "out of memory");
+    shape->query_len = shape->answer_len = m->dim + (versioned ? 1 : 0);
+    return 0;
 }
 
-/* A worker's answer to a versioned query: the gradient at it, then the
- * version it was computed at, so that the coordinator can tell how many
- * steps old it is whatever the runtime's rounds. */
-static inline int aia_versioned_answer(struct aia_gradients *g,
-                                       const double *query, double *answer,
-                                       struct aia_error *err)
+static inline void aia_method_close(struct aia_method *m)
 {
-    answer[g->dim] = query[g->dim];
-    return aia_gradients_take(g, query, answer, err);
+    aia_gradients_free(&m->grad);
+    free(m->x);
+    m->x = NULL;
+}
+
+/* Descriptor functions for a state whose first member is a struct
+ * aia_method.  init (and query, for a method whose step is taken in
+ * absorb): the iterate (and its version).  worker: the gradient at the
+ * query (and the query's version).  iterate: the iterate. */
+static inline int aia_method_init(void *state, double *query,
+                                  struct aia_error *err)
+{
+    struct aia_method *m = (struct aia_method *)state;
+    (void)err;
+    memcpy(query, m->x, m->dim * sizeof *query);
+    if (m->versioned)
+        query[m->dim] = m->version;
+    return 0;
+}
+
+static inline int aia_method_worker(void *state, const double *query,
+                                    double *answer,
+                                    const struct aia_step *step,
+                                    struct aia_error *err)
+{
+    struct aia_method *m = (struct aia_method *)state;
+    (void)step;
+    if (m->versioned)
+        answer[m->dim] = query[m->dim];
+    return aia_gradients_take(&m->grad, query, answer, err);
+}
+
+static inline int aia_method_iterate(void *state, double *x,
+                                     struct aia_error *err)
+{
+    struct aia_method *m = (struct aia_method *)state;
+    (void)err;
+    memcpy(x, m->x, m->dim * sizeof *x);
+    return 0;
+}
+
+/* The weight of an answer's step: its worker's share m_i / m of the rows
+ * times the n workers, 1 on even parts, so that a round of answers of
+ * uneven parts adds up to the whole problem's gradient; 1 when the total
+ * is unknown. */
+static inline double aia_row_weight(const struct aia_answer_info *info,
+                                    int nworkers)
+{
+    if (info->total_rows == 0)
+        return 1;
+    return (double)nworkers * (double)info->rows / (double)info->total_rows;
 }
 
 /* ------------------------------------------------------------------ */
