@@ -59,14 +59,13 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     if (!s)
         return aia_seterr(err, "out of memory");
     s->nworkers = ctx->nworkers;
-    if (aia_method_open(&s->m, ctx, 1.0, "1/L, gradient descent's step", 0,
-                        0, 0, shape, err) < 0) {
+    if (aia_method_open(&s->m, ctx, 1.0, "1/L, gradient descent's step", 0, 0,
+                        0, shape, err) < 0) {
         destroy(s);
         return -1;
     }
     if (ctx->role == AIA_ROLE_COORDINATOR &&
-        aia_table_init(&s->table,
-                       ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0,
+        aia_table_init(&s->table, ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0,
                        s->m.dim) < 0) {
         size_t dim = s->m.dim;
         destroy(s);
@@ -91,8 +90,7 @@ static int absorb(void *state, const double *answer,
                           "an answer from worker %d, which holds no rows: its "
                           "gradient would have no weight",
                           info->worker);
-    aia_table_put(&s->table, (size_t)info->worker, answer,
-                  (double)info->rows);
+    aia_table_put(&s->table, (size_t)info->worker, answer, (double)info->rows);
     return 0;
 }
 
@@ -122,8 +120,7 @@ static int save(void *state, void *buf, struct aia_error *err)
     return 0;
 }
 
-static int load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct gd *s = state;
     const double *p = buf;

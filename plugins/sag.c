@@ -149,8 +149,8 @@ static int worker(void *state, const double *query, double *answer,
     else {
         for (size_t i = lo; i < hi; i++)
             s->idx[i - lo] = i;
-        rc = s->m.grad.prob->gradient(s->m.grad.pstate, query, s->idx,
-                                      hi - lo, answer, err);
+        rc = s->m.grad.prob->gradient(s->m.grad.pstate, query, s->idx, hi - lo,
+                                      answer, err);
     }
     answer[s->m.dim] = (double)j;
     answer[s->m.dim + 1] = (double)(hi - lo);

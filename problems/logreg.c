@@ -57,8 +57,6 @@
 #define STREAM_WTRUE 0x4c4f475257000000ull
 #define STREAM_ROWS 0x4c4f475200000000ull
 
-enum { P_ROWS, P_COLS, P_L2, P_FLIP, P_MARGIN };
-
 static const struct aia_param params[] = {
     {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
      NULL, 1, 1e12},
@@ -171,10 +169,10 @@ static int draw_rows(struct logreg *p, const size_t *rows)
 static int open_generated(struct logreg *p, const struct aia_context *ctx,
                           const struct aia_partition *part)
 {
-    p->flip = ctx->args[P_FLIP].d;
-    p->margin = ctx->args[P_MARGIN].d;
-    p->rs.m = (size_t)ctx->args[P_ROWS].i;
-    p->rs.n = (size_t)ctx->args[P_COLS].i;
+    p->flip = aia_arg(ctx->args, "flip")->d;
+    p->margin = aia_arg(ctx->args, "margin")->d;
+    p->rs.m = (size_t)aia_arg(ctx->args, "rows")->i;
+    p->rs.n = (size_t)aia_arg(ctx->args, "cols")->i;
     if (!(p->wtrue = malloc(p->rs.n * sizeof *p->wtrue)))
         return -1;
     struct aia_rng g;
@@ -203,19 +201,19 @@ static int logreg_open(const struct aia_context *ctx,
                        const struct aia_partition *part, void **state,
                        struct aia_error *err)
 {
-    static const int gen[] = {P_ROWS, P_COLS, P_FLIP, P_MARGIN};
+    static const char *const gen[] = {"rows", "cols", "flip", "margin"};
     struct logreg *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
     aia_rowset_init(&p->rs, ctx, part);
-    p->l2 = ctx->args[P_L2].d;
+    p->l2 = aia_arg(ctx->args, "l2")->d;
     if (ctx->data) {
         if (load_data(p, ctx->data, err) < 0)
             goto fail;
-        aia_note_ignored(ctx, "logreg", gen, sizeof gen / sizeof gen[0]);
+        aia_note_ignored_names(ctx, "logreg", gen, sizeof gen / sizeof gen[0]);
     } else if (open_generated(p, ctx, part) < 0) {
         aia_seterr(err, "out of memory for this rank's rows of %zu columns",
-                   (size_t)ctx->args[P_COLS].i);
+                   (size_t)aia_arg(ctx->args, "cols")->i);
         goto fail;
     }
     if (aia_rowset_scratch(&p->rs, err) < 0)

@@ -58,9 +58,6 @@
 #define STREAM_XTRUE 0x4c524d5345000000ull
 #define STREAM_CORRUPT 0x4c52434f52000000ull
 
-enum { P_ROWS, P_COLS, P_NOISE, P_RIDGE, P_CONDITION, P_CORRUPT,
-       P_CORRUPT_NOISE };
-
 static const struct aia_param params[] = {
     {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
      NULL, 1, 1e12},
@@ -129,21 +126,21 @@ static int open_data(struct lrmse *p, const struct aia_context *ctx,
                      struct aia_error *err)
 {
     const struct aia_dataset *d = ctx->data;
-    static const int gen[] = {P_ROWS,      P_COLS,    P_NOISE,
-                              P_CONDITION, P_CORRUPT, P_CORRUPT_NOISE};
+    static const char *const gen[] = {"rows",      "cols",    "noise",
+                                      "condition", "corrupt", "corrupt_noise"};
     if (aia_rowset_use(&p->rs, d, err) < 0)
         return -1;
-    aia_note_ignored(ctx, "lrmse", gen, sizeof gen / sizeof gen[0]);
+    aia_note_ignored_names(ctx, "lrmse", gen, sizeof gen / sizeof gen[0]);
     return 0;
 }
 
 static int open_generated(struct lrmse *p, const struct aia_context *ctx,
                           const struct aia_partition *part)
 {
-    p->rs.m = (size_t)ctx->args[P_ROWS].i;
-    p->rs.n = (size_t)ctx->args[P_COLS].i;
-    p->noise = ctx->args[P_NOISE].d;
-    double kappa = ctx->args[P_CONDITION].d;
+    p->rs.m = (size_t)aia_arg(ctx->args, "rows")->i;
+    p->rs.n = (size_t)aia_arg(ctx->args, "cols")->i;
+    p->noise = aia_arg(ctx->args, "noise")->d;
+    double kappa = aia_arg(ctx->args, "condition")->d;
     p->xtrue = malloc(p->rs.n * sizeof *p->xtrue);
     if (!p->xtrue)
         return -1;
@@ -176,14 +173,15 @@ static int open_generated(struct lrmse *p, const struct aia_context *ctx,
     for (size_t i = 0; i < p->rs.k; i++)
         gen_row(p, rows[i], p->A + i * p->rs.n, &p->b[i]);
     free(rows);
-    const struct aia_value *bad = &ctx->args[P_CORRUPT];
+    const struct aia_value *bad = aia_arg(ctx->args, "corrupt");
+    double sigma = aia_arg(ctx->args, "corrupt_noise")->d;
     for (size_t i = 0; i < bad->n; i++) {
         if (bad->ints[i] != part->index)
             continue;
         struct aia_rng bg;
         aia_rng_seed(&bg, p->rs.seed, STREAM_CORRUPT + (uint64_t)part->index);
         for (size_t r = 0; r < p->rs.k; r++)
-            p->b[r] += ctx->args[P_CORRUPT_NOISE].d * aia_rng_normal(&bg);
+            p->b[r] += sigma * aia_rng_normal(&bg);
         break;
     }
     return 0;
@@ -197,7 +195,7 @@ static int lrmse_open(const struct aia_context *ctx,
     if (!p)
         return aia_seterr(err, "out of memory");
     aia_rowset_init(&p->rs, ctx, part);
-    p->ridge = ctx->args[P_RIDGE].d;
+    p->ridge = aia_arg(ctx->args, "ridge")->d;
     int rc = -1;
     if (ctx->data)
         rc = open_data(p, ctx, err);
@@ -205,7 +203,7 @@ static int lrmse_open(const struct aia_context *ctx,
         rc = 0;
     else
         aia_seterr(err, "out of memory for this rank's rows of %zu columns",
-                   (size_t)ctx->args[P_COLS].i);
+                   (size_t)aia_arg(ctx->args, "cols")->i);
     if (rc < 0 || aia_rowset_scratch(&p->rs, err) < 0) {
         lrmse_close(p);
         return -1;

@@ -38,8 +38,6 @@
 
 #include <aiarun/aiarun.h>
 
-#define P_CLASS 0
-
 static const struct aia_param params[] = {
     {"class", AIA_STRING, NULL,
      "the problem's class as module:Class; every other key is an argument "
@@ -362,7 +360,9 @@ static PyObject *context(PyObject *bridge, PyObject *vector,
 static PyObject *kwargs(const struct aia_value *args)
 {
     PyObject *kw = PyDict_New();
-    for (const struct aia_value *v = args + 1; kw && v->name; v++) {
+    for (const struct aia_value *v = args; kw && v->name; v++) {
+        if (strcmp(v->name, "class") == 0)
+            continue;
         PyObject *o = value(v);
         if (!o || PyDict_SetItemString(kw, v->name, o) < 0) {
             Py_XDECREF(o);
@@ -443,7 +443,7 @@ static int python_open(const struct aia_context *ctx,
     struct py *py = calloc(1, sizeof *py);
     if (!py)
         return aia_seterr(err, "out of memory");
-    py->cls = ctx->args[P_CLASS].s;
+    py->cls = aia_arg(ctx->args, "class")->s;
     char what[200];
     snprintf(what, sizeof what, "class '%s'", py->cls);
     PyObject *bridge = PyImport_ImportModule("aiarun.bridge");
@@ -508,7 +508,7 @@ static int python_check(const struct aia_context *ctx, struct aia_error *err)
 {
     if (py_start(ctx, err) < 0)
         return -1;
-    PyObject *cls = find_class(ctx->args[P_CLASS].s, err);
+    PyObject *cls = find_class(aia_arg(ctx->args, "class")->s, err);
     Py_XDECREF(cls);
     return cls ? 0 : -1;
 }

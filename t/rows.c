@@ -20,8 +20,7 @@ struct mat {
     int fail_at;  /* the product that fails, 0: none */
 };
 
-static int mat_hv(void *ctx, const double *v, double *hv,
-                  struct aia_error *err)
+static int mat_hv(void *ctx, const double *v, double *hv, struct aia_error *err)
 {
     struct mat *m = ctx;
     if (++m->products == m->fail_at)
@@ -34,8 +33,8 @@ static int mat_hv(void *ctx, const double *v, double *hv,
     return 0;
 }
 
-static double largest(size_t n, const double *a, int max_products,
-                      double rtol, struct aia_error *err, int *rc)
+static double largest(size_t n, const double *a, int max_products, double rtol,
+                      struct aia_error *err, int *rc)
 {
     struct mat m = {n, a, 0, 0};
     double lambda = -1;
@@ -59,8 +58,7 @@ static void known_matrices(void)
        "a symmetric tridiagonal matrix: 3 + sqrt(3) to 1e-8 (%.12g)", l);
     static const double two[4] = {2, 1, 1, 2};
     l = largest(2, two, 2000, 1e-15, &err, &rc);
-    ok(rc == 0 && fabs(l - 3) < 1e-8, "[[2, 1], [1, 2]]: 3 to 1e-8 (%.12g)",
-       l);
+    ok(rc == 0 && fabs(l - 3) < 1e-8, "[[2, 1], [1, 2]]: 3 to 1e-8 (%.12g)", l);
     /* a loose tolerance stops early, below the eigenvalue */
     l = largest(5, diag, 2000, 1e-2, &err, &rc);
     ok(rc == 0 && l <= 5 && l > 4.5,
@@ -122,8 +120,7 @@ static void gradient_smoothness(void)
     cubic = 50;
     rc = aia_gradient_smoothness(&q, NULL, 1e-4, &L, &err);
     ok(rc == 0 && fabs(L - want) < 1e-4 * want,
-       "with a cubic term, central differences give the Hessian at 0: %.8g",
-       L);
+       "with a cubic term, central differences give the Hessian at 0: %.8g", L);
 }
 
 int main(void)

@@ -28,30 +28,34 @@ extern "C" {
 
 /* The parameter table's entry of a step that may be "auto" (scale / L,
  * through aia_auto_step_named), with its help line. */
-#define AIA_STEP_PARAM(help_)                                              \
-    {                                                                      \
-        "step", AIA_DOUBLE, "auto", (help_), "auto", 1e-300, 1e300         \
+#define AIA_STEP_PARAM(help_)                                                  \
+    {                                                                          \
+        "step", AIA_DOUBLE, "auto", (help_), "auto", 1e-300, 1e300             \
     }
 
 /* The parameter table's entry of a worker's batch (aia_gradients_open),
  * and those of the noise level behind aia_count_from_noise, what_ naming
  * the count ("S"). */
-#define AIA_BATCH_PARAM                                                    \
-    {                                                                      \
-        "batch", AIA_INT, "0",                                             \
-            "rows per gradient, drawn with replacement (0: all the "       \
-            "worker's rows)",                                              \
-            NULL, 0, 1e12                                                  \
+#define AIA_BATCH_PARAM                                                        \
+    {                                                                          \
+        "batch", AIA_INT, "0",                                                 \
+            "rows per gradient, drawn with replacement (0: all the "           \
+            "worker's rows)",                                                  \
+            NULL, 0, 1e12                                                      \
     }
-#define AIA_NOISE_PARAMS(what_)                                            \
-    {"noise", AIA_DOUBLE, "0",                                             \
-     "sigma^2, the variance of an answer's gradient, for the default "     \
-     what_ " (0: unknown)",                                                \
-     NULL, 0, 1e300},                                                      \
-    {                                                                      \
-        "epsilon", AIA_DOUBLE, "1e-6",                                     \
-            "target squared gradient norm, for the default " what_, NULL,  \
-            1e-300, 1e300                                                  \
+#define AIA_NOISE_PARAMS(what_)                                                \
+    {"noise",                                                                  \
+     AIA_DOUBLE,                                                               \
+     "0",                                                                      \
+     "sigma^2, the variance of an answer's gradient, for the default " what_   \
+     " (0: unknown)",                                                          \
+     NULL,                                                                     \
+     0,                                                                        \
+     1e300},                                                                   \
+    {                                                                          \
+        "epsilon", AIA_DOUBLE, "1e-6",                                         \
+            "target squared gradient norm, for the default " what_, NULL,      \
+            1e-300, 1e300                                                      \
     }
 
 /* The count of a method that its theory sets from the noise level
@@ -154,12 +158,10 @@ struct aia_method {
  * aia_gradients_open) and on the coordinator the iterate.  Sets the
  * message lengths to dim (+ 1 when versioned) both ways.  0, or -1 with
  * err set (call aia_method_close either way). */
-static inline int aia_method_open(struct aia_method *m,
-                                  const struct aia_context *ctx, double scale,
-                                  const char *rule, size_t batch,
-                                  uint64_t stream, int versioned,
-                                  struct aia_shape *shape,
-                                  struct aia_error *err)
+static inline int
+aia_method_open(struct aia_method *m, const struct aia_context *ctx,
+                double scale, const char *rule, size_t batch, uint64_t stream,
+                int versioned, struct aia_shape *shape, struct aia_error *err)
 {
     memset(m, 0, sizeof *m);
     m->versioned = versioned;
@@ -197,8 +199,7 @@ static inline int aia_method_init(void *state, double *query,
 }
 
 static inline int aia_method_worker(void *state, const double *query,
-                                    double *answer,
-                                    const struct aia_step *step,
+                                    double *answer, const struct aia_step *step,
                                     struct aia_error *err)
 {
     struct aia_method *m = (struct aia_method *)state;
@@ -266,8 +267,8 @@ static inline void aia_table_free(struct aia_table *t)
 }
 
 /* Entry e becomes gradient g of rows rows. */
-static inline void aia_table_put(struct aia_table *t, size_t e,
-                                 const double *g, double rows)
+static inline void aia_table_put(struct aia_table *t, size_t e, const double *g,
+                                 double rows)
 {
     memcpy(t->g + e * t->dim, g, t->dim * sizeof *g);
     t->n[e] = rows;
@@ -277,8 +278,7 @@ static inline void aia_table_put(struct aia_table *t, size_t e,
  * summed afresh in entry order (the same numbers whatever order the
  * answers came in, and no drift from a running sum).  With no entry
  * filled yet x stays.  Returns the rows summed. */
-static inline double aia_table_step(struct aia_table *t, double *x,
-                                    double step)
+static inline double aia_table_step(struct aia_table *t, double *x, double step)
 {
     double total = 0;
     memset(t->sum, 0, t->dim * sizeof *t->sum);
@@ -307,8 +307,7 @@ static inline double *aia_table_save(const struct aia_table *t, double *p)
     return p + t->entries;
 }
 
-static inline const double *aia_table_load(struct aia_table *t,
-                                           const double *p)
+static inline const double *aia_table_load(struct aia_table *t, const double *p)
 {
     memcpy(t->g, p, t->entries * t->dim * sizeof *p);
     p += t->entries * t->dim;

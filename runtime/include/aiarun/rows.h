@@ -113,20 +113,35 @@ static inline int aia_data_check(const struct aia_dataset *d, int all,
 
 /* Say once, on the coordinator, that the generator's parameters given in
  * the job have no effect: the rows come from the data file.  gen: the
- * indices of those parameters in ctx->args. */
+ * names of those parameters, ngen of them. */
+static inline void aia_note_ignored_names(const struct aia_context *ctx,
+                                          const char *plugin,
+                                          const char *const *gen, size_t ngen)
+{
+    if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
+        return;
+    for (size_t i = 0; i < ngen; i++) {
+        const struct aia_value *v = aia_arg(ctx->args, gen[i]);
+        if (v && v->given)
+            ctx->host->log(ctx->host, AIA_LOG_WARN,
+                           "%s: %s is ignored: the rows come from %s", plugin,
+                           v->name,
+                           ctx->data && ctx->data->source ? ctx->data->source
+                                                          : "the data file");
+    }
+}
+
+/* The same with the parameters' indices in ctx->args, for plugins written
+ * before aia_note_ignored_names; an index depends on the order of the
+ * parameter table, a name does not. */
 static inline void aia_note_ignored(const struct aia_context *ctx,
                                     const char *plugin, const int *gen,
                                     size_t ngen)
 {
-    if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
-        return;
-    for (size_t i = 0; i < ngen; i++)
-        if (ctx->args[gen[i]].given)
-            ctx->host->log(ctx->host, AIA_LOG_WARN,
-                           "%s: %s is ignored: the rows come from %s", plugin,
-                           ctx->args[gen[i]].name,
-                           ctx->data && ctx->data->source ? ctx->data->source
-                                                          : "the data file");
+    for (size_t i = 0; i < ngen; i++) {
+        const char *name = ctx->args[gen[i]].name;
+        aia_note_ignored_names(ctx, plugin, &name, 1);
+    }
 }
 
 /* a . x with four partial sums: the additions no longer wait on each
@@ -527,9 +542,9 @@ static inline int aia_gradient_hvp(void *ctx, const double *v, double *hv,
  * aia_gradient_hvp with this t, by aia_power_iteration (at most 200
  * products, to 1e-5).  The estimate is from below; a step 1/L keeps a
  * factor 2 of margin to the stable bound 2/L.  0 or -1 with err set. */
-static inline int aia_gradient_smoothness(
-    const struct aia_problem_plugin *problem, void *state, double t,
-    double *L, struct aia_error *err)
+static inline int
+aia_gradient_smoothness(const struct aia_problem_plugin *problem, void *state,
+                        double t, double *L, struct aia_error *err)
 {
     size_t n = problem->dim(state);
     double *buf = (double *)calloc(2 * (n ? n : 1), sizeof *buf);
