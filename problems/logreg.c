@@ -58,9 +58,7 @@
 #define STREAM_ROWS 0x4c4f475200000000ull
 
 static const struct aia_param params[] = {
-    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
-     NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9},
+    AIA_GENERATED_SIZE_PARAMS,
     {"l2", AIA_DOUBLE, "0", "L2 penalty: the loss gains l2/2 ||x||^2", NULL, 0,
      1e12},
     {"flip", AIA_DOUBLE, "0",

@@ -59,9 +59,7 @@
 #define STREAM_CORRUPT 0x4c52434f52000000ull
 
 static const struct aia_param params[] = {
-    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
-     NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9},
+    AIA_GENERATED_SIZE_PARAMS,
     {"noise", AIA_DOUBLE, "0.1", "standard deviation of the noise added to b",
      NULL, 0, 1e6},
     {"ridge", AIA_DOUBLE, "0",

@@ -111,6 +111,16 @@ static inline int aia_data_check(const struct aia_dataset *d, int all,
     return 0;
 }
 
+/* The parameter table's entries of a generated linear model's size: rows
+ * m over all workers (default "1000") and columns n, the model's
+ * dimension (default "10"), as lrmse and logreg read them. */
+/* clang-format off */
+#define AIA_GENERATED_SIZE_PARAMS                                              \
+    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",\
+     NULL, 1, 1e12},                                                           \
+    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9}
+/* clang-format on */
+
 /* Say once, on the coordinator, that the generator's parameters given in
  * the job have no effect: the rows come from the data file.  gen: the
  * names of those parameters, ngen of them. */
