@@ -124,9 +124,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct gd *s = state;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
     memcpy(s->m.x, p, s->m.dim * sizeof *p);
     aia_table_load(&s->table, p + s->m.dim);
     return 0;

@@ -152,9 +152,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct rennala *s = state;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
     double version = p[2 * s->m.dim], count = p[2 * s->m.dim + 1],
            weight = p[2 * s->m.dim + 2];
     if (!(version >= 0 && count >= 0 && count < 0x1p53 && weight >= 0))

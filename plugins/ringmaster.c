@@ -122,9 +122,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct ringmaster *s = state;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
     if (!(p[s->m.dim] >= 0))
         return aia_seterr(err, "version %g: not a state of ringmaster",
                           p[s->m.dim]);

@@ -217,9 +217,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     struct sag *s = state;
     size_t entries = (size_t)s->nworkers * s->parts;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
     for (size_t e = 0; e < entries; e++) {
         double n = p[s->m.dim + entries * s->m.dim + e];
         double when = p[s->m.dim + entries * (s->m.dim + 1) + e];

@@ -214,9 +214,8 @@ static int load(void *state, const void *buf, size_t len,
                 struct aia_error *err)
 {
     struct sgd *s = state;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
     memcpy(s->m.x, buf, s->m.dim * sizeof *s->m.x);
     if (s->v)
         memcpy(s->v, (const double *)buf + s->m.dim, s->m.dim * sizeof *s->v);

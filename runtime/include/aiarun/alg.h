@@ -315,6 +315,15 @@ static inline const double *aia_table_load(struct aia_table *t, const double *p)
     return p + t->entries;
 }
 
+/* A checkpoint's load refuses a state of another size than its own
+ * state_size: 0 when len is want, else -1 with err naming both. */
+static inline int aia_state_len(size_t len, size_t want, struct aia_error *err)
+{
+    if (len == want)
+        return 0;
+    return aia_seterr(err, "a state of %zu bytes, expected %zu", len, want);
+}
+
 #ifdef __cplusplus
 }
 #endif
