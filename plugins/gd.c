@@ -27,28 +27,19 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
-
-enum { P_STEP };
+#include <aiarun/alg.h>
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "auto",
-     "step size applied to the row-weighted mean of the workers' gradients "
-     "(auto: 1/L, L the problem's smoothness)",
-     "auto", 1e-300, 1e300},
+    AIA_STEP_PARAM("step size applied to the row-weighted mean of the "
+                   "workers' gradients (auto: 1/L, L the problem's "
+                   "smoothness)"),
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 struct gd {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim;
+    struct aia_method m; /* first: its descriptor functions take the state */
     int nworkers;
-    double step;
-    /* coordinator */
-    double *x;    /* the iterate */
-    double *g;    /* nworkers x dim: each worker's latest gradient */
-    double *rows; /* rows of each worker heard from, 0 before */
-    double *mean; /* dim scratch: the weighted mean gradient */
+    struct aia_table table; /* coordinator: each worker's latest gradient */
 };
 
 static void destroy(void *state)
@@ -56,10 +47,8 @@ static void destroy(void *state)
     struct gd *s = state;
     if (!s)
         return;
-    free(s->x);
-    free(s->g);
-    free(s->rows);
-    free(s->mean);
+    aia_method_close(&s->m);
+    aia_table_free(&s->table);
     free(s);
 }
 
@@ -69,57 +58,24 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct gd *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
     s->nworkers = ctx->nworkers;
-    if (aia_auto_step(ctx, P_STEP, 1.0, "1/L, gradient descent's step",
-                      &s->step, err) < 0) {
+    if (aia_method_open(&s->m, ctx, 1.0, "1/L, gradient descent's step", 0, 0,
+                        0, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    if (ctx->role != AIA_ROLE_COORDINATOR) {
-        if (s->prob->rows(s->pstate) == 0) {
-            destroy(s);
-            return aia_seterr(err, "worker %d holds no rows of the problem",
-                              ctx->rank);
-        }
-    } else {
-        size_t d = s->dim ? s->dim : 1;
-        size_t w = ctx->nworkers > 0 ? (size_t)ctx->nworkers : 1;
-        s->x = calloc(d, sizeof *s->x);
-        s->mean = calloc(d, sizeof *s->mean);
-        s->rows = calloc(w, sizeof *s->rows);
-        if (d <= SIZE_MAX / w)
-            s->g = calloc(d * w, sizeof *s->g);
-        if (!s->x || !s->mean || !s->rows || !s->g) {
-            size_t dim = s->dim;
-            destroy(s);
-            return aia_seterr(err,
-                              "out of memory for the gradients of %d workers "
-                              "of dimension %zu",
-                              ctx->nworkers, dim);
-        }
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        aia_table_init(&s->table, ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0,
+                       s->m.dim) < 0) {
+        size_t dim = s->m.dim;
+        destroy(s);
+        return aia_seterr(err,
+                          "out of memory for the gradients of %d workers of "
+                          "dimension %zu",
+                          ctx->nworkers, dim);
     }
-    shape->query_len = shape->answer_len = s->dim;
     *state = s;
     return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct gd *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    return 0;
-}
-
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    struct gd *s = state;
-    (void)step;
-    return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
 }
 
 static int absorb(void *state, const double *answer,
@@ -134,30 +90,16 @@ static int absorb(void *state, const double *answer,
                           "an answer from worker %d, which holds no rows: its "
                           "gradient would have no weight",
                           info->worker);
-    memcpy(s->g + (size_t)info->worker * s->dim, answer,
-           s->dim * sizeof *answer);
-    s->rows[info->worker] = (double)info->rows;
+    aia_table_put(&s->table, (size_t)info->worker, answer, (double)info->rows);
     return 0;
 }
 
+/* With no answer yet there is nothing to step with: the query stays. */
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct gd *s = state;
-    double total = 0;
-    memset(s->mean, 0, s->dim * sizeof *s->mean);
-    for (int w = 0; w < s->nworkers; w++) {
-        if (s->rows[w] == 0)
-            continue;
-        const double *g = s->g + (size_t)w * s->dim;
-        for (size_t j = 0; j < s->dim; j++)
-            s->mean[j] += s->rows[w] * g[j];
-        total += s->rows[w];
-    }
-    /* No answer yet: nothing to step with, the query stays. */
-    if (total > 0)
-        for (size_t j = 0; j < s->dim; j++)
-            s->x[j] -= s->step * (s->mean[j] / total);
-    return init(state, query, err);
+    aia_table_step(&s->table, s->m.x, s->m.step);
+    return aia_method_init(state, query, err);
 }
 
 /* Checkpoints: the iterate, each worker's latest gradient and its rows. */
@@ -165,33 +107,27 @@ static size_t state_size(void *state)
 {
     struct gd *s = state;
     size_t n = (size_t)s->nworkers;
-    return (s->dim + n * s->dim + n) * sizeof(double);
+    return (s->m.dim + n * s->m.dim + n) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
 {
     struct gd *s = state;
-    size_t n = (size_t)s->nworkers;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    memcpy(p + s->dim, s->g, n * s->dim * sizeof *p);
-    memcpy(p + s->dim + n * s->dim, s->rows, n * sizeof *p);
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    aia_table_save(&s->table, p + s->m.dim);
     return 0;
 }
 
-static int load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct gd *s = state;
-    size_t n = (size_t)s->nworkers;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
-    memcpy(s->x, p, s->dim * sizeof *p);
-    memcpy(s->g, p + s->dim, n * s->dim * sizeof *p);
-    memcpy(s->rows, p + s->dim + n * s->dim, n * sizeof *p);
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
+    memcpy(s->m.x, p, s->m.dim * sizeof *p);
+    aia_table_load(&s->table, p + s->m.dim);
     return 0;
 }
 
@@ -204,8 +140,8 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .flags = AIA_ALG_ASSOCIATIVE | AIA_ALG_ADDITIVE,
     .create = create,
     .destroy = destroy,
-    .init = init,
-    .worker = worker,
+    .init = aia_method_init,
+    .worker = aia_method_worker,
     .absorb = absorb,
     .query = query,
     .state_size = state_size,

@@ -40,43 +40,27 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
-
-enum { P_STEP, P_GRADIENTS, P_NOISE, P_EPSILON, P_BATCH };
+#include <aiarun/alg.h>
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "auto",
-     "step size applied to the mean of a batch (auto: 1/(2L), L the "
-     "problem's smoothness)",
-     "auto", 1e-300, 1e300},
+    AIA_STEP_PARAM("step size applied to the mean of a batch (auto: "
+                   "1/(2L), L the problem's smoothness)"),
     {"gradients", AIA_INT, "0",
      "S, the fresh gradients a step waits for (0: ceil(noise/epsilon) when "
      "noise is given, else the number of workers)",
      NULL, 0, 1e9},
-    {"noise", AIA_DOUBLE, "0",
-     "sigma^2, the variance of an answer's gradient, for the default S (0: "
-     "unknown)",
-     NULL, 0, 1e300},
-    {"epsilon", AIA_DOUBLE, "1e-6",
-     "target squared gradient norm, for the default S", NULL, 1e-300, 1e300},
-    {"batch", AIA_INT, "0",
-     "rows per gradient, drawn with replacement (0: all the worker's rows)",
-     NULL, 0, 1e12},
+    AIA_NOISE_PARAMS("S"),
+    AIA_BATCH_PARAM,
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 struct rennala {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim, rows, batch;
+    struct aia_method m; /* first: its descriptor functions take the state */
     uint64_t S;
-    double step;
-    size_t *idx; /* worker: the batch's rows */
-    struct aia_rng rng;
     /* coordinator */
-    double *x, *acc; /* the iterate; sum of n_k g_k of the batch */
-    double version;  /* steps taken */
-    uint64_t count;  /* fresh gradients in the batch */
-    double weight;   /* sum of n_k */
+    double *acc;    /* sum of n_k g_k of the batch */
+    uint64_t count; /* fresh gradients in the batch */
+    double weight;  /* sum of n_k */
 };
 
 static void destroy(void *state)
@@ -84,8 +68,7 @@ static void destroy(void *state)
     struct rennala *s = state;
     if (!s)
         return;
-    free(s->idx);
-    free(s->x);
+    aia_method_close(&s->m);
     free(s->acc);
     free(s);
 }
@@ -96,67 +79,20 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct rennala *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
-    s->rows = s->prob->rows(s->pstate);
-    s->batch = (size_t)ctx->args[P_BATCH].i;
-    s->S = (uint64_t)ctx->args[P_GRADIENTS].i;
-    double noise = ctx->args[P_NOISE].d, eps = ctx->args[P_EPSILON].d;
-    if (s->S == 0)
-        s->S = noise > 0 ? (uint64_t)fmax(1, ceil(noise / eps))
-                         : (uint64_t)(ctx->nworkers > 0 ? ctx->nworkers : 1);
-    aia_rng_seed(&s->rng, ctx->seed,
-                 0x52454e0000000000ull + (uint64_t)ctx->rank);
-    if (aia_auto_step(ctx, P_STEP, 0.5, "1/(2L), Rennala SGD's step", &s->step,
-                      err) < 0) {
+    s->S = aia_count_from_noise(ctx, "gradients");
+    if (aia_method_open(&s->m, ctx, 0.5, "1/(2L), Rennala SGD's step",
+                        (size_t)aia_arg(ctx->args, "batch")->i,
+                        0x52454e0000000000ull, 1, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    size_t d = s->dim ? s->dim : 1;
-    if (ctx->role == AIA_ROLE_COORDINATOR) {
-        s->x = calloc(d, sizeof *s->x);
-        s->acc = calloc(d, sizeof *s->acc);
-        if (!s->x || !s->acc) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
-    } else {
-        if (s->rows == 0) {
-            destroy(s);
-            return aia_seterr(err, "worker %d holds no rows of the problem",
-                              ctx->rank);
-        }
-        if (s->batch > 0 && !(s->idx = malloc(s->batch * sizeof *s->idx))) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        !(s->acc = calloc(s->m.dim ? s->m.dim : 1, sizeof *s->acc))) {
+        destroy(s);
+        return aia_seterr(err, "out of memory");
     }
-    shape->query_len = shape->answer_len = s->dim + 1;
     *state = s;
     return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct rennala *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    query[s->dim] = s->version;
-    return 0;
-}
-
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    struct rennala *s = state;
-    (void)step;
-    answer[s->dim] = query[s->dim];
-    if (s->batch == 0)
-        return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
-    for (size_t i = 0; i < s->batch; i++)
-        s->idx[i] = (size_t)aia_rng_below(&s->rng, s->rows);
-    return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
 }
 
 static int absorb(void *state, const double *answer,
@@ -166,10 +102,10 @@ static int absorb(void *state, const double *answer,
     (void)err;
     /* a full batch waits for query(), which takes the step; until then
      * more fresh answers only make the batch larger */
-    if (answer[s->dim] != s->version)
+    if (answer[s->m.dim] != s->m.version)
         return 0;
     double n = info->rows > 0 ? (double)info->rows : 1;
-    for (size_t j = 0; j < s->dim; j++)
+    for (size_t j = 0; j < s->m.dim; j++)
         s->acc[j] += n * answer[j];
     s->weight += n;
     s->count++;
@@ -180,23 +116,15 @@ static int query(void *state, double *query, struct aia_error *err)
 {
     struct rennala *s = state;
     if (s->count >= s->S) {
-        for (size_t j = 0; j < s->dim; j++) {
-            s->x[j] -= s->step * (s->acc[j] / s->weight);
+        for (size_t j = 0; j < s->m.dim; j++) {
+            s->m.x[j] -= s->m.step * (s->acc[j] / s->weight);
             s->acc[j] = 0;
         }
         s->weight = 0;
         s->count = 0;
-        s->version++;
+        s->m.version++;
     }
-    return init(state, query, err);
-}
-
-static int iterate(void *state, double *x, struct aia_error *err)
-{
-    struct rennala *s = state;
-    (void)err;
-    memcpy(x, s->x, s->dim * sizeof *x);
-    return 0;
+    return aia_method_init(state, query, err);
 }
 
 /* Checkpoints: the iterate, the batch's weighted sum, then its version,
@@ -204,7 +132,7 @@ static int iterate(void *state, double *x, struct aia_error *err)
 static size_t state_size(void *state)
 {
     struct rennala *s = state;
-    return (2 * s->dim + 3) * sizeof(double);
+    return (2 * s->m.dim + 3) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -212,11 +140,11 @@ static int save(void *state, void *buf, struct aia_error *err)
     struct rennala *s = state;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    memcpy(p + s->dim, s->acc, s->dim * sizeof *p);
-    p[2 * s->dim] = s->version;
-    p[2 * s->dim + 1] = (double)s->count;
-    p[2 * s->dim + 2] = s->weight;
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    memcpy(p + s->m.dim, s->acc, s->m.dim * sizeof *p);
+    p[2 * s->m.dim] = s->m.version;
+    p[2 * s->m.dim + 1] = (double)s->count;
+    p[2 * s->m.dim + 2] = s->weight;
     return 0;
 }
 
@@ -224,19 +152,18 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct rennala *s = state;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
-    double version = p[2 * s->dim], count = p[2 * s->dim + 1],
-           weight = p[2 * s->dim + 2];
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
+    double version = p[2 * s->m.dim], count = p[2 * s->m.dim + 1],
+           weight = p[2 * s->m.dim + 2];
     if (!(version >= 0 && count >= 0 && count < 0x1p53 && weight >= 0))
         return aia_seterr(err,
                           "version %g, %g gradients of %g rows in the "
                           "batch: not a state of rennala",
                           version, count, weight);
-    memcpy(s->x, p, s->dim * sizeof *p);
-    memcpy(s->acc, p + s->dim, s->dim * sizeof *p);
-    s->version = version;
+    memcpy(s->m.x, p, s->m.dim * sizeof *p);
+    memcpy(s->acc, p + s->m.dim, s->m.dim * sizeof *p);
+    s->m.version = version;
     s->count = (uint64_t)count;
     s->weight = weight;
     return 0;
@@ -250,11 +177,11 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     params),
     .create = create,
     .destroy = destroy,
-    .init = init,
-    .worker = worker,
+    .init = aia_method_init,
+    .worker = aia_method_worker,
     .absorb = absorb,
     .query = query,
-    .iterate = iterate,
+    .iterate = aia_method_iterate,
     .state_size = state_size,
     .save = save,
     .load = load,

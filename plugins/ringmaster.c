@@ -33,42 +33,24 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
-
-enum { P_STEP, P_MAX_DELAY, P_NOISE, P_EPSILON, P_BATCH };
+#include <aiarun/alg.h>
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "auto",
-     "step size applied to each answer kept (auto: 1/(2RL), L the "
-     "problem's smoothness)",
-     "auto", 1e-300, 1e300},
+    AIA_STEP_PARAM("step size applied to each answer kept (auto: 1/(2RL), "
+                   "L the problem's smoothness)"),
     {"max_delay", AIA_INT, "0",
      "R: answers computed R or more steps ago are discarded (0: "
      "ceil(noise/epsilon) when noise is given, else the number of workers)",
      NULL, 0, 1e9},
-    {"noise", AIA_DOUBLE, "0",
-     "sigma^2, the variance of an answer's gradient, for the default R (0: "
-     "unknown)",
-     NULL, 0, 1e300},
-    {"epsilon", AIA_DOUBLE, "1e-6",
-     "target squared gradient norm, for the default R", NULL, 1e-300, 1e300},
-    {"batch", AIA_INT, "0",
-     "rows per gradient, drawn with replacement (0: all the worker's rows)",
-     NULL, 0, 1e12},
+    AIA_NOISE_PARAMS("R"),
+    AIA_BATCH_PARAM,
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 struct ringmaster {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim, rows, batch;
+    struct aia_method m; /* first: its descriptor functions take the state */
     uint64_t R;
     int nworkers;
-    double step;
-    size_t *idx; /* worker: the batch's rows */
-    struct aia_rng rng;
-    /* coordinator */
-    double *x;
-    double version; /* steps taken */
 };
 
 static void destroy(void *state)
@@ -76,8 +58,7 @@ static void destroy(void *state)
     struct ringmaster *s = state;
     if (!s)
         return;
-    free(s->idx);
-    free(s->x);
+    aia_method_close(&s->m);
     free(s);
 }
 
@@ -87,99 +68,35 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct ringmaster *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
-    s->rows = s->prob->rows(s->pstate);
-    s->batch = (size_t)ctx->args[P_BATCH].i;
     s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
-    s->R = (uint64_t)ctx->args[P_MAX_DELAY].i;
-    double noise = ctx->args[P_NOISE].d, eps = ctx->args[P_EPSILON].d;
-    if (s->R == 0)
-        s->R = noise > 0 ? (uint64_t)fmax(1, ceil(noise / eps))
-                         : (uint64_t)s->nworkers;
-    aia_rng_seed(&s->rng, ctx->seed,
-                 0x52494e0000000000ull + (uint64_t)ctx->rank);
-    if (aia_auto_step(ctx, P_STEP, 1.0 / (2.0 * (double)s->R),
-                      "1/(2RL), Ringmaster ASGD's step", &s->step, err) < 0) {
+    s->R = aia_count_from_noise(ctx, "max_delay");
+    if (aia_method_open(&s->m, ctx, 1.0 / (2.0 * (double)s->R),
+                        "1/(2RL), Ringmaster ASGD's step",
+                        (size_t)aia_arg(ctx->args, "batch")->i,
+                        0x52494e0000000000ull, 1, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    if (ctx->role == AIA_ROLE_COORDINATOR) {
-        if (!(s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x))) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
-    } else {
-        if (s->rows == 0) {
-            destroy(s);
-            return aia_seterr(err, "worker %d holds no rows of the problem",
-                              ctx->rank);
-        }
-        if (s->batch > 0 && !(s->idx = malloc(s->batch * sizeof *s->idx))) {
-            destroy(s);
-            return aia_seterr(err, "out of memory");
-        }
-    }
-    shape->query_len = shape->answer_len = s->dim + 1;
     *state = s;
     return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct ringmaster *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    query[s->dim] = s->version;
-    return 0;
-}
-
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    struct ringmaster *s = state;
-    (void)step;
-    answer[s->dim] = query[s->dim];
-    if (s->batch == 0)
-        return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
-    for (size_t i = 0; i < s->batch; i++)
-        s->idx[i] = (size_t)aia_rng_below(&s->rng, s->rows);
-    return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
 }
 
 static int absorb(void *state, const double *answer,
                   const struct aia_answer_info *info, struct aia_error *err)
 {
     struct ringmaster *s = state;
-    double delay = s->version - answer[s->dim];
+    double delay = s->m.version - answer[s->m.dim];
     if (!(delay >= 0))
         return aia_seterr(err,
                           "an answer computed at version %g, after the "
                           "current %g",
-                          answer[s->dim], s->version);
+                          answer[s->m.dim], s->m.version);
     if (delay >= (double)s->R)
         return 0;
-    double h = s->step;
-    if (info->total_rows > 0)
-        h *=
-            (double)s->nworkers * (double)info->rows / (double)info->total_rows;
-    for (size_t j = 0; j < s->dim; j++)
-        s->x[j] -= h * answer[j];
-    s->version++;
-    return 0;
-}
-
-static int query(void *state, double *query, struct aia_error *err)
-{
-    return init(state, query, err);
-}
-
-static int iterate(void *state, double *x, struct aia_error *err)
-{
-    struct ringmaster *s = state;
-    (void)err;
-    memcpy(x, s->x, s->dim * sizeof *x);
+    double h = s->m.step * aia_row_weight(info, s->nworkers);
+    for (size_t j = 0; j < s->m.dim; j++)
+        s->m.x[j] -= h * answer[j];
+    s->m.version++;
     return 0;
 }
 
@@ -188,7 +105,7 @@ static int iterate(void *state, double *x, struct aia_error *err)
 static size_t state_size(void *state)
 {
     struct ringmaster *s = state;
-    return (s->dim + 1) * sizeof(double);
+    return (s->m.dim + 1) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -196,8 +113,8 @@ static int save(void *state, void *buf, struct aia_error *err)
     struct ringmaster *s = state;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    p[s->dim] = s->version;
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    p[s->m.dim] = s->m.version;
     return 0;
 }
 
@@ -205,14 +122,13 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct ringmaster *s = state;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
-    if (!(p[s->dim] >= 0))
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
+    if (!(p[s->m.dim] >= 0))
         return aia_seterr(err, "version %g: not a state of ringmaster",
-                          p[s->dim]);
-    memcpy(s->x, p, s->dim * sizeof *p);
-    s->version = p[s->dim];
+                          p[s->m.dim]);
+    memcpy(s->m.x, p, s->m.dim * sizeof *p);
+    s->m.version = p[s->m.dim];
     return 0;
 }
 
@@ -224,11 +140,11 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     params),
     .create = create,
     .destroy = destroy,
-    .init = init,
-    .worker = worker,
+    .init = aia_method_init,
+    .worker = aia_method_worker,
     .absorb = absorb,
-    .query = query,
-    .iterate = iterate,
+    .query = aia_method_init,
+    .iterate = aia_method_iterate,
     .state_size = state_size,
     .save = save,
     .load = load,

@@ -37,17 +37,15 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/alg.h>
 
-enum { P_STEP, P_VARIANT, P_SUBPARTITIONS };
-
-/* In the order of the variant parameter's choices. */
 enum { V_SAG, V_DSAG };
+static const char *const variants[] = {[V_SAG] = "sag", [V_DSAG] = "dsag"};
 
 static const struct aia_param params[] = {
-    {"step", AIA_DOUBLE, "auto",
-     "step size applied to the row-weighted mean of the gradient table "
-     "(auto: 1/(2L), L the problem's smoothness)",
-     "auto", 1e-300, 1e300},
+    AIA_STEP_PARAM("step size applied to the row-weighted mean of the "
+                   "gradient table (auto: 1/(2L), L the problem's "
+                   "smoothness)"),
     {"variant", AIA_ENUM, "dsag",
      "sag: stale answers are dropped; dsag: they enter the table too, when "
      "newer than the entry they replace",
@@ -60,18 +58,13 @@ static const struct aia_param params[] = {
 };
 
 struct sag {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim, rows, parts;
+    struct aia_method m; /* first: its descriptor functions take the state */
+    size_t rows, parts;
     int nworkers, dsag;
-    double step;
     size_t *idx; /* worker: the rows of one sub-partition */
     /* coordinator */
-    double *x;      /* the iterate */
-    double *g;      /* nworkers x parts x dim: the table */
-    double *n;      /* rows behind each entry, 0 before it is filled */
-    uint64_t *when; /* round of the query behind each entry */
-    double *sum;    /* scratch: sum_e n_e g_e */
+    struct aia_table table; /* nworkers x parts entries */
+    uint64_t *when;         /* round of the query behind each entry */
 };
 
 static void destroy(void *state)
@@ -79,12 +72,10 @@ static void destroy(void *state)
     struct sag *s = state;
     if (!s)
         return;
+    aia_method_close(&s->m);
+    aia_table_free(&s->table);
     free(s->idx);
-    free(s->x);
-    free(s->g);
-    free(s->n);
     free(s->when);
-    free(s->sum);
     free(s);
 }
 
@@ -94,30 +85,31 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct sag *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
-    s->rows = s->prob->rows(s->pstate);
     s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
-    s->dsag = ctx->args[P_VARIANT].i == V_DSAG;
-    s->parts = (size_t)ctx->args[P_SUBPARTITIONS].i;
-    if (aia_auto_step(ctx, P_STEP, 0.5,
-                      "1/(2L): the table mixes gradients of several "
-                      "iterates",
-                      &s->step, err) < 0) {
+    int variant = aia_arg_enum(ctx->args, "variant", variants, 2);
+    s->dsag = variant == V_DSAG;
+    s->parts = (size_t)aia_arg(ctx->args, "subpartitions")->i;
+    if (variant < 0) {
+        destroy(s);
+        return aia_seterr(err, "variant: not sag or dsag");
+    }
+    if (aia_method_open(&s->m, ctx, 0.5,
+                        "1/(2L): the table mixes gradients of several "
+                        "iterates",
+                        0, 0, 0, shape, err) < 0) {
         destroy(s);
         return -1;
     }
-    size_t d = s->dim ? s->dim : 1;
+    s->rows = s->m.grad.rows;
+    shape->answer_len = s->m.dim + 2;
     if (ctx->role != AIA_ROLE_COORDINATOR) {
         if (s->rows < s->parts) {
-            size_t rows = s->rows;
+            size_t rows = s->rows, parts = s->parts;
             destroy(s);
             return aia_seterr(err,
                               "subpartitions: %zu parts of worker %d's "
                               "%zu rows would leave one empty",
-                              (size_t)ctx->args[P_SUBPARTITIONS].i, ctx->rank,
-                              rows);
+                              parts, ctx->rank, rows);
         }
         if (!(s->idx = malloc((s->rows / s->parts + 1) * sizeof *s->idx))) {
             destroy(s);
@@ -125,13 +117,9 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         }
     } else {
         size_t entries = (size_t)s->nworkers * s->parts;
-        s->x = calloc(d, sizeof *s->x);
-        s->sum = calloc(d, sizeof *s->sum);
-        s->n = calloc(entries, sizeof *s->n);
         s->when = calloc(entries, sizeof *s->when);
-        if (d <= SIZE_MAX / sizeof(double) / entries)
-            s->g = calloc(d * entries, sizeof *s->g);
-        if (!s->x || !s->sum || !s->n || !s->when || !s->g) {
+        if (aia_table_init(&s->table, entries, s->m.dim) < 0 || !s->when) {
+            size_t d = s->m.dim ? s->m.dim : 1;
             destroy(s);
             return aia_seterr(err,
                               "out of memory for a table of %zu gradients "
@@ -139,17 +127,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                               entries, d);
         }
     }
-    shape->query_len = s->dim;
-    shape->answer_len = s->dim + 2;
     *state = s;
-    return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct sag *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
     return 0;
 }
 
@@ -167,14 +145,15 @@ static int worker(void *state, const double *query, double *answer,
     size_t lo = first(s, j), hi = first(s, j + 1);
     int rc;
     if (s->parts == 1)
-        rc = s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
+        rc = aia_gradients_take(&s->m.grad, query, answer, err);
     else {
         for (size_t i = lo; i < hi; i++)
             s->idx[i - lo] = i;
-        rc = s->prob->gradient(s->pstate, query, s->idx, hi - lo, answer, err);
+        rc = s->m.grad.prob->gradient(s->m.grad.pstate, query, s->idx, hi - lo,
+                                      answer, err);
     }
-    answer[s->dim] = (double)j;
-    answer[s->dim + 1] = (double)(hi - lo);
+    answer[s->m.dim] = (double)j;
+    answer[s->m.dim + 1] = (double)(hi - lo);
     return rc;
 }
 
@@ -182,7 +161,7 @@ static int absorb(void *state, const double *answer,
                   const struct aia_answer_info *info, struct aia_error *err)
 {
     struct sag *s = state;
-    double part = answer[s->dim], rows = answer[s->dim + 1];
+    double part = answer[s->m.dim], rows = answer[s->m.dim + 1];
     if (info->worker < 0 || info->worker >= s->nworkers)
         return aia_seterr(err, "an answer from worker %d of a pool of %d",
                           info->worker, s->nworkers);
@@ -196,35 +175,19 @@ static int absorb(void *state, const double *answer,
     size_t e = (size_t)info->worker * s->parts + (size_t)part;
     /* an older answer than the entry's (possible for DSAG) changes
      * nothing: the table keeps the freshest gradient */
-    if (s->n[e] > 0 && info->sent_round < s->when[e])
+    if (s->table.n[e] > 0 && info->sent_round < s->when[e])
         return 0;
-    memcpy(s->g + e * s->dim, answer, s->dim * sizeof *answer);
-    s->n[e] = rows;
+    aia_table_put(&s->table, e, answer, rows);
     s->when[e] = info->sent_round;
     return 0;
 }
 
+/* No entry yet: nothing to step with, the query stays. */
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct sag *s = state;
-    size_t entries = (size_t)s->nworkers * s->parts;
-    double total = 0;
-    /* summed afresh each round: as cheap as gd's mean, and no rounding
-     * drift from updating a running sum */
-    memset(s->sum, 0, s->dim * sizeof *s->sum);
-    for (size_t e = 0; e < entries; e++) {
-        if (s->n[e] == 0)
-            continue;
-        const double *g = s->g + e * s->dim;
-        for (size_t j = 0; j < s->dim; j++)
-            s->sum[j] += s->n[e] * g[j];
-        total += s->n[e];
-    }
-    /* No entry yet: nothing to step with, the query stays. */
-    if (total > 0)
-        for (size_t j = 0; j < s->dim; j++)
-            s->x[j] -= s->step * (s->sum[j] / total);
-    return init(state, query, err);
+    aia_table_step(&s->table, s->m.x, s->m.step);
+    return aia_method_init(state, query, err);
 }
 
 /* Checkpoints: the iterate, then the table: every entry's gradient, its
@@ -233,7 +196,7 @@ static size_t state_size(void *state)
 {
     struct sag *s = state;
     size_t entries = (size_t)s->nworkers * s->parts;
-    return (s->dim + entries * (s->dim + 2)) * sizeof(double);
+    return (s->m.dim + entries * (s->m.dim + 2)) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -242,12 +205,8 @@ static int save(void *state, void *buf, struct aia_error *err)
     size_t entries = (size_t)s->nworkers * s->parts;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    p += s->dim;
-    memcpy(p, s->g, entries * s->dim * sizeof *p);
-    p += entries * s->dim;
-    memcpy(p, s->n, entries * sizeof *p);
-    p += entries;
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    p = aia_table_save(&s->table, p + s->m.dim);
     for (size_t e = 0; e < entries; e++)
         p[e] = (double)s->when[e];
     return 0;
@@ -258,24 +217,19 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     struct sag *s = state;
     size_t entries = (size_t)s->nworkers * s->parts;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
     for (size_t e = 0; e < entries; e++) {
-        double n = p[s->dim + entries * s->dim + e];
-        double when = p[s->dim + entries * (s->dim + 1) + e];
+        double n = p[s->m.dim + entries * s->m.dim + e];
+        double when = p[s->m.dim + entries * (s->m.dim + 1) + e];
         if (!(n >= 0 && when >= 0 && when < 0x1p53))
             return aia_seterr(err,
                               "table entry %zu: %g rows from round %g, not "
                               "a state of sag",
                               e, n, when);
     }
-    memcpy(s->x, p, s->dim * sizeof *p);
-    p += s->dim;
-    memcpy(s->g, p, entries * s->dim * sizeof *p);
-    p += entries * s->dim;
-    memcpy(s->n, p, entries * sizeof *p);
-    p += entries;
+    memcpy(s->m.x, p, s->m.dim * sizeof *p);
+    p = aia_table_load(&s->table, p + s->m.dim);
     for (size_t e = 0; e < entries; e++)
         s->when[e] = (uint64_t)p[e];
     return 0;
@@ -290,7 +244,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     params),
     .create = create,
     .destroy = destroy,
-    .init = init,
+    .init = aia_method_init,
     .worker = worker,
     .absorb = absorb,
     .query = query,

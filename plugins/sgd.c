@@ -98,26 +98,26 @@
 
 #include <aiarun/aiarun.h>
 
-enum {
-    P_STEP,
-    P_BATCH,
-    P_SCHEDULE,
-    P_DECAY,
-    P_DECAY_EVERY,
-    P_MOMENTUM,
-    P_STALENESS_SCALING,
-    P_WEIGHTING,
-    P_UPDATE
-};
-
-/* In the order of the schedule parameter's choices. */
+/* Each choice parameter's values, bound by name (aia_arg_enum), so that
+ * the order of the choices in params does not matter. */
 enum { SCHED_CONSTANT, SCHED_INVSQRT, SCHED_STEP };
+static const char *const schedules[] = {[SCHED_CONSTANT] = "constant",
+                                        [SCHED_INVSQRT] = "invsqrt",
+                                        [SCHED_STEP] = "step"};
 
-/* In the order of staleness_scaling's choices. */
 enum { SCALE_NONE, SCALE_DIVIDE, SCALE_ADAPTIVE };
+static const char *const scalings[] = {[SCALE_NONE] = "false",
+                                       [SCALE_DIVIDE] = "true",
+                                       [SCALE_ADAPTIVE] = "adaptive"};
 
-/* In the order of update's choices. */
+enum { WEIGH_ROWS, WEIGH_EQUAL };
+static const char *const weightings[] = {
+    [WEIGH_ROWS] = "rows", [WEIGH_EQUAL] = "equal"};
+
 enum { UPDATE_AUTO, UPDATE_ANSWER, UPDATE_TABLE };
+static const char *const updates[] = {[UPDATE_AUTO] = "auto",
+                                      [UPDATE_ANSWER] = "answer",
+                                      [UPDATE_TABLE] = "table"};
 
 static const struct aia_param params[] = {
     {"step", AIA_DOUBLE, "auto",
@@ -164,17 +164,17 @@ struct sgd {
     double step, decay, momentum;
     int schedule, scale, by_rows, nworkers, table;
     uint64_t decay_every;
-    double *x;   /* coordinator: the iterate */
-    double *v;   /* coordinator: the velocity (momentum only) */
+    double *x; /* coordinator: the iterate */
+    double *v; /* coordinator: the velocity (momentum only) */
     /* coordinator, update: table */
-    double *g;      /* nworkers x dim: every worker's latest answer */
-    double *n;      /* its weight (rows), 0 before the worker answered */
-    double *sent;   /* the round of the query behind it */
-    double *sum;    /* sum_i n_i g_i, kept up to date */
-    double total;   /* sum_i n_i */
+    double *g;       /* nworkers x dim: every worker's latest answer */
+    double *n;       /* its weight (rows), 0 before the worker answered */
+    double *sent;    /* the round of the query behind it */
+    double *sum;     /* sum_i n_i g_i, kept up to date */
+    double total;    /* sum_i n_i */
     double sent_sum; /* sum_i n_i sent_i (integers, exact below 2^53) */
-    uint64_t since; /* answers since sum was summed afresh */
-    size_t *idx; /* worker: the batch's rows */
+    uint64_t since;  /* answers since sum was summed afresh */
+    size_t *idx;     /* worker: the batch's rows */
     struct aia_rng rng;
 };
 
@@ -233,29 +233,37 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->dim = s->prob->dim(s->pstate);
     s->rows = s->prob->rows(s->pstate);
     s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
-    int update = (int)ctx->args[P_UPDATE].i;
-    int async = ctx->size >= offsetof(struct aia_context, async) +
-                                 sizeof ctx->async &&
-                ctx->async;
+    const struct aia_value *a = ctx->args;
+    int update = aia_arg_enum(a, "update", updates, 3);
+    int async =
+        ctx->size >= offsetof(struct aia_context, async) + sizeof ctx->async &&
+        ctx->async;
     s->table = update == UPDATE_TABLE ||
-               (update == UPDATE_AUTO && isnan(ctx->args[P_STEP].d) && async);
-    if (aia_auto_step(ctx, P_STEP, 1.0 / (2.0 * s->nworkers),
-                      s->table ? "1/(2nL), n workers, along the mean of "
-                                 "their latest answers (update: table): a "
-                                 "round of updates is a step 1/(2L)"
-                               : "1/(2nL), n workers: a round of answers is "
-                                 "a step 1/(2L)",
-                      &s->step, err) < 0) {
+               (update == UPDATE_AUTO && isnan(aia_arg(a, "step")->d) && async);
+    if (aia_auto_step_named(ctx, "step", 1.0 / (2.0 * s->nworkers),
+                            s->table
+                                ? "1/(2nL), n workers, along the mean of "
+                                  "their latest answers (update: table): a "
+                                  "round of updates is a step 1/(2L)"
+                                : "1/(2nL), n workers: a round of answers is "
+                                  "a step 1/(2L)",
+                            &s->step, err) < 0) {
         destroy(s);
         return -1;
     }
-    s->batch = (size_t)ctx->args[P_BATCH].i;
-    s->schedule = (int)ctx->args[P_SCHEDULE].i;
-    s->decay = ctx->args[P_DECAY].d;
-    s->decay_every = (uint64_t)ctx->args[P_DECAY_EVERY].i;
-    s->momentum = ctx->args[P_MOMENTUM].d;
-    s->scale = (int)ctx->args[P_STALENESS_SCALING].i;
-    s->by_rows = ctx->args[P_WEIGHTING].i == 0;
+    s->batch = (size_t)aia_arg(a, "batch")->i;
+    s->schedule = aia_arg_enum(a, "schedule", schedules, 3);
+    s->decay = aia_arg(a, "decay")->d;
+    s->decay_every = (uint64_t)aia_arg(a, "decay_every")->i;
+    s->momentum = aia_arg(a, "momentum")->d;
+    s->scale = aia_arg_enum(a, "staleness_scaling", scalings, 3);
+    int weighting = aia_arg_enum(a, "weighting", weightings, 2);
+    s->by_rows = weighting == WEIGH_ROWS;
+    if (s->schedule < 0 || s->scale < 0 || weighting < 0 || update < 0) {
+        destroy(s);
+        return aia_seterr(err, "schedule, staleness_scaling, weighting or "
+                               "update: a value sgd does not know");
+    }
     aia_rng_seed(&s->rng, ctx->seed,
                  0x5347440000000000ull + (uint64_t)ctx->rank);
     if (ctx->role == AIA_ROLE_COORDINATOR) {
@@ -370,8 +378,8 @@ static int absorb(void *state, const double *answer,
         /* Each worker's answer is the mean gradient of its own rows:
          * weighted by its share, a round of answers adds up to the whole
          * gradient. */
-        h *= (double)s->nworkers * (double)info->rows /
-             (double)info->total_rows;
+        h *=
+            (double)s->nworkers * (double)info->rows / (double)info->total_rows;
     if (!s->v) {
         for (size_t j = 0; j < s->dim; j++)
             s->x[j] -= h * answer[j];
@@ -419,8 +427,7 @@ static int save(void *state, void *buf, struct aia_error *err)
     return 0;
 }
 
-static int load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct sgd *s = state;
     const double *p = buf;

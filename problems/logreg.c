@@ -57,12 +57,8 @@
 #define STREAM_WTRUE 0x4c4f475257000000ull
 #define STREAM_ROWS 0x4c4f475200000000ull
 
-enum { P_ROWS, P_COLS, P_L2, P_FLIP, P_MARGIN };
-
 static const struct aia_param params[] = {
-    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
-     NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9},
+    AIA_GENERATED_SIZE_PARAMS,
     {"l2", AIA_DOUBLE, "0", "L2 penalty: the loss gains l2/2 ||x||^2", NULL, 0,
      1e12},
     {"flip", AIA_DOUBLE, "0",
@@ -171,10 +167,10 @@ static int draw_rows(struct logreg *p, const size_t *rows)
 static int open_generated(struct logreg *p, const struct aia_context *ctx,
                           const struct aia_partition *part)
 {
-    p->flip = ctx->args[P_FLIP].d;
-    p->margin = ctx->args[P_MARGIN].d;
-    p->rs.m = (size_t)ctx->args[P_ROWS].i;
-    p->rs.n = (size_t)ctx->args[P_COLS].i;
+    p->flip = aia_arg(ctx->args, "flip")->d;
+    p->margin = aia_arg(ctx->args, "margin")->d;
+    p->rs.m = (size_t)aia_arg(ctx->args, "rows")->i;
+    p->rs.n = (size_t)aia_arg(ctx->args, "cols")->i;
     if (!(p->wtrue = malloc(p->rs.n * sizeof *p->wtrue)))
         return -1;
     struct aia_rng g;
@@ -203,19 +199,19 @@ static int logreg_open(const struct aia_context *ctx,
                        const struct aia_partition *part, void **state,
                        struct aia_error *err)
 {
-    static const int gen[] = {P_ROWS, P_COLS, P_FLIP, P_MARGIN};
+    static const char *const gen[] = {"rows", "cols", "flip", "margin"};
     struct logreg *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
     aia_rowset_init(&p->rs, ctx, part);
-    p->l2 = ctx->args[P_L2].d;
+    p->l2 = aia_arg(ctx->args, "l2")->d;
     if (ctx->data) {
         if (load_data(p, ctx->data, err) < 0)
             goto fail;
-        aia_note_ignored(ctx, "logreg", gen, sizeof gen / sizeof gen[0]);
+        aia_note_ignored_names(ctx, "logreg", gen, sizeof gen / sizeof gen[0]);
     } else if (open_generated(p, ctx, part) < 0) {
         aia_seterr(err, "out of memory for this rank's rows of %zu columns",
-                   (size_t)ctx->args[P_COLS].i);
+                   (size_t)aia_arg(ctx->args, "cols")->i);
         goto fail;
     }
     if (aia_rowset_scratch(&p->rs, err) < 0)
@@ -453,67 +449,16 @@ static int logreg_optimum(void *state, double *x, double *f,
 }
 
 /* ------------------------------------------------------------------ */
-/* Smoothness: the log-loss's Hessian is A'DA/k + l2 I with
- * D <= 1/4, equal to 1/4 at x = 0, so L = lambda_max(A'A)/(4k) + l2 is
- * the largest eigenvalue of the Hessian at 0.
- * Power iteration on the Hessian through the gradient alone, so this
- * block depends on nothing above but the descriptor's functions.  It
- * stops when the estimate moves by less than 1e-5 of itself (at most 200
- * products); the estimate grows towards the largest eigenvalue from
- * below, and the steps taken from it (1/L) keep a factor 2 of margin
- * to the stable bound 2/L. */
+/* Smoothness: the log-loss's Hessian is A'DA/k + l2 I with D <= 1/4,
+ * equal to 1/4 at x = 0, so L = lambda_max(A'A)/(4k) + l2 is the largest
+ * eigenvalue of the Hessian at 0, taken by central differences of the
+ * gradient around 0 with t = 1e-4 (aia_gradient_smoothness). */
 
 extern const struct aia_problem_plugin aia_problem_plugin;
 
 static int logreg_smoothness(void *state, double *L, struct aia_error *err)
 {
-    const struct aia_problem_plugin *self = &aia_problem_plugin;
-    size_t n = self->dim(state);
-    int rc = -1;
-    double *buf = calloc(4 * (n ? n : 1), sizeof *buf);
-    if (!buf)
-        return aia_seterr(err, "out of memory for the smoothness estimate");
-    double *v = buf, *w = buf + n, *x = buf + 2 * n, *g0 = buf + 3 * n;
-    double t = 1e-4, lambda = 0, norm = 0;
-    for (size_t j = 0; j < n; j++)
-        v[j] = 1.0 + 0.5 * sin(1.0 + (double)j), norm += v[j] * v[j];
-    for (size_t j = 0; j < n; j++)
-        v[j] /= sqrt(norm);
-    for (int it = 0; it < 200; it++) {
-        /* central differences: exact for a quadratic, and off by
-         * O(t^2) otherwise, since the Hessian is taken at 0 */
-        for (size_t j = 0; j < n; j++)
-            x[j] = t * v[j];
-        if (self->gradient(state, x, NULL, 0, w, err) < 0)
-            goto out;
-        for (size_t j = 0; j < n; j++)
-            x[j] = -t * v[j];
-        if (self->gradient(state, x, NULL, 0, g0, err) < 0)
-            goto out;
-        for (size_t j = 0; j < n; j++)
-            w[j] = (w[j] - g0[j]) / (2 * t);
-        norm = 0;
-        for (size_t j = 0; j < n; j++)
-            norm += w[j] * w[j];
-        norm = sqrt(norm);
-        if (!(norm > 0) || !isfinite(norm))
-            break;
-        for (size_t j = 0; j < n; j++)
-            v[j] = w[j] / norm;
-        int done = fabs(norm - lambda) <= 1e-5 * norm;
-        lambda = norm;
-        if (done)
-            break;
-    }
-    if (!(lambda > 0) || !isfinite(lambda)) {
-        aia_seterr(err, "the power iteration found no positive curvature");
-        goto out;
-    }
-    *L = lambda;
-    rc = 0;
-out:
-    free(buf);
-    return rc;
+    return aia_gradient_smoothness(&aia_problem_plugin, state, 1e-4, L, err);
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {

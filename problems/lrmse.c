@@ -58,13 +58,8 @@
 #define STREAM_XTRUE 0x4c524d5345000000ull
 #define STREAM_CORRUPT 0x4c52434f52000000ull
 
-enum { P_ROWS, P_COLS, P_NOISE, P_RIDGE, P_CONDITION, P_CORRUPT,
-       P_CORRUPT_NOISE };
-
 static const struct aia_param params[] = {
-    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",
-     NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9},
+    AIA_GENERATED_SIZE_PARAMS,
     {"noise", AIA_DOUBLE, "0.1", "standard deviation of the noise added to b",
      NULL, 0, 1e6},
     {"ridge", AIA_DOUBLE, "0",
@@ -129,21 +124,21 @@ static int open_data(struct lrmse *p, const struct aia_context *ctx,
                      struct aia_error *err)
 {
     const struct aia_dataset *d = ctx->data;
-    static const int gen[] = {P_ROWS,      P_COLS,    P_NOISE,
-                              P_CONDITION, P_CORRUPT, P_CORRUPT_NOISE};
+    static const char *const gen[] = {"rows",      "cols",    "noise",
+                                      "condition", "corrupt", "corrupt_noise"};
     if (aia_rowset_use(&p->rs, d, err) < 0)
         return -1;
-    aia_note_ignored(ctx, "lrmse", gen, sizeof gen / sizeof gen[0]);
+    aia_note_ignored_names(ctx, "lrmse", gen, sizeof gen / sizeof gen[0]);
     return 0;
 }
 
 static int open_generated(struct lrmse *p, const struct aia_context *ctx,
                           const struct aia_partition *part)
 {
-    p->rs.m = (size_t)ctx->args[P_ROWS].i;
-    p->rs.n = (size_t)ctx->args[P_COLS].i;
-    p->noise = ctx->args[P_NOISE].d;
-    double kappa = ctx->args[P_CONDITION].d;
+    p->rs.m = (size_t)aia_arg(ctx->args, "rows")->i;
+    p->rs.n = (size_t)aia_arg(ctx->args, "cols")->i;
+    p->noise = aia_arg(ctx->args, "noise")->d;
+    double kappa = aia_arg(ctx->args, "condition")->d;
     p->xtrue = malloc(p->rs.n * sizeof *p->xtrue);
     if (!p->xtrue)
         return -1;
@@ -176,14 +171,15 @@ static int open_generated(struct lrmse *p, const struct aia_context *ctx,
     for (size_t i = 0; i < p->rs.k; i++)
         gen_row(p, rows[i], p->A + i * p->rs.n, &p->b[i]);
     free(rows);
-    const struct aia_value *bad = &ctx->args[P_CORRUPT];
+    const struct aia_value *bad = aia_arg(ctx->args, "corrupt");
+    double sigma = aia_arg(ctx->args, "corrupt_noise")->d;
     for (size_t i = 0; i < bad->n; i++) {
         if (bad->ints[i] != part->index)
             continue;
         struct aia_rng bg;
         aia_rng_seed(&bg, p->rs.seed, STREAM_CORRUPT + (uint64_t)part->index);
         for (size_t r = 0; r < p->rs.k; r++)
-            p->b[r] += ctx->args[P_CORRUPT_NOISE].d * aia_rng_normal(&bg);
+            p->b[r] += sigma * aia_rng_normal(&bg);
         break;
     }
     return 0;
@@ -197,7 +193,7 @@ static int lrmse_open(const struct aia_context *ctx,
     if (!p)
         return aia_seterr(err, "out of memory");
     aia_rowset_init(&p->rs, ctx, part);
-    p->ridge = ctx->args[P_RIDGE].d;
+    p->ridge = aia_arg(ctx->args, "ridge")->d;
     int rc = -1;
     if (ctx->data)
         rc = open_data(p, ctx, err);
@@ -205,7 +201,7 @@ static int lrmse_open(const struct aia_context *ctx,
         rc = 0;
     else
         aia_seterr(err, "out of memory for this rank's rows of %zu columns",
-                   (size_t)ctx->args[P_COLS].i);
+                   (size_t)aia_arg(ctx->args, "cols")->i);
     if (rc < 0 || aia_rowset_scratch(&p->rs, err) < 0) {
         lrmse_close(p);
         return -1;
@@ -472,61 +468,15 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
 }
 
 /* ------------------------------------------------------------------ */
-/* Smoothness: L is the largest eigenvalue of A'A/k
- * plus the ridge, for the k rows held.
- * Power iteration on the Hessian through the gradient alone, so this
- * block depends on nothing above but the descriptor's functions.  It
- * stops when the estimate moves by less than 1e-5 of itself (at most 200
- * products); the estimate grows towards the largest eigenvalue from
- * below, and the steps taken from it (1/L) keep a factor 2 of margin
- * to the stable bound 2/L. */
+/* Smoothness: L is the largest eigenvalue of A'A/k plus the ridge, for the
+ * k rows held.  The gradient is affine, so H v = grad(v) - grad(0)
+ * exactly (aia_gradient_smoothness with t = 0). */
 
 extern const struct aia_problem_plugin aia_problem_plugin;
 
 static int lrmse_smoothness(void *state, double *L, struct aia_error *err)
 {
-    const struct aia_problem_plugin *self = &aia_problem_plugin;
-    size_t n = self->dim(state);
-    int rc = -1;
-    double *buf = calloc(4 * (n ? n : 1), sizeof *buf);
-    if (!buf)
-        return aia_seterr(err, "out of memory for the smoothness estimate");
-    double *v = buf, *w = buf + n, *x = buf + 2 * n, *g0 = buf + 3 * n;
-    double lambda = 0, norm = 0;
-    for (size_t j = 0; j < n; j++)
-        v[j] = 1.0 + 0.5 * sin(1.0 + (double)j), norm += v[j] * v[j];
-    for (size_t j = 0; j < n; j++)
-        v[j] /= sqrt(norm);
-    if (self->gradient(state, x, NULL, 0, g0, err) < 0)
-        goto out;
-    for (int it = 0; it < 200; it++) {
-        /* the gradient is affine: H v = grad(v) - grad(0) exactly */
-        if (self->gradient(state, v, NULL, 0, w, err) < 0)
-            goto out;
-        for (size_t j = 0; j < n; j++)
-            w[j] -= g0[j];
-        norm = 0;
-        for (size_t j = 0; j < n; j++)
-            norm += w[j] * w[j];
-        norm = sqrt(norm);
-        if (!(norm > 0) || !isfinite(norm))
-            break;
-        for (size_t j = 0; j < n; j++)
-            v[j] = w[j] / norm;
-        int done = fabs(norm - lambda) <= 1e-5 * norm;
-        lambda = norm;
-        if (done)
-            break;
-    }
-    if (!(lambda > 0) || !isfinite(lambda)) {
-        aia_seterr(err, "the power iteration found no positive curvature");
-        goto out;
-    }
-    *L = lambda;
-    rc = 0;
-out:
-    free(buf);
-    return rc;
+    return aia_gradient_smoothness(&aia_problem_plugin, state, 0, L, err);
 }
 
 const struct aia_problem_plugin aia_problem_plugin = {

@@ -37,8 +37,6 @@
 #define LAYERS_MAX 16
 #define STREAM_INIT 0x4d4c500000000000ull
 
-enum { P_CLASSES, P_HIDDEN, P_L2 };
-
 static const struct aia_param params[] = {
     {"classes", AIA_INT, NULL,
      "classes C: the targets are class indices 0 to C-1", NULL, 2, 1e6},
@@ -158,10 +156,10 @@ static int mlp_open(const struct aia_context *ctx,
     struct mlp *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
-    p->c = (size_t)ctx->args[P_CLASSES].i;
-    p->l2 = ctx->args[P_L2].d;
+    p->c = (size_t)aia_arg(ctx->args, "classes")->i;
+    p->l2 = aia_arg(ctx->args, "l2")->d;
     if (aia_rowset_classes(&p->rs, ctx, part, "mlp", p->c, err) < 0 ||
-        build(p, &ctx->args[P_HIDDEN], err) < 0) {
+        build(p, aia_arg(ctx->args, "hidden"), err) < 0) {
         mlp_close(p);
         return -1;
     }

@@ -44,8 +44,6 @@
 #define STREAM_V0 0x5043413000000000ull
 #define STREAM_ROWS 0x5043410000000000ull
 
-enum { P_K, P_ROWS, P_COLS, P_DENSITY, P_DECAY };
-
 static const struct aia_param params[] = {
     {"k", AIA_INT, "3", "components: the dimension of the subspace", NULL, 1,
      1e6},
@@ -98,8 +96,10 @@ static void pca_close(void *state)
 static int generate(struct pca *p, const struct aia_context *ctx,
                     const struct aia_partition *part, struct aia_error *err)
 {
-    size_t m = (size_t)ctx->args[P_ROWS].i, n = (size_t)ctx->args[P_COLS].i;
-    double density = ctx->args[P_DENSITY].d, decay = ctx->args[P_DECAY].d;
+    size_t m = (size_t)aia_arg(ctx->args, "rows")->i,
+           n = (size_t)aia_arg(ctx->args, "cols")->i;
+    double density = aia_arg(ctx->args, "density")->d,
+           decay = aia_arg(ctx->args, "decay")->d;
     size_t k = part->index == AIA_PART_ALL ? m : aia_owned_rows(part, m, NULL);
     p->ids = malloc((k ? k : 1) * sizeof *p->ids);
     p->start = malloc((k + 1) * sizeof *p->start);
@@ -157,7 +157,7 @@ static int pca_open(const struct aia_context *ctx,
     if (!p)
         return aia_seterr(err, "out of memory");
     aia_rowset_init(&p->rs, ctx, part);
-    p->kc = (size_t)ctx->args[P_K].i;
+    p->kc = (size_t)aia_arg(ctx->args, "k")->i;
     p->host = ctx->host;
     const struct aia_dataset *d = ctx->data;
     if (!d && generate(p, ctx, part, err) < 0)

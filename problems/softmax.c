@@ -24,8 +24,6 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
-enum { P_CLASSES, P_L2 };
-
 static const struct aia_param params[] = {
     {"classes", AIA_INT, NULL,
      "classes C: the targets are class indices 0 to C-1", NULL, 2, 1e6},
@@ -58,11 +56,11 @@ static int softmax_open(const struct aia_context *ctx,
     struct softmax *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
-    p->c = (size_t)ctx->args[P_CLASSES].i;
+    p->c = (size_t)aia_arg(ctx->args, "classes")->i;
     if (aia_rowset_classes(&p->rs, ctx, part, "softmax", p->c, err) < 0 ||
         aia_rowset_scratch(&p->rs, err) < 0)
         goto fail;
-    p->l2 = ctx->args[P_L2].d;
+    p->l2 = aia_arg(ctx->args, "l2")->d;
     if (!(p->z = malloc(p->c * sizeof *p->z))) {
         aia_seterr(err, "out of memory for %zu scores", p->c);
         goto fail;

@@ -199,3 +199,45 @@ double algtest_maxdiff(const double *a, const double *b, size_t n)
         d = fmax(d, fabs(a[j] - b[j]));
     return d;
 }
+
+void algtest_resume_check(const char *name, const char *yaml,
+                          const struct plugtest *prob, int nworkers)
+{
+    struct algtest t, u;
+    struct plugtest a;
+    if (nworkers < 4)
+        bail_out("resume check: %d workers, not the 4 it needs", nworkers);
+    plugtest_load(&a, name, AIA_KIND_ALGORITHM, yaml);
+    algtest_open(&t, &a, prob, nworkers, NULL, 5);
+    algtest_open(&u, &a, prob, nworkers, NULL, 5);
+    algtest_rounds(&t, 37, 3, 2);
+    size_t len = algtest_resume(&u, &t);
+    algtest_rounds(&t, 50, 3, 2);
+    algtest_rounds(&u, 50, 3, 2);
+    double *x = malloc(t.dim * sizeof *x);
+    if (!x)
+        bail_out("out of memory");
+    memcpy(x, algtest_model(&t), t.dim * sizeof *x);
+    ok(memcmp(x, algtest_model(&u), t.dim * sizeof *x) == 0 &&
+           memcmp(algtest_query(&t, t.round), algtest_query(&u, u.round),
+                  t.qlen * sizeof(double)) == 0,
+       "%s %s: resumed after 37 rounds (a state of %zu bytes), the same "
+       "iterate and query 50 rounds later",
+       name, yaml, len);
+    struct aia_error err;
+    void *buf = calloc(1, len + sizeof(double));
+    ok(buf && u.alg->load(u.as[0], buf, len + sizeof(double), &err) < 0 &&
+           strstr(err.text, "expected"),
+       "a state of the wrong size is refused (%s)", buf ? err.text : "");
+    double *p = buf;
+    if (buf)
+        p[len / sizeof(double) - 1] = -1;
+    ok(buf && u.alg->load(u.as[0], buf, len, &err) < 0,
+       "so is one holding a negative count or version (%s)",
+       buf ? err.text : "");
+    free(buf);
+    free(x);
+    algtest_close(&u);
+    algtest_close(&t);
+    plugtest_free(&a);
+}

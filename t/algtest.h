@@ -68,6 +68,15 @@ double algtest_distance(struct algtest *t);
  * state's size in bytes; bails out on any failure. */
 size_t algtest_resume(struct algtest *u, const struct algtest *t);
 
+/* Tests (three TAP assertions) that a run of algorithm name with
+ * parameters yaml on prob over nworkers (at least 4; worker 3 lags 2
+ * rounds all along), resumed after 37 rounds through algtest_resume, goes
+ * on exactly as the uninterrupted one 50 rounds later, and that the
+ * plugin refuses a state of the wrong size and one ending in a negative
+ * number. */
+void algtest_resume_check(const char *name, const char *yaml,
+                          const struct plugtest *prob, int nworkers);
+
 /* max_j |a_j - b_j| */
 double algtest_maxdiff(const double *a, const double *b, size_t n);
 

@@ -165,48 +165,6 @@ static void converges(void)
     close_sag(&t, &a);
 }
 
-/* A run resumed from a checkpoint taken mid-run goes on exactly as the
- * uninterrupted one, a worker lagging all along; a damaged state is
- * refused. */
-static void resume(const char *name, const char *yaml)
-{
-    struct algtest t, u;
-    struct plugtest a;
-    plugtest_load(&a, name, AIA_KIND_ALGORITHM, yaml);
-    algtest_open(&t, &a, &Pb, W, NULL, 5);
-    algtest_open(&u, &a, &Pb, W, NULL, 5);
-    algtest_rounds(&t, 37, 3, 2);
-    size_t len = algtest_resume(&u, &t);
-    algtest_rounds(&t, 50, 3, 2);
-    algtest_rounds(&u, 50, 3, 2);
-    double *x = malloc(N * sizeof *x);
-    if (!x)
-        bail_out("out of memory");
-    memcpy(x, algtest_model(&t), N * sizeof *x);
-    ok(memcmp(x, algtest_model(&u), N * sizeof *x) == 0 &&
-           memcmp(algtest_query(&t, t.round), algtest_query(&u, u.round),
-                  t.qlen * sizeof(double)) == 0,
-       "%s %s: resumed after 37 rounds (a state of %zu bytes), the same "
-       "iterate and query 50 rounds later",
-       name, yaml, len);
-    struct aia_error err;
-    void *buf = calloc(1, len + sizeof(double));
-    ok(buf && u.alg->load(u.as[0], buf, len + sizeof(double), &err) < 0 &&
-           strstr(err.text, "expected"),
-       "a state of the wrong size is refused (%s)", buf ? err.text : "");
-    double *p = buf;
-    if (buf)
-        p[len / sizeof(double) - 1] = -1;
-    ok(buf && u.alg->load(u.as[0], buf, len, &err) < 0,
-       "so is one holding a negative count or version (%s)",
-       buf ? err.text : "");
-    free(buf);
-    free(x);
-    algtest_close(&u);
-    algtest_close(&t);
-    plugtest_free(&a);
-}
-
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -215,8 +173,8 @@ int main(void)
     table_rule();
     subpartitions();
     converges();
-    resume("sag", "{variant: sag}");
-    resume("sag", "{variant: dsag, subpartitions: 2}");
+    algtest_resume_check("sag", "{variant: sag}", &Pb, W);
+    algtest_resume_check("sag", "{variant: dsag, subpartitions: 2}", &Pb, W);
     plugtest_free(&Pb);
     return done_testing();
 }

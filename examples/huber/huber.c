@@ -32,8 +32,6 @@
 
 #include <aiarun/aiarun.h>
 
-enum { P_ROWS, P_COLS, P_DELTA, P_NOISE, P_OUTLIERS, P_OUTLIER_SCALE };
-
 static const struct aia_param params[] = {
     {"rows", AIA_INT, "2000", "generated rows", NULL, 1, 1e9},
     {"cols", AIA_INT, "10", "generated features", NULL, 1, 1e6},
@@ -62,9 +60,14 @@ struct huber {
     const struct aia_dataset *data;
 };
 
-static void gen_row(const struct aia_value *args, uint64_t seed,
-                    const double *xtrue, size_t n, size_t r, double *a,
-                    double *b)
+/* The generator's noise, share of outliers and their scale, read by name
+ * once (aia_arg walks the table). */
+struct gen {
+    double noise, outliers, outlier_scale;
+};
+
+static void gen_row(const struct gen *q, uint64_t seed, const double *xtrue,
+                    size_t n, size_t r, double *a, double *b)
 {
     struct aia_rng g;
     aia_rng_seed(&g, seed, r);
@@ -73,9 +76,9 @@ static void gen_row(const struct aia_value *args, uint64_t seed,
         a[j] = aia_rng_normal(&g);
         dot += a[j] * xtrue[j];
     }
-    *b = dot + args[P_NOISE].d * aia_rng_normal(&g);
-    if (aia_rng_uniform(&g) < args[P_OUTLIERS].d)
-        *b = args[P_OUTLIER_SCALE].d * aia_rng_normal(&g);
+    *b = dot + q->noise * aia_rng_normal(&g);
+    if (aia_rng_uniform(&g) < q->outliers)
+        *b = q->outlier_scale * aia_rng_normal(&g);
 }
 
 /* Generate the rows of this rank's part (every row on the coordinator,
@@ -84,8 +87,10 @@ static int generate(struct huber *p, const struct aia_context *ctx,
                     const struct aia_partition *part, struct aia_error *err)
 {
     const struct aia_value *args = ctx->args;
-    size_t m = (size_t)args[P_ROWS].i;
-    p->n = (size_t)args[P_COLS].i;
+    size_t m = (size_t)aia_arg(args, "rows")->i;
+    p->n = (size_t)aia_arg(args, "cols")->i;
+    struct gen q = {aia_arg(args, "noise")->d, aia_arg(args, "outliers")->d,
+                    aia_arg(args, "outlier_scale")->d};
     double *xtrue = malloc(p->n * sizeof *xtrue);
     if (!xtrue)
         return aia_seterr(err, "out of memory");
@@ -107,7 +112,7 @@ static int generate(struct huber *p, const struct aia_context *ctx,
     size_t i = 0;
     for (size_t r = 0; r < m; r++)
         if (all || aia_partition_owner(part, m, r) == part->index) {
-            gen_row(args, ctx->seed, xtrue, p->n, r, p->a + i * p->n, &p->b[i]);
+            gen_row(&q, ctx->seed, xtrue, p->n, r, p->a + i * p->n, &p->b[i]);
             i++;
         }
     free(xtrue);
@@ -147,7 +152,7 @@ static int huber_open(const struct aia_context *ctx,
     struct huber *p = calloc(1, sizeof *p);
     if (!p)
         return aia_seterr(err, "out of memory");
-    p->delta = ctx->args[P_DELTA].d;
+    p->delta = aia_arg(ctx->args, "delta")->d;
     if (ctx->data) {
         const struct aia_dataset *d = ctx->data;
         if (d->cols == 0 || (d->rows && !d->y) ||

@@ -28,9 +28,6 @@
 
 #include <aiarun/aiarun.h>
 
-/* The order of this table is the order of ctx->args: P_* index both. */
-enum { P_STEP, P_MOMENTUM, P_RESTART };
-
 static const struct aia_param params[] = {
     {"step", AIA_DOUBLE, NULL,
      "step size, at most 1/L for a loss with "

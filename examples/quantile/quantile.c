@@ -24,8 +24,6 @@
 
 #include <aiarun/aiarun.h>
 
-enum { P_QUANTILE, P_SLACK };
-
 static const struct aia_param params[] = {
     {"quantile", AIA_DOUBLE, "0.5",
      "quantile of the live workers' latencies that sets the bound "

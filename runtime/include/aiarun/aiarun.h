@@ -120,6 +120,21 @@ static inline const struct aia_value *aia_arg(const struct aia_value *args,
     return NULL;
 }
 
+/* The value of the AIA_ENUM parameter name as the plugin's own number:
+ * the index k of its choice in names[0 .. count-1], which a plugin writes
+ * with designated initializers ({[MODE_FAST] = "fast", ...}), so that
+ * the order of the choices in the parameter table does not matter.  -1
+ * when name is absent or its value is not among names. */
+static inline int aia_arg_enum(const struct aia_value *args, const char *name,
+                               const char *const *names, size_t count)
+{
+    const struct aia_value *v = aia_arg(args, name);
+    for (size_t k = 0; v && v->s && k < count; k++)
+        if (names[k] && strcmp(names[k], v->s) == 0)
+            return (int)k;
+    return -1;
+}
+
 /* ------------------------------------------------------------------ */
 /* The common descriptor header                                        */
 
@@ -262,16 +277,17 @@ struct aia_context {
     void *reserved[3];
 };
 
-/* The step of an algorithm whose parameter args[which] is a number or
- * "auto": an explicit number wins; auto is scale / L, L the problem's
+/* The step of an algorithm whose parameter v (aia_auto_step: args[which];
+ * aia_auto_step_named: the one named name) is a number or "auto": an
+ * explicit number wins; auto is scale / L, L the problem's
  * smoothness (ctx->facts), with why saying where it came from.  Notes
  * the step for the report (aia_note_step, coordinator).  0, or -1 when
  * auto is asked and L is unknown. */
-static inline int aia_auto_step(const struct aia_context *ctx, int which,
-                                double scale, const char *rule,
-                                double *step, struct aia_error *err)
+static inline int aia_auto_step_of(const struct aia_context *ctx,
+                                   const struct aia_value *v, double scale,
+                                   const char *rule, double *step,
+                                   struct aia_error *err)
 {
-    const struct aia_value *v = &ctx->args[which];
     char why[AIA_ERROR_LEN];
     int has = ctx->size >= offsetof(struct aia_context, facts) +
                                sizeof ctx->facts &&
@@ -298,6 +314,25 @@ static inline int aia_auto_step(const struct aia_context *ctx, int which,
     if (ctx->role == AIA_ROLE_COORDINATOR)
         aia_note_step(ctx->host, *step, why);
     return 0;
+}
+
+static inline int aia_auto_step(const struct aia_context *ctx, int which,
+                                double scale, const char *rule,
+                                double *step, struct aia_error *err)
+{
+    return aia_auto_step_of(ctx, &ctx->args[which], scale, rule, step, err);
+}
+
+/* The same for the parameter named name. */
+static inline int aia_auto_step_named(const struct aia_context *ctx,
+                                      const char *name, double scale,
+                                      const char *rule, double *step,
+                                      struct aia_error *err)
+{
+    const struct aia_value *v = aia_arg(ctx->args, name);
+    if (!v)
+        return aia_seterr(err, "no parameter %s", name);
+    return aia_auto_step_of(ctx, v, scale, rule, step, err);
 }
 
 /* ------------------------------------------------------------------ */

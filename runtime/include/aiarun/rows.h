@@ -1,5 +1,6 @@
 /* rows.h - helpers for problem plugins: the rows of a partition, dense and
- * sparse row access, dot/axpy, Cholesky.
+ * sparse row access, dot/axpy, Cholesky, the smoothness of a loss by
+ * power iteration.
  *
  * Plugins link nothing but libc and libm, so these are static inline
  * functions in portable C: a plugin that includes this header gets its own
@@ -110,22 +111,47 @@ static inline int aia_data_check(const struct aia_dataset *d, int all,
     return 0;
 }
 
+/* The parameter table's entries of a generated linear model's size: rows
+ * m over all workers (default "1000") and columns n, the model's
+ * dimension (default "10"), as lrmse and logreg read them. */
+/* clang-format off */
+#define AIA_GENERATED_SIZE_PARAMS                                              \
+    {"rows", AIA_INT, "1000", "rows m of the generated data, over all workers",\
+     NULL, 1, 1e12},                                                           \
+    {"cols", AIA_INT, "10", "columns n: the model's dimension", NULL, 1, 1e9}
+/* clang-format on */
+
 /* Say once, on the coordinator, that the generator's parameters given in
  * the job have no effect: the rows come from the data file.  gen: the
- * indices of those parameters in ctx->args. */
+ * names of those parameters, ngen of them. */
+static inline void aia_note_ignored_names(const struct aia_context *ctx,
+                                          const char *plugin,
+                                          const char *const *gen, size_t ngen)
+{
+    if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
+        return;
+    for (size_t i = 0; i < ngen; i++) {
+        const struct aia_value *v = aia_arg(ctx->args, gen[i]);
+        if (v && v->given)
+            ctx->host->log(ctx->host, AIA_LOG_WARN,
+                           "%s: %s is ignored: the rows come from %s", plugin,
+                           v->name,
+                           ctx->data && ctx->data->source ? ctx->data->source
+                                                          : "the data file");
+    }
+}
+
+/* The same with the parameters' indices in ctx->args, for plugins written
+ * before aia_note_ignored_names; an index depends on the order of the
+ * parameter table, a name does not. */
 static inline void aia_note_ignored(const struct aia_context *ctx,
                                     const char *plugin, const int *gen,
                                     size_t ngen)
 {
-    if (ctx->role != AIA_ROLE_COORDINATOR || !ctx->host || !ctx->host->log)
-        return;
-    for (size_t i = 0; i < ngen; i++)
-        if (ctx->args[gen[i]].given)
-            ctx->host->log(ctx->host, AIA_LOG_WARN,
-                           "%s: %s is ignored: the rows come from %s", plugin,
-                           ctx->args[gen[i]].name,
-                           ctx->data && ctx->data->source ? ctx->data->source
-                                                          : "the data file");
+    for (size_t i = 0; i < ngen; i++) {
+        const char *name = ctx->args[gen[i]].name;
+        aia_note_ignored_names(ctx, plugin, &name, 1);
+    }
 }
 
 /* a . x with four partial sums: the additions no longer wait on each
@@ -428,6 +454,118 @@ static inline double aia_softmax_xent(double *z, size_t c, size_t y,
     z[y] -= 1;
     *argmax = best;
     return log(sum) - zy;
+}
+
+/* ------------------------------------------------------------------ */
+/* Smoothness                                                          */
+
+/* A product with a symmetric n x n matrix H: hv = H v.  0, or -1 with
+ * err set. */
+typedef int (*aia_hvp_fn)(void *ctx, const double *v, double *hv,
+                          struct aia_error *err);
+
+/* The largest eigenvalue (in magnitude) *lambda of the symmetric matrix H
+ * that hv multiplies by, by power iteration from a fixed start (entries
+ * 1 + sin(1 + j)/2, normalised): the same H gives the same figure on
+ * every rank and every run.  It stops when the estimate |H v| moves by
+ * less than rtol of itself, or after max_products products.  For a
+ * positive semi-definite H the estimate grows towards the largest
+ * eigenvalue from below.  0, or -1 with err set when a product fails,
+ * memory runs out or no positive curvature is found. */
+static inline int aia_power_iteration(size_t n, aia_hvp_fn hv, void *ctx,
+                                      int max_products, double rtol,
+                                      double *lambda, struct aia_error *err)
+{
+    double *v = (double *)calloc(2 * (n ? n : 1), sizeof *v), *w = v + n;
+    double est = 0, norm = 0;
+    if (!v)
+        return aia_seterr(err, "out of memory for the smoothness estimate");
+    for (size_t j = 0; j < n; j++)
+        v[j] = 1.0 + 0.5 * sin(1.0 + (double)j), norm += v[j] * v[j];
+    for (size_t j = 0; j < n; j++)
+        v[j] /= sqrt(norm);
+    for (int it = 0; it < max_products; it++) {
+        if (hv(ctx, v, w, err) < 0) {
+            free(v);
+            return -1;
+        }
+        norm = 0;
+        for (size_t j = 0; j < n; j++)
+            norm += w[j] * w[j];
+        norm = sqrt(norm);
+        if (!(norm > 0) || !isfinite(norm))
+            break;
+        for (size_t j = 0; j < n; j++)
+            v[j] = w[j] / norm;
+        int done = fabs(norm - est) <= rtol * norm;
+        est = norm;
+        if (done)
+            break;
+    }
+    free(v);
+    if (!(est > 0) || !isfinite(est))
+        return aia_seterr(err, "the power iteration found no positive "
+                               "curvature");
+    *lambda = est;
+    return 0;
+}
+
+/* The Hessian of a problem's loss over its rows, through its gradient
+ * alone, as an aia_hvp_fn.  t == 0: the gradient is affine (a quadratic
+ * loss) and H v = grad(v) - grad(0) exactly, g holding grad(0).  t > 0:
+ * the Hessian at 0 by central differences, (grad(t v) - grad(-t v)) /
+ * (2t), exact for a quadratic and off by O(t^2) otherwise. */
+struct aia_gradient_hvp {
+    const struct aia_problem_plugin *problem;
+    void *state;
+    double t;
+    double *x, *g; /* dim doubles each, the product's own */
+};
+
+static inline int aia_gradient_hvp(void *ctx, const double *v, double *hv,
+                                   struct aia_error *err)
+{
+    struct aia_gradient_hvp *h = (struct aia_gradient_hvp *)ctx;
+    size_t n = h->problem->dim(h->state);
+    if (h->t > 0) {
+        for (size_t j = 0; j < n; j++)
+            h->x[j] = h->t * v[j];
+        if (h->problem->gradient(h->state, h->x, NULL, 0, hv, err) < 0)
+            return -1;
+        for (size_t j = 0; j < n; j++)
+            h->x[j] = -h->t * v[j];
+        if (h->problem->gradient(h->state, h->x, NULL, 0, h->g, err) < 0)
+            return -1;
+        for (size_t j = 0; j < n; j++)
+            hv[j] = (hv[j] - h->g[j]) / (2 * h->t);
+        return 0;
+    }
+    if (h->problem->gradient(h->state, v, NULL, 0, hv, err) < 0)
+        return -1;
+    for (size_t j = 0; j < n; j++)
+        hv[j] -= h->g[j];
+    return 0;
+}
+
+/* A Lipschitz constant *L of the gradient of problem's loss over the rows
+ * state holds: the largest eigenvalue of its Hessian, through
+ * aia_gradient_hvp with this t, by aia_power_iteration (at most 200
+ * products, to 1e-5).  The estimate is from below; a step 1/L keeps a
+ * factor 2 of margin to the stable bound 2/L.  0 or -1 with err set. */
+static inline int
+aia_gradient_smoothness(const struct aia_problem_plugin *problem, void *state,
+                        double t, double *L, struct aia_error *err)
+{
+    size_t n = problem->dim(state);
+    double *buf = (double *)calloc(2 * (n ? n : 1), sizeof *buf);
+    struct aia_gradient_hvp h = {problem, state, t, buf, buf + n};
+    int rc = -1;
+    if (!buf)
+        return aia_seterr(err, "out of memory for the smoothness estimate");
+    if (t > 0 || problem->gradient(state, h.x, NULL, 0, h.g, err) == 0)
+        rc = aia_power_iteration(n, aia_gradient_hvp, &h, 200, 1e-5, L, err);
+    free(buf);
+    return rc;
 }
 
 #ifdef __cplusplus

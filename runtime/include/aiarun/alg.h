@@ -1,0 +1,331 @@
+/* alg.h - helpers for algorithm plugins: a worker's gradient (all its
+ * rows or a mini-batch), a gradient method's common state (step, iterate,
+ * versioned queries) with its descriptor functions, and the
+ * coordinator's table of the latest row-weighted gradients.
+ *
+ * Plugins link nothing but libc and libm, so these are static inline
+ * functions in portable C, as in rows.h: a plugin that includes this
+ * header gets its own copy of what it calls.  The gradient methods of
+ * aiarun (gd, sgd, sag, rennala, ringmaster) are built on them.
+ *
+ *     #include <aiarun/aiarun.h>
+ *     #include <aiarun/alg.h>
+ */
+#ifndef AIARUN_ALG_H
+#define AIARUN_ALG_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <aiarun/aiarun.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The parameter table's entry of a step that may be "auto" (scale / L,
+ * through aia_auto_step_named), with its help line. */
+#define AIA_STEP_PARAM(help_)                                                  \
+    {                                                                          \
+        "step", AIA_DOUBLE, "auto", (help_), "auto", 1e-300, 1e300             \
+    }
+
+/* The parameter table's entry of a worker's batch (aia_gradients_open),
+ * and those of the noise level behind aia_count_from_noise, what_ naming
+ * the count ("S"). */
+#define AIA_BATCH_PARAM                                                        \
+    {                                                                          \
+        "batch", AIA_INT, "0",                                                 \
+            "rows per gradient, drawn with replacement (0: all the "           \
+            "worker's rows)",                                                  \
+            NULL, 0, 1e12                                                      \
+    }
+#define AIA_NOISE_PARAMS(what_)                                                \
+    {"noise",                                                                  \
+     AIA_DOUBLE,                                                               \
+     "0",                                                                      \
+     "sigma^2, the variance of an answer's gradient, for the default " what_   \
+     " (0: unknown)",                                                          \
+     NULL,                                                                     \
+     0,                                                                        \
+     1e300},                                                                   \
+    {                                                                          \
+        "epsilon", AIA_DOUBLE, "1e-6",                                         \
+            "target squared gradient norm, for the default " what_, NULL,      \
+            1e-300, 1e300                                                      \
+    }
+
+/* The count of a method that its theory sets from the noise level
+ * (Rennala's gradients S, Ringmaster's max_delay R): the parameter name
+ * when not 0; else ceil(noise / epsilon), noise = sigma^2 the variance of
+ * an answer and epsilon the target squared gradient norm (parameters
+ * "noise" and "epsilon"), when the noise is given; else the number of
+ * workers. */
+static inline uint64_t aia_count_from_noise(const struct aia_context *ctx,
+                                            const char *name)
+{
+    const struct aia_value *v = aia_arg(ctx->args, name),
+                           *noise = aia_arg(ctx->args, "noise"),
+                           *eps = aia_arg(ctx->args, "epsilon");
+    if (v && v->i > 0)
+        return (uint64_t)v->i;
+    if (noise && eps && noise->d > 0)
+        return (uint64_t)fmax(1, ceil(noise->d / eps->d));
+    return (uint64_t)(ctx->nworkers > 0 ? ctx->nworkers : 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* A rank's gradients                                                  */
+
+/* The problem this rank holds and how a worker's answer is taken from
+ * it: the mean gradient over all its rows (batch 0), or over batch rows
+ * drawn with replacement from the rank's own random stream. */
+struct aia_gradients {
+    const struct aia_problem_plugin *prob;
+    void *pstate;
+    size_t dim;   /* the model's length */
+    size_t rows;  /* rows this rank holds */
+    size_t batch; /* rows per gradient, 0: all */
+    size_t *idx;  /* worker: the batch's rows */
+    struct aia_rng rng;
+};
+
+/* Start g on ctx's problem.  On a worker, one that holds no rows is
+ * refused, and a batch's indices are allocated; stream (a constant of
+ * the plugin's) and the rank pick the random stream.  0, or -1 with err
+ * set (call aia_gradients_free either way). */
+static inline int aia_gradients_open(struct aia_gradients *g,
+                                     const struct aia_context *ctx,
+                                     size_t batch, uint64_t stream,
+                                     struct aia_error *err)
+{
+    memset(g, 0, sizeof *g);
+    g->prob = ctx->problem;
+    g->pstate = ctx->problem_state;
+    g->dim = g->prob->dim(g->pstate);
+    g->rows = g->prob->rows(g->pstate);
+    g->batch = batch;
+    aia_rng_seed(&g->rng, ctx->seed, stream + (uint64_t)ctx->rank);
+    if (ctx->role == AIA_ROLE_COORDINATOR)
+        return 0;
+    if (g->rows == 0)
+        return aia_seterr(err, "worker %d holds no rows of the problem",
+                          ctx->rank);
+    if (batch > 0 && !(g->idx = (size_t *)malloc(batch * sizeof *g->idx)))
+        return aia_seterr(err, "out of memory");
+    return 0;
+}
+
+static inline void aia_gradients_free(struct aia_gradients *g)
+{
+    free(g->idx);
+    g->idx = NULL;
+}
+
+/* out = the gradient at x over all the rows, or over a fresh batch. */
+static inline int aia_gradients_take(struct aia_gradients *g, const double *x,
+                                     double *out, struct aia_error *err)
+{
+    if (g->batch == 0)
+        return g->prob->gradient(g->pstate, x, NULL, 0, out, err);
+    for (size_t i = 0; i < g->batch; i++)
+        g->idx[i] = (size_t)aia_rng_below(&g->rng, g->rows);
+    return g->prob->gradient(g->pstate, x, g->idx, g->batch, out, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* A gradient method's common state                                    */
+
+/* The first member of a gradient method's state: its gradients, its step
+ * and, on the coordinator, its iterate and the steps taken.  A versioned
+ * method's queries and answers carry the version after the dim doubles,
+ * so that the coordinator can tell how many steps old an answer's
+ * iterate is, whatever the runtime's rounds. */
+struct aia_method {
+    struct aia_gradients grad;
+    size_t dim;
+    int versioned;
+    double step;
+    double *x;      /* coordinator: the iterate, 0 at first */
+    double version; /* coordinator: steps taken */
+};
+
+/* Start m on ctx: the step from the parameter "step" (auto: scale / L,
+ * rule saying why, aia_auto_step_named), the gradients (batch, stream:
+ * aia_gradients_open) and on the coordinator the iterate.  Sets the
+ * message lengths to dim (+ 1 when versioned) both ways.  0, or -1 with
+ * err set (call aia_method_close either way). */
+static inline int
+aia_method_open(struct aia_method *m, const struct aia_context *ctx,
+                double scale, const char *rule, size_t batch, uint64_t stream,
+                int versioned, struct aia_shape *shape, struct aia_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->versioned = versioned;
+    if (aia_auto_step_named(ctx, "step", scale, rule, &m->step, err) < 0 ||
+        aia_gradients_open(&m->grad, ctx, batch, stream, err) < 0)
+        return -1;
+    m->dim = m->grad.dim;
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        !(m->x = (double *)calloc(m->dim ? m->dim : 1, sizeof *m->x)))
+        return aia_seterr(err, "out of memory");
+    shape->query_len = shape->answer_len = m->dim + (versioned ? 1 : 0);
+    return 0;
+}
+
+static inline void aia_method_close(struct aia_method *m)
+{
+    aia_gradients_free(&m->grad);
+    free(m->x);
+    m->x = NULL;
+}
+
+/* Descriptor functions for a state whose first member is a struct
+ * aia_method.  init (and query, for a method whose step is taken in
+ * absorb): the iterate (and its version).  worker: the gradient at the
+ * query (and the query's version).  iterate: the iterate. */
+static inline int aia_method_init(void *state, double *query,
+                                  struct aia_error *err)
+{
+    struct aia_method *m = (struct aia_method *)state;
+    (void)err;
+    memcpy(query, m->x, m->dim * sizeof *query);
+    if (m->versioned)
+        query[m->dim] = m->version;
+    return 0;
+}
+
+static inline int aia_method_worker(void *state, const double *query,
+                                    double *answer, const struct aia_step *step,
+                                    struct aia_error *err)
+{
+    struct aia_method *m = (struct aia_method *)state;
+    (void)step;
+    if (m->versioned)
+        answer[m->dim] = query[m->dim];
+    return aia_gradients_take(&m->grad, query, answer, err);
+}
+
+static inline int aia_method_iterate(void *state, double *x,
+                                     struct aia_error *err)
+{
+    struct aia_method *m = (struct aia_method *)state;
+    (void)err;
+    memcpy(x, m->x, m->dim * sizeof *x);
+    return 0;
+}
+
+/* The weight of an answer's step: its worker's share m_i / m of the rows
+ * times the n workers, 1 on even parts, so that a round of answers of
+ * uneven parts adds up to the whole problem's gradient; 1 when the total
+ * is unknown. */
+static inline double aia_row_weight(const struct aia_answer_info *info,
+                                    int nworkers)
+{
+    if (info->total_rows == 0)
+        return 1;
+    return (double)nworkers * (double)info->rows / (double)info->total_rows;
+}
+
+/* ------------------------------------------------------------------ */
+/* The coordinator's table of gradients                                */
+
+/* The latest gradient of each of entries sources (workers, or parts of
+ * workers) and the rows behind it; a step goes with their row-weighted
+ * mean, the mean gradient over those rows. */
+struct aia_table {
+    size_t dim, entries;
+    double *g;   /* entries x dim */
+    double *n;   /* rows behind each entry, 0 before it is filled */
+    double *sum; /* dim scratch: sum_e n_e g_e */
+};
+
+/* 0, or -1 when memory runs out (call aia_table_free either way). */
+static inline int aia_table_init(struct aia_table *t, size_t entries,
+                                 size_t dim)
+{
+    size_t d = dim ? dim : 1, e = entries ? entries : 1;
+    memset(t, 0, sizeof *t);
+    t->dim = dim;
+    t->entries = entries;
+    t->n = (double *)calloc(e, sizeof *t->n);
+    t->sum = (double *)calloc(d, sizeof *t->sum);
+    if (d <= SIZE_MAX / sizeof(double) / e)
+        t->g = (double *)calloc(d * e, sizeof *t->g);
+    return t->n && t->sum && t->g ? 0 : -1;
+}
+
+static inline void aia_table_free(struct aia_table *t)
+{
+    free(t->g);
+    free(t->n);
+    free(t->sum);
+    memset(t, 0, sizeof *t);
+}
+
+/* Entry e becomes gradient g of rows rows. */
+static inline void aia_table_put(struct aia_table *t, size_t e, const double *g,
+                                 double rows)
+{
+    memcpy(t->g + e * t->dim, g, t->dim * sizeof *g);
+    t->n[e] = rows;
+}
+
+/* x <- x - step * (sum_e n_e g_e) / (sum_e n_e) over the filled entries,
+ * summed afresh in entry order (the same numbers whatever order the
+ * answers came in, and no drift from a running sum).  With no entry
+ * filled yet x stays.  Returns the rows summed. */
+static inline double aia_table_step(struct aia_table *t, double *x, double step)
+{
+    double total = 0;
+    memset(t->sum, 0, t->dim * sizeof *t->sum);
+    for (size_t e = 0; e < t->entries; e++) {
+        if (t->n[e] == 0)
+            continue;
+        const double *g = t->g + e * t->dim;
+        for (size_t j = 0; j < t->dim; j++)
+            t->sum[j] += t->n[e] * g[j];
+        total += t->n[e];
+    }
+    if (total > 0)
+        for (size_t j = 0; j < t->dim; j++)
+            x[j] -= step * (t->sum[j] / total);
+    return total;
+}
+
+/* Checkpoints: the gradients, then the rows, (dim + 1) * entries doubles
+ * at p.  save returns the end of what it wrote, load the end of what it
+ * read. */
+static inline double *aia_table_save(const struct aia_table *t, double *p)
+{
+    memcpy(p, t->g, t->entries * t->dim * sizeof *p);
+    p += t->entries * t->dim;
+    memcpy(p, t->n, t->entries * sizeof *p);
+    return p + t->entries;
+}
+
+static inline const double *aia_table_load(struct aia_table *t, const double *p)
+{
+    memcpy(t->g, p, t->entries * t->dim * sizeof *p);
+    p += t->entries * t->dim;
+    memcpy(t->n, p, t->entries * sizeof *p);
+    return p + t->entries;
+}
+
+/* A checkpoint's load refuses a state of another size than its own
+ * state_size: 0 when len is want, else -1 with err naming both. */
+static inline int aia_state_len(size_t len, size_t want, struct aia_error *err)
+{
+    if (len == want)
+        return 0;
+    return aia_seterr(err, "a state of %zu bytes, expected %zu", len, want);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
