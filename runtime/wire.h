@@ -28,7 +28,8 @@
  * up it, each the rows-weighted mean of a subtree's answers: a worker
  * receives QUERY (and, at the end, STOP) on TAG_QUERY from its parent and
  * ANSWER and BYE on TAG_ANSWER from its children; FINISH still comes from
- * rank 0 on TAG_CTRL.
+ * rank 0 on TAG_CTRL.  A worker that distrusts a child, or hears an
+ * ERROR from one, sends its parent an ERROR in place of its answer.
  */
 #ifndef AIARUN_WIRE_H
 #define AIARUN_WIRE_H
