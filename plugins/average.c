@@ -13,11 +13,12 @@
  *
  * with w_i the worker's share of the rows (rows_i / total_rows) or the
  * job's weights (staleness: none; average_mix.c gives the schemes that
- * count a model's age, and gd, the default where it applies).  With one local step and every worker fresh, the
- * average of x - step * g_i weighted by rows is x - step * (mean gradient
- * over all rows): exactly gradient descent.  With more local steps each
- * worker drifts toward its own optimum, and the fixed point moves off the
- * global one by an amount that grows with the step and the local steps.
+ * count a model's age, and gd, the default where it applies).  With one local
+ * step and every worker fresh, the average of x - step * g_i weighted by rows
+ * is x - step * (mean gradient over all rows): exactly gradient descent.  With
+ * more local steps each worker drifts toward its own optimum, and the fixed
+ * point moves off the global one by an amount that grows with the step and the
+ * local steps.
  *
  * memory: latest stores every worker's model (dim x nworkers on the
  * coordinator).  memory: delta keeps dim doubles: each worker remembers
@@ -86,20 +87,20 @@
 
 #define STREAM_AVERAGE 0x4156470000000000ull
 
-enum {
-    P_STEP,
-    P_LOCAL_STEPS,
-    P_BATCH,
-    P_WEIGHTS,
-    P_MEMORY,
-    P_DELAY,
-    P_COMPENSATE,
-    P_PREEMPT_EVERY,
-    P_PREEMPT,
-    P_STALENESS,
-    P_DECAY
-};
+/* The choice parameters' values, bound by name (aia_arg_enum), so that
+ * the order of the choices in params does not matter. */
+static const char *const memories[] = {
+    [MEM_LATEST] = "latest", [MEM_DELTA] = "delta"};
+static const char *const schemes[] = {[SCHEME_AUTO] = "auto",
+                                      [SCHEME_NONE] = "none",
+                                      [SCHEME_DECAY] = "decay",
+                                      [SCHEME_GD] = "gd"};
 
+/* The value of the integer or boolean parameter name. */
+static int64_t arg_i(const struct aia_context *ctx, const char *name)
+{
+    return aia_arg(ctx->args, name)->i;
+}
 
 static const struct aia_param params[] = {
     {"step", AIA_DOUBLE, "auto",
@@ -145,11 +146,10 @@ static const struct aia_param params[] = {
      "preemption, else none",
      "auto|none|decay|gd", 0, 0},
     {"decay", AIA_DOUBLE, "0.5",
-     "staleness: decay: the factor of a model's weight per round of age",
-     NULL, 0, 1},
+     "staleness: decay: the factor of a model's weight per round of age", NULL,
+     0, 1},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
-
 
 static void destroy(void *state)
 {
@@ -209,8 +209,7 @@ static int alloc_worker(struct average *s, const struct aia_context *ctx,
         s->sent = calloc(d, sizeof *s->sent);
     if (s->batch > 0)
         s->idx = malloc(s->batch * sizeof *s->idx);
-    if (!s->y || !s->g || (keep && !s->sent) ||
-        (s->batch > 0 && !s->idx))
+    if (!s->y || !s->g || (keep && !s->sent) || (s->batch > 0 && !s->idx))
         return aia_seterr(err, "out of memory");
     return 0;
 }
@@ -250,43 +249,48 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
  * one to keep.  0 or -1. */
 static int check_options(const struct aia_context *ctx, struct aia_error *err)
 {
-    const struct aia_value *a = ctx->args;
-    if (a[P_DELAY].i > a[P_LOCAL_STEPS].i)
+    int64_t delay = arg_i(ctx, "delay"), local = arg_i(ctx, "local_steps"),
+            every = arg_i(ctx, "preempt_every"),
+            preempt = arg_i(ctx, "preempt");
+    int memory = aia_arg_enum(ctx->args, "memory", memories, 2),
+        scheme = aia_arg_enum(ctx->args, "staleness", schemes, 4);
+    if (memory < 0 || scheme < 0)
+        return aia_seterr(err, "memory or staleness: a value average does "
+                               "not know");
+    if (delay > local)
         return aia_seterr(err,
                           "delay: %lld is more than local_steps (%lld): an "
                           "average is applied within the local steps of "
                           "the exchange that brings it",
-                          (long long)a[P_DELAY].i,
-                          (long long)a[P_LOCAL_STEPS].i);
-    int gd = a[P_STALENESS].i == SCHEME_GD;
-    if (gd && (a[P_MEMORY].i != MEM_LATEST || a[P_DELAY].i > 0 ||
-               a[P_PREEMPT_EVERY].i > 0))
+                          (long long)delay, (long long)local);
+    int gd = scheme == SCHEME_GD;
+    if (gd && (memory != MEM_LATEST || delay > 0 || every > 0))
         return aia_seterr(err, "staleness: gd keeps every worker's progress "
                                "from the query it was sent: it needs "
                                "memory: latest, delay: 0 and no preemption "
                                "(preempt_every: 0)");
-    if (a[P_STALENESS].i == SCHEME_DECAY && a[P_MEMORY].i != MEM_LATEST)
+    if (scheme == SCHEME_DECAY && memory != MEM_LATEST)
         return aia_seterr(err, "staleness: decay weighs every model by its "
                                "age, which memory: delta does not keep: use "
                                "memory: latest");
-    if (a[P_PREEMPT_EVERY].i == 0)
+    if (every == 0)
         return 0;
-    if (a[P_MEMORY].i == MEM_DELTA)
+    if (memory == MEM_DELTA)
         return aia_seterr(err, "preempt_every: preemption replaces the "
                                "workers' models, which memory: delta does "
                                "not keep: use memory: latest");
-    if (a[P_PREEMPT].i >= ctx->nworkers)
+    if (preempt >= ctx->nworkers)
         return aia_seterr(err,
                           "preempt: %lld of a pool of %d workers: at least "
                           "the best one must be kept",
-                          (long long)a[P_PREEMPT].i, ctx->nworkers);
+                          (long long)preempt, ctx->nworkers);
     return 0;
 }
 
 static int create(const struct aia_context *ctx, struct aia_shape *shape,
                   void **state, struct aia_error *err)
 {
-    if (check_weights(ctx, &ctx->args[P_WEIGHTS], err) < 0 ||
+    if (check_weights(ctx, aia_arg(ctx->args, "weights"), err) < 0 ||
         check_options(ctx, err) < 0)
         return -1;
     struct average *s = calloc(1, sizeof *s);
@@ -303,31 +307,31 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
             ? ctx->facts
             : NULL;
     double scale = f && f->largest > 0 ? f->smoothness / f->largest : 1.0;
-    if (aia_auto_step(ctx, P_STEP, scale,
-                      "1/L_max, the largest worker's L: each worker's local "
-                      "steps are gradient descent on its rows",
-                      &s->step, err) < 0) {
+    if (aia_auto_step_named(
+            ctx, "step", scale,
+            "1/L_max, the largest worker's L: each worker's local "
+            "steps are gradient descent on its rows",
+            &s->step, err) < 0) {
         free(s);
         return -1;
     }
-    s->local_steps = (uint64_t)ctx->args[P_LOCAL_STEPS].i;
-    s->batch = (size_t)ctx->args[P_BATCH].i;
-    s->memory = (int)ctx->args[P_MEMORY].i;
-    s->delay = (uint64_t)ctx->args[P_DELAY].i;
-    s->compensate = (int)ctx->args[P_COMPENSATE].i;
-    s->preempt_every = (uint64_t)ctx->args[P_PREEMPT_EVERY].i;
-    s->preempt = (uint64_t)ctx->args[P_PREEMPT].i;
-    s->scheme = (int)ctx->args[P_STALENESS].i;
-    s->decay = ctx->args[P_DECAY].d;
+    s->local_steps = (uint64_t)arg_i(ctx, "local_steps");
+    s->batch = (size_t)arg_i(ctx, "batch");
+    s->memory = aia_arg_enum(ctx->args, "memory", memories, 2);
+    s->delay = (uint64_t)arg_i(ctx, "delay");
+    s->compensate = (int)arg_i(ctx, "compensate");
+    s->preempt_every = (uint64_t)arg_i(ctx, "preempt_every");
+    s->preempt = (uint64_t)arg_i(ctx, "preempt");
+    s->scheme = aia_arg_enum(ctx->args, "staleness", schemes, 4);
+    s->decay = aia_arg(ctx->args, "decay")->d;
     if (s->scheme == SCHEME_AUTO)
-        s->scheme = s->memory == MEM_LATEST && s->delay == 0 &&
-                            !PREEMPTING(s)
+        s->scheme = s->memory == MEM_LATEST && s->delay == 0 && !PREEMPTING(s)
                         ? SCHEME_GD
                         : SCHEME_NONE;
     s->nworkers = ctx->nworkers;
     s->me = ctx->worker;
     s->host = ctx->host;
-    const struct aia_value *wv = &ctx->args[P_WEIGHTS];
+    const struct aia_value *wv = aia_arg(ctx->args, "weights");
     if (wv->n > 0) {
         if (!(s->weights = malloc(wv->n * sizeof *s->weights))) {
             destroy(s);

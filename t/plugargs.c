@@ -159,8 +159,8 @@ int main(void)
     struct plugtest prob;
     plugtest_load(&prob, "lrmse", AIA_KIND_PROBLEM,
                   "{rows: 200, cols: 5, condition: 10}");
-    static const char *const algs[] = {"gd", "sgd", "sag", "rennala",
-                                       "ringmaster"};
+    static const char *const algs[] = {"gd",      "sgd",        "sag",
+                                       "rennala", "ringmaster", "average"};
     int enums = 0;
     for (size_t i = 0; i < sizeof algs / sizeof algs[0]; i++)
         enums += plugin_choices(algs[i], &prob);
