@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "coord.h"
-#include "eval.h"
 #include "facts.h"
 #include "host.h"
 #include "params.h"
@@ -38,51 +37,6 @@ void coord_fail(struct coord *c, const char *fmt, ...)
     host_error("%s", c->err.text);
     proto_fail(&c->p);
     c->status = RUN_FAILED;
-}
-
-static int coord_alloc(struct coord *c)
-{
-    int n = c->n;
-    const struct job *job = c->job;
-    struct aia_error err;
-    if (query_init(c) < 0)
-        return -1;
-    c->rlen = calloc((size_t)n, sizeof *c->rlen);
-    c->sreq = malloc((size_t)n * sizeof *c->sreq);
-    c->bye = calloc((size_t)n, 1);
-    c->st = calloc((size_t)n, sizeof *c->st);
-    c->idx = calloc((size_t)n, sizeof *c->idx);
-    c->mst = calloc((size_t)n, sizeof *c->mst);
-    if (!c->rlen || listen_init(c) < 0 || !c->sreq || !c->bye || !c->st ||
-        !c->idx || !c->mst ||
-        proto_init(&c->p, n, job->mode,
-                   job->topology == JOB_TREE ? job->arity : 0, c->s->ranks,
-                   &err) < 0 ||
-        record_init(&c->r, c->s, &c->p, c->st, &c->acodec) < 0 ||
-        eval_init(c) < 0)
-        return -1;
-    for (int w = 0; w < n; w++) {
-        c->sreq[w] = MPI_REQUEST_NULL;
-        c->bye[w] = !c->p.direct[w];
-        c->st[w].rank = c->s->ranks[w];
-        c->st[w].hidden = !c->p.direct[w];
-    }
-    return 0;
-}
-
-static void coord_free(struct coord *c)
-{
-    query_free(c);
-    free(c->rlen);
-    listen_free(c);
-    free(c->sreq);
-    free(c->bye);
-    free(c->st);
-    free(c->idx);
-    free(c->mst);
-    proto_free(&c->p);
-    record_free(&c->r);
-    eval_free(c);
 }
 
 /* Listen to worker w's next message (listen.c probes it). */
@@ -350,7 +304,7 @@ int coord_run(struct setup *s)
     poll_catch_signals();
     poll_configure(s->job->poll);
     host_log(AIA_LOG_INFO, "%s", poll_choice());
-    if (coord_alloc(&c) < 0) {
+    if (coord_init(&c) < 0) {
         host_error("out of memory for %d workers; aborting the job", c.n);
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
     }

@@ -12,7 +12,7 @@
 #include "codec.h"
 #include "proto.h"
 #include "record.h"
-#include "run.h"
+#include "setup.h"
 #include "stats.h"
 
 struct qbuf {
@@ -58,12 +58,22 @@ struct coord {
     struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
 };
 
+/* The coordinator's role (rank 0): runs the job, returns its exit
+ * status. */
+int coord_run(struct setup *s);
+
 /* Stop the run with an error (printed at once); the first one wins. */
 void coord_fail(struct coord *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* One message from worker w, whose receive completed with mst. */
 void coord_take(struct coord *c, int w, const MPI_Status *mst, double now);
+
+/* query.c: the coordinator's state (its per-worker arrays, the protocol,
+ * the recorder, the evaluations): 0, or -1 when out of memory; and its
+ * release. */
+int coord_init(struct coord *c);
+void coord_free(struct coord *c);
 
 /* query.c: the codecs and the receive buffers (query buffers come as
  * needed); 0 or -1 (out of memory or a codec refused). */
@@ -137,5 +147,23 @@ void shutdown_signal(struct coord *c);
 /* Close the outputs, write the final iterate, print the report and the
  * summary line, write the worker table. */
 void shutdown_report(struct coord *c);
+
+/* eval.c: the workers' evaluations of the iterate (eval.h says what they
+ * are). */
+
+/* Coordinator: set up the evaluations (and the recorder's hook); 0 or -1
+ * (out of memory). */
+int eval_init(struct coord *c);
+
+/* Free them (after the shutdown: a dead worker's send may be in flight). */
+void eval_free(struct coord *c);
+
+/* An EVALANS from worker w, checked already (kind, length). */
+void eval_take(struct coord *c, int w, const struct wire_hdr *h);
+
+/* At the stop: evaluate the final model unless that is under way, wait
+ * for the pending evaluations a bounded time (what does not come is
+ * missing), and ask for no more. */
+void eval_drain(struct coord *c);
 
 #endif

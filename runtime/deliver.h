@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "data.h"
-#include "run.h"
+#include "setup.h"
 
 /* Collective over MPI_COMM_WORLD: fill t with this rank's rows of the
  * file d (nothing for a rank outside the pool; on rank 0 the shape only,

@@ -15,12 +15,8 @@
 #ifndef AIARUN_EVAL_H
 #define AIARUN_EVAL_H
 
-#include "run.h"
+#include "setup.h"
 #include "wire.h"
-
-/* Doubles of an EVALANS: loss sum, metric sum, rows; the same for the
- * test rows. */
-#define EVAL_LEN 6
 
 /* 1 when the job's loss is computed by the workers: a data file in the
  * star topology (in a tree the coordinator still holds every row). */
@@ -30,22 +26,5 @@ int eval_by_workers(const struct setup *s);
  * sums 0 without problem.test).  0 or -1 with err. */
 int eval_rows(const struct setup *s, const double *x, double *out,
               struct aia_error *err);
-
-struct coord;
-
-/* Coordinator: set up the evaluations (and the recorder's hook); 0 or -1
- * (out of memory). */
-int eval_init(struct coord *c);
-
-/* Free them (after the shutdown: a dead worker's send may be in flight). */
-void eval_free(struct coord *c);
-
-/* An EVALANS from worker w, checked already (kind, length). */
-void eval_take(struct coord *c, int w, const struct wire_hdr *h);
-
-/* At the stop: evaluate the final model unless that is under way, wait
- * for the pending evaluations a bounded time (what does not come is
- * missing), and ask for no more. */
-void eval_drain(struct coord *c);
 
 #endif

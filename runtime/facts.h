@@ -4,7 +4,7 @@
 #ifndef AIARUN_FACTS_H
 #define AIARUN_FACTS_H
 
-#include "run.h"
+#include "setup.h"
 
 /* Every rank learns L of the whole problem into s->facts (the row-weighted
  * mean of the workers' own, with the least and largest), when the

@@ -1,5 +1,6 @@
-/* query.c - the coordinator's message buffers: one receive buffer per
- * worker, the query buffers, and the codecs between them and the wire.
+/* query.c - the coordinator's state, allocated and freed as one
+ * (coord_init, coord_free), and its message buffers: one receive buffer
+ * per worker, the query buffers, and the codecs between them and the wire.
  *
  * A round's query is written once and sent from the same buffer to every
  * worker that gets it; a buffer is reused only when every send from it
@@ -179,4 +180,49 @@ int query_first(struct coord *c, int q)
     c->p.epoch = c->r.saved_epoch = k->epoch;
     c->p.round = k->round;
     return 0;
+}
+
+int coord_init(struct coord *c)
+{
+    int n = c->n;
+    const struct job *job = c->job;
+    struct aia_error err;
+    if (query_init(c) < 0)
+        return -1;
+    c->rlen = calloc((size_t)n, sizeof *c->rlen);
+    c->sreq = malloc((size_t)n * sizeof *c->sreq);
+    c->bye = calloc((size_t)n, 1);
+    c->st = calloc((size_t)n, sizeof *c->st);
+    c->idx = calloc((size_t)n, sizeof *c->idx);
+    c->mst = calloc((size_t)n, sizeof *c->mst);
+    if (!c->rlen || listen_init(c) < 0 || !c->sreq || !c->bye || !c->st ||
+        !c->idx || !c->mst ||
+        proto_init(&c->p, n, job->mode,
+                   job->topology == JOB_TREE ? job->arity : 0, c->s->ranks,
+                   &err) < 0 ||
+        record_init(&c->r, c->s, &c->p, c->st, &c->acodec) < 0 ||
+        eval_init(c) < 0)
+        return -1;
+    for (int w = 0; w < n; w++) {
+        c->sreq[w] = MPI_REQUEST_NULL;
+        c->bye[w] = !c->p.direct[w];
+        c->st[w].rank = c->s->ranks[w];
+        c->st[w].hidden = !c->p.direct[w];
+    }
+    return 0;
+}
+
+void coord_free(struct coord *c)
+{
+    query_free(c);
+    free(c->rlen);
+    listen_free(c);
+    free(c->sreq);
+    free(c->bye);
+    free(c->st);
+    free(c->idx);
+    free(c->mst);
+    proto_free(&c->p);
+    record_free(&c->r);
+    eval_free(c);
 }

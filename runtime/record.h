@@ -18,7 +18,7 @@
 #include "diverge.h"
 #include "output.h"
 #include "proto.h"
-#include "run.h"
+#include "setup.h"
 #include "stats.h"
 
 struct recorder {

@@ -16,6 +16,7 @@
 
 #include "checkpoint.h"
 #include "codec.h"
+#include "coord.h"
 #include "deliver.h"
 #include "eval.h"
 #include "facts.h"

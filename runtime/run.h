@@ -1,4 +1,4 @@
-/* run.h - a job under MPI: the setup every rank shares, and the two roles.
+/* run.h - a job under MPI: setting it up (setup.h), and the two roles.
  *
  * run_job sets the job up collectively (every rank parses the same bytes,
  * loads its plugins, and all ranks agree on success before going on, so a
@@ -8,53 +8,13 @@
 #ifndef AIARUN_RUN_H
 #define AIARUN_RUN_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#include <aiarun/aiarun.h>
-
-#include "checkpoint.h"
-#include "data.h"
-#include "job.h"
-#include "loader.h"
-
-/* Exit statuses. */
-enum { RUN_OK = 0, RUN_FAILED = 1, RUN_BAD_JOB = 2 };
-/* The run ended, its outputs complete, but a rank was left behind
- * (declared dead, or never stopped) and the job had to be aborted. */
-enum { RUN_INCOMPLETE = 3 };
+#include "setup.h"
 
 struct run_opts {
     const char *path;
     const char *const *overrides;
     int verbosity;
     int resume; /* --resume: continue from output.checkpoint */
-};
-
-struct setup {
-    struct job *job;
-    int rank, size;
-    int nworkers;
-    int *ranks;     /* pool index -> rank */
-    int windex;     /* this rank's pool index; -1 for the coordinator and
-                       ranks outside the pool */
-    struct plugin *alg_p, *prob_p, *wait_p;
-    const struct aia_algorithm_plugin *alg;
-    const struct aia_problem_plugin *prob;
-    const struct aia_wait_plugin *wait;
-    struct aia_value *alg_args, *prob_args, *wait_args;
-    void *alg_s, *prob_s, *wait_s; /* plugin states */
-    struct aia_shape shape;
-    size_t dim;
-    size_t *rows;      /* coordinator: rows of each worker */
-    size_t total_rows; /* coordinator: sum of rows */
-    struct data_table data; /* rows of problem.data held by this rank */
-    struct aia_problem_facts facts; /* every rank: L, rows */
-    int smoothness_tried;           /* facts_smoothness asked the problem */
-    struct checkpoint_id identity; /* what a checkpoint of this job carries */
-    struct data_table test; /* rows of problem.test held by this rank */
-    void *test_s;           /* worker: the problem opened on them */
-    int resume;
 };
 
 /* Set by the coordinator when MPI_Finalize must not be called (a signal
@@ -68,8 +28,8 @@ extern int run_incomplete;
 int run_job(const struct run_opts *opts);
 
 
-/* The two roles; both return the job's exit status. */
-int coord_run(struct setup *s);
+/* The worker's role (the coordinator's is coord_run, coord.h); it returns
+ * the job's exit status. */
 int worker_run(struct setup *s);
 
 /* Load, bind and create a job's plugins without MPI (aiarun --check):

@@ -15,6 +15,7 @@
 #include "host.h"
 #include "poll.h"
 #include "report.h"
+#include "run.h"
 #include "util.h"
 #include "wire.h"
 

@@ -11,7 +11,7 @@
 
 #include "codec.h"
 #include "latency.h"
-#include "run.h"
+#include "setup.h"
 
 /* One simulated worker. */
 struct simworker {

@@ -42,6 +42,7 @@
 #include "host.h"
 #include "poll.h"
 #include "proto.h"
+#include "run.h"
 #include "straggle.h"
 #include "tree.h"
 #include "util.h"

@@ -10,7 +10,7 @@
 #ifndef AIARUN_TREE_H
 #define AIARUN_TREE_H
 
-#include "run.h"
+#include "setup.h"
 
 /* tree_parent and tree_children, the tree's shape, are in proto.h. */
 

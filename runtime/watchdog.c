@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "host.h"
-#include "run.h"
+#include "setup.h"
 
 /* Seconds a rank that waits for the others gives the stuck one to say
  * why before it aborts the job itself. */

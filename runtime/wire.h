@@ -55,6 +55,10 @@ enum wire_kind {
     WIRE_EVALANS = 8,
 };
 
+/* Doubles of an EVALANS: loss sum, metric sum, rows; the same for the
+ * test rows (eval.h). */
+#define EVAL_LEN 6
+
 /* FINISH flags. */
 #define WIRE_NO_FINALIZE 0x1u
 
