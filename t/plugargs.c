@@ -68,19 +68,25 @@ static void arg_enum(void)
     params_free(a);
 }
 
-/* choices "a|b|c" reversed into out ("c|b|a"). */
+/* choices "a|b|c" reversed into out ("c|b|a"), cut at len - 1 bytes. */
 static void reverse(const char *choices, char *out, size_t len)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", choices);
-    out[0] = '\0';
-    char *save = NULL;
-    for (char *w = strtok_r(buf, "|", &save); w;
-         w = strtok_r(NULL, "|", &save)) {
-        char tmp[256];
-        snprintf(tmp, sizeof tmp, "%s%s%s", w, out[0] ? "|" : "", out);
-        snprintf(out, len, "%s", tmp);
+    size_t end = strlen(choices), o = 0;
+    for (;;) {
+        size_t start = end;
+        while (start > 0 && choices[start - 1] != '|')
+            start--;
+        if (o + (end - start) + 2 > len)
+            break;
+        if (o > 0)
+            out[o++] = '|';
+        memcpy(out + o, choices + start, end - start);
+        o += end - start;
+        if (start == 0)
+            break;
+        end = start - 1;
     }
+    out[o] = '\0';
 }
 
 /* The coordinator's model after ROUNDS rounds of alg (bound args) on
