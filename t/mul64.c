@@ -4,6 +4,7 @@
  * every rank and the same random numbers as before. */
 #include <config.h>
 
+#include <limits.h>
 #include <stdint.h>
 
 #include <aiarun/aiarun.h>
@@ -160,7 +161,8 @@ static void partitions(void)
         for (size_t j = 0; j < sizeof counts / sizeof counts[0]; j++) {
             int c = counts[j];
             struct aia_partition part = {0, c, AIA_PART_BLOCK, 0, NULL};
-            int ps[] = {-1, 0, 1, 2, c / 3, c / 2, c - 2, c - 1, c, c + 1};
+            int ps[] = {-1, 0, 1, 2, c / 3, c / 2, c - 2, c - 1, c,
+                        c < INT_MAX ? c + 1 : c};
             for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++, cases++)
                 bad += aia_partition_first(&part, ms[i], ps[k]) !=
                        old_first(ms[i], ps[k], c);

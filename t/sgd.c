@@ -342,6 +342,7 @@ static void auto_update(const char *yaml, int async, int *table)
     struct aia_shape shape;
     struct rank c;
     plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, yaml);
+    alg = (const void *)A.p->h; /* the plugin loaded now, not main's */
     struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
     struct aia_context ctx = plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0,
                                           W, 11);
