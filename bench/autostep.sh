@@ -87,9 +87,9 @@ lrmse, 400 rows × 10 columns, noise 0.1, condition 10⁵ (column j scaled
 by 10^(−2.5 j/9)), seeds ${AUTO_FIRST} to ${AUTO_SEEDS}, 5 ranks, while a second
 aiarun job (3 ranks, gd on 20,000 × 50) runs on the same cores. Every
 method with \`step: auto\`; gd and average wait for every worker, sgd-3
-for 3 of the 4 and moves along each answer, sgd-async moves at every
-answer along the mean of every worker's latest one (\`update: auto\`,
-which is \`table\` in async mode with the step auto). Runs that
+for 3 of the 4; sgd moves at every answer along the mean of every
+worker's latest one (\`update: auto\`, which is \`table\` with the
+step auto). Runs that
 reach a gap of 10⁻⁶ within ${AUTO_CAP} s, runs stopped as diverged,
 other stops (the time limit); the median time over all the runs (one
 that missed counts as slower than any that reached) and the median

@@ -381,7 +381,7 @@ static void table(void)
     ok(t, "update: auto, step auto, async: x moves along the mean of the "
           "workers' latest answers");
     auto_update("{}", 0, &t);
-    ok(!t, "update: auto, step auto, rounds: along each answer");
+    ok(t, "update: auto, step auto, rounds: the table too");
     auto_update("{step: 1}", 1, &t);
     ok(!t, "update: auto, an explicit step, async: along each answer, as "
            "before the table");
