@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "coord.h"
 #include "facts.h"
 #include "host.h"
@@ -54,6 +55,7 @@ static int send_query(struct coord *c, int w, double now)
                   c->s->ranks[w], TAG_QUERY, MPI_COMM_WORLD,
                   &c->sreq[w]) != MPI_SUCCESS)
         return -1;
+    bell_ring(c->s->ranks[w]);
     c->st[w].sent_payload += c->s->shape.query_len * sizeof(double);
     c->st[w].sent_encoded += q->bytes - sizeof(struct wire_hdr);
     c->sq[w] = c->cur;
@@ -302,7 +304,7 @@ int coord_run(struct setup *s)
     /* A dead worker's requests must fail, not abort the job. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     poll_catch_signals();
-    poll_configure(s->job->poll);
+    poll_configure(s->job->poll, s->job->wake);
     host_log(AIA_LOG_INFO, "%s", poll_choice());
     if (coord_init(&c) < 0) {
         host_error("out of memory for %d workers; aborting the job", c.n);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bell.h"
 #include "host.h"
 #include "util.h"
 
@@ -56,6 +57,7 @@ static void send_bytes(const void *buf, size_t bytes, int dest)
     for (size_t off = 0; off < bytes; off += CHUNK) {
         size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
         MPI_Send(p + off, (int)n, MPI_BYTE, dest, TAG_DATA, MPI_COMM_WORLD);
+        bell_ring(dest);
     }
 }
 

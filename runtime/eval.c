@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "coord.h"
 #include "eval.h"
 #include "host.h"
@@ -102,6 +103,7 @@ static int send_eval(struct coord *c, const double *x, const double *row)
                               "cannot send an evaluation to "
                               "rank %d",
                               c->s->ranks[w]);
+        bell_ring(c->s->ranks[w]);
         p->got[w] = 0;
         c->st[w].evals++;
     }

@@ -106,6 +106,7 @@ struct job {
     int topology; /* enum job_topology */
     int arity;    /* tree: children per node */
     int poll;     /* pool.poll: enum poll_mode */
+    int wake;     /* pool.wake: 0 bell, 1 timer (poll_configure) */
     const struct mnode *topology_node;
     int codec_query, codec_answer; /* enum codec_id */
     double codec_topk;             /* fraction (< 1) or count */

@@ -117,6 +117,8 @@ static const struct job_name topology_names[] = {
     {"star", JOB_STAR}, {"tree", JOB_TREE}, {NULL, 0}};
 static const struct job_name poll_names[] = {
     {"auto", 0}, {"spin", 1}, {"sleep", 2}, {NULL, 0}}; /* enum poll_mode */
+static const struct job_name wake_names[] = {
+    {"bell", 0}, {"timer", 1}, {NULL, 0}};
 static const struct job_name mode_names[] = {
     {"rounds", JOB_ROUNDS}, {"async", JOB_ASYNC}, {NULL, 0}};
 static const struct job_name format_out_names[] = {
@@ -186,6 +188,7 @@ const struct job_field job_fields_pool[] = {
     {"mode", JF_ENUM, F(mode), 0, mode_names, NULL, 0},
     {"mode", JF_NODE, F(mode_node), 0, NULL, NULL, 0},
     {"poll", JF_ENUM, F(poll), 0, poll_names, NULL, 0},
+    {"wake", JF_ENUM, F(wake), 0, wake_names, NULL, 0},
     END};
 const struct job_field job_fields_codec[] = {
     {"query", JF_ENUM, F(codec_query), 0, NULL, codec_lookup, 0},

@@ -120,6 +120,12 @@ const struct aia_param job_keys_pool[] = {
      "first microseconds; auto: spin where the node has a core for every "
      "rank on it and other work seldom preempts the rank, else sleep",
      "auto|spin|sleep", 0, 0},
+    {"wake", AIA_ENUM, "bell",
+     "how a sleeping rank learns that a message came: bell: the rank on "
+     "the same node that sent it wakes it at once (a futex in a page the "
+     "node's ranks share), and the sleep's end is the fallback; timer: "
+     "only at the end of each sleep",
+     "bell|timer", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 

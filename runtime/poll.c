@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bell.h"
 #include "util.h"
 
 /* Yield for this long before sleeping: answers that come quickly are
@@ -58,6 +59,7 @@ void poll_node(void)
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
                             MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &node_ranks);
+        bell_setup(node);
         MPI_Comm_free(&node);
     }
     cpu_set_t set;
@@ -73,20 +75,23 @@ void poll_node(void)
     }
 }
 
-static char why[128];
+static char why[320];
 
-int poll_configure(int mode)
+int poll_configure(int mode, int wake)
 {
     static const char *const names[] = {"auto", "spin", "sleep"};
     spin_ok = mode == POLL_SPIN ||
               (mode == POLL_AUTO && node_ranks > 0 && node_cores > 0 &&
                node_ranks <= node_cores);
     spin_auto = spin_ok && mode == POLL_AUTO;
+    bell_use(wake == 0);
     snprintf(why, sizeof why,
-             "waiting: %s (pool.poll: %s; %d ranks on this node, %d cores)",
+             "waiting: %s (pool.poll: %s; %d ranks on this node, %d cores); "
+             "%s%s",
              spin_ok ? "spin while a message is expected" : "sleep",
              names[mode >= 0 && mode <= 2 ? mode : 0], node_ranks,
-             node_cores);
+             node_cores, bell_state(),
+             wake == 0 ? "" : ", unused (pool.wake: timer)");
     return spin_ok;
 }
 
@@ -204,6 +209,16 @@ int poll_wait(int (*test)(void *ctx), void *ctx, double deadline)
         double step = fmin(fmax(POLL_SLEEP_SHARE * (now - start),
                                 POLL_MIN_SLEEP),
                            POLL_MAX_SLEEP);
-        util_sleep(fmin(step, deadline - now));
+        /* asleep on the bell, a sender on this node wakes this rank at
+         * once; the test after arming takes a message that came before */
+        long ticket = bell_arm();
+        if (ticket >= 0) {
+            got = test(ctx);
+            if (got != 0) {
+                bell_sleep(ticket, 0);
+                return got == POLL_NOTHING ? 0 : got;
+            }
+        }
+        bell_sleep(ticket, fmin(step, deadline - now));
     }
 }

@@ -37,9 +37,10 @@ enum poll_mode {
 void poll_node(void);
 
 /* Choose, by mode (enum poll_mode) and poll_node's counts, whether waits
- * test without sleeping while a message is expected; returns 1 when they
- * do. */
-int poll_configure(int mode);
+ * test without sleeping while a message is expected, and by wake (0: bell,
+ * 1: timer, pool.wake) whether sleeps wait on this rank's doorbell
+ * (bell.h); returns 1 when waits spin. */
+int poll_configure(int mode, int wake);
 
 /* poll_configure's choice and why, as a line for the log (static). */
 const char *poll_choice(void);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "coord.h"
 #include "host.h"
 #include "poll.h"
@@ -129,6 +130,7 @@ void shutdown_finish(struct coord *c)
                               .flags = run_incomplete ? WIRE_NO_FINALIZE : 0};
         MPI_Isend(&buf[r - 1], sizeof *buf, MPI_BYTE, r, TAG_CTRL,
                   MPI_COMM_WORLD, &fr[r - 1]);
+        bell_ring(r);
         if (w >= 0 && c->st[w].dead)
             MPI_Request_free(&fr[r - 1]); /* never waited on */
     }
@@ -178,6 +180,7 @@ void shutdown_pool(struct coord *c)
         MPI_Isend(&stop[r - 1], sizeof *stop, MPI_BYTE, r,
                   tree && w >= 0 ? TAG_QUERY : TAG_CTRL, MPI_COMM_WORLD,
                   &sr[r - 1]);
+        bell_ring(r);
         /* a worker declared dead may be alive after all (slow): tell it
          * to stop too, but never wait on it */
         if (w >= 0 && c->st[w].dead)

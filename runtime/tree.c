@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "host.h"
 #include "poll.h"
 #include "proto.h"
@@ -301,6 +302,7 @@ static void send_report(struct node *k)
     memcpy(k->up + sizeof(struct wire_hdr), k->report, len);
     MPI_Isend(k->up, (int)(sizeof(struct wire_hdr) + len), MPI_BYTE, k->parent,
               TAG_ANSWER, MPI_COMM_WORLD, &k->ureq);
+    bell_ring(k->parent);
 }
 
 /* Answer the query in qbuf and send up the subtree's answer; 1 when rank
@@ -314,6 +316,7 @@ static int round_(struct node *k)
     for (int c = 0; c < k->n; c++) {
         MPI_Isend(k->qbuf, (int)k->qbytes, MPI_BYTE, k->child[c], TAG_QUERY,
                   MPI_COMM_WORLD, &k->fwd[c]);
+        bell_ring(k->child[c]);
     }
     struct aia_step step = {.round = q->round, .answers = k->answers};
     struct aia_error err = {""};
@@ -381,6 +384,7 @@ static int round_(struct node *k)
                           .rows = (uint64_t)rows};
     MPI_Isend(k->up, (int)k->abytes, MPI_BYTE, k->parent, TAG_ANSWER,
               MPI_COMM_WORLD, &k->ureq);
+    bell_ring(k->parent);
     k->answers++;
     k->sent_at = util_now();
     if (k->gap > 0)
@@ -393,9 +397,11 @@ static int round_(struct node *k)
 static int stop(struct node *k)
 {
     k->stopping = 1;
-    for (int c = 0; c < k->n; c++)
+    for (int c = 0; c < k->n; c++) {
         MPI_Isend(k->qbuf, (int)k->qbytes, MPI_BYTE, k->child[c], TAG_QUERY,
                   MPI_COMM_WORLD, &k->fwd[c]);
+        bell_ring(k->child[c]);
+    }
     if (collect(k))
         return 1;
     forwarded(k);
@@ -405,6 +411,7 @@ static int stop(struct node *k)
         .magic = WIRE_MAGIC, .kind = WIRE_BYE, .seq = k->answers};
     MPI_Send(&mine, sizeof mine, MPI_BYTE, k->parent, TAG_ANSWER,
              MPI_COMM_WORLD);
+    bell_ring(k->parent);
     return 0;
 }
 
@@ -442,7 +449,7 @@ int tree_worker_run(struct setup *s)
     k.rows = (double)s->prob->rows(s->prob_s);
     straggle_init(&k.delays, &s->job->stragglers, s->job->seed, s->rank);
     poll_ignore_signals();
-    poll_configure(s->job->poll);
+    poll_configure(s->job->poll, s->job->wake);
     MPI_Irecv(&k.fin, sizeof k.fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
               &k.rc);
     int finished = 0;

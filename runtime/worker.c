@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bell.h"
 #include "codec.h"
 #include "eval.h"
 #include "host.h"
@@ -68,6 +69,7 @@ static void report(struct worker *k, const char *text)
         MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
     MPI_Send(msg, (int)(sizeof(struct wire_hdr) + len), MPI_BYTE, 0,
              TAG_ANSWER, MPI_COMM_WORLD);
+    bell_ring(0);
     free(msg);
     k->failed = 1;
 }
@@ -192,6 +194,7 @@ static int answer(struct worker *k, int got)
         ((struct wire_hdr *)k->abuf)->magic ^= 0xdeadbeefu;
     MPI_Isend(k->abuf, (int)(sizeof *q + bytes), MPI_BYTE, 0, TAG_ANSWER,
               MPI_COMM_WORLD, &k->areq);
+    bell_ring(0);
     k->answers++;
     /* the next query is due about as long after this answer as the last
      * one was: wait for it without sleeping, where the node allows */
@@ -225,6 +228,7 @@ static void evaluate(struct worker *k, int got)
         .seq = q->seq};
     MPI_Isend(k->ebuf, (int)sizeof k->ebuf, MPI_BYTE, 0, TAG_ANSWER,
               MPI_COMM_WORLD, &k->ereq);
+    bell_ring(0);
 }
 
 /* After STOP: take the queries still on their way, then say goodbye. */
@@ -247,6 +251,7 @@ static void goodbye(struct worker *k, uint64_t sent)
     struct wire_hdr bye = {.magic = WIRE_MAGIC, .kind = WIRE_BYE,
                            .seq = k->answers};
     MPI_Send(&bye, sizeof bye, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD);
+    bell_ring(0);
 }
 
 /* After the goodbye: the coordinator says whether every rank is there to
@@ -283,7 +288,7 @@ int worker_run(struct setup *s)
                        .areq = MPI_REQUEST_NULL, .ereq = MPI_REQUEST_NULL};
     int in_pool = s->windex >= 0;
     poll_ignore_signals();
-    poll_configure(s->job->poll);
+    poll_configure(s->job->poll, s->job->wake);
     if (in_pool) {
         const struct job *job = s->job;
         size_t alen = s->shape.answer_len, qlen = s->shape.query_len;

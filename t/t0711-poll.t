@@ -3,7 +3,8 @@
 # checked, the coordinator says what it chose and why (ranks on the node
 # against cores), and spinning changes the timing, never the iterates:
 # a spin run, a sleep run and an auto run of the same job end on the same
-# final iterate, in the star (rounds and async) and in a tree.
+# final iterate, in the star (rounds and async) and in a tree; the same
+# for pool.wake, doorbells or the sleep's end.
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
@@ -76,6 +77,28 @@ for mode in "rounds" "async" "tree"; do
         is "$(cmp -s spin.txt sleep.txt && echo same)" same \
             "$mode: a spin run ends on the sleep run's iterate, bit for bit"
     fi
+done
+
+# pool.wake: a sleeping rank woken by its sender's doorbell, or by the
+# end of its sleep; the iterates do not depend on it
+run 3 -v job.yaml
+like "$err" "doorbells: on \\(3 ranks on this node\\)" \
+    "pool.wake: bell, the default: the 3 ranks of the node share doorbells"
+run 3 -v -o pool.wake=timer job.yaml
+like "$err" "doorbells: on .*, unused \\(pool.wake: timer\\)" \
+    "pool.wake: timer: set up but unused, and the log says so"
+run 3 -o pool.wake=ring job.yaml
+is "$rc" 2 "pool.wake: ring is refused with exit 2"
+like "$err" "pool.wake: 'ring' is not one of bell\\|timer" \
+    "with a message that names the key and the choices"
+for mode in rounds tree; do
+    [ "$mode" = tree ] && extra="-o pool.topology=tree -o pool.arity=2" || extra=
+    for v in bell timer; do
+        run 7 -o pool.wake=$v -o output.final=wake-$v.txt $extra job.yaml
+        is "$rc" 0 "$mode, 7 ranks, pool.wake: $v: exit 0"
+    done
+    is "$(cmp -s wake-bell.txt wake-timer.txt && echo same)" same \
+        "$mode: a run woken by doorbells ends on the timer run's iterate, bit for bit"
 done
 
 # a large message: spinning waits for it without loss either
