@@ -42,18 +42,20 @@ YAML
                 # alternate the order, so that no program always runs
                 # first
                 if [ $((rep % 2)) = 1 ]; then
-                    order="aiarun plain spin poll"
+                    order="aiarun plain spin poll timer"
                 else
-                    order="poll spin plain aiarun"
+                    order="timer poll spin plain aiarun"
                 fi
                 for prog in $order; do
                     us=
                     case $prog in
-                    aiarun | spin)
-                        poll=auto
+                    aiarun | spin | timer)
+                        poll=auto wake=bell
                         [ "$prog" = spin ] && poll=spin
+                        [ "$prog" = timer ] && wake=timer
                         line=$(aia "$np" "$job" -o "problem.dim=$dim" \
-                            -o "stop.iterations=$rounds" -o "pool.poll=$poll")
+                            -o "stop.iterations=$rounds" -o "pool.poll=$poll" \
+                            -o "pool.wake=$wake")
                         t=$(field time "$line")
                         it=$(field iterations "$line")
                         [ -n "$t" ] && us=$(calc "1e6 * $t / $it")
@@ -94,25 +96,30 @@ waited, at most 100 µs), to
 tell the waiting strategy's share from the rest. **aiarun, spin** is
 aiarun with `pool.poll: spin` (tests without sleeping for the expected
 round trip whatever the node; the default, `auto`, spins only where the
-node has a core for every rank: on 2 cores, with 1 worker). Ratios are medians over
+node has a core for every rank: on 2 cores, with 1 worker). **aiarun,
+timer** is aiarun with `pool.wake: timer`: a sleeping rank notices a
+message at its sleep's end, where the default has the sender on the
+node wake it (its doorbell). Ratios are medians over
 repetitions of the ratio of runs made side by side; the target is aiarun
 within 1.1x of plain in every cell.
 
-| doubles | workers | aiarun µs | aiarun, spin µs | plain µs | plain, aiarun's polling µs | aiarun / plain | ≤ 1.1 | spin / plain | aiarun / plain-polling |
-|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|
+| doubles | workers | aiarun µs | aiarun, spin µs | aiarun, timer µs | plain µs | plain, aiarun's polling µs | aiarun / plain | ≤ 1.1 | spin / plain | timer / plain | aiarun / plain-polling |
+|---:|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|
 EOF
     for dim in $OVERHEAD_DIMS; do
         for nw in $OVERHEAD_WORKERS; do
             a=$(med overhead "aiarun/$dim/$nw")
             sp=$(med overhead "spin/$dim/$nw")
             rs=$(ratio overhead "spin/$dim/$nw" "plain/$dim/$nw")
+            tm=$(med overhead "timer/$dim/$nw")
+            rt=$(ratio overhead "timer/$dim/$nw" "plain/$dim/$nw")
             p=$(med overhead "plain/$dim/$nw")
             q=$(med overhead "poll/$dim/$nw")
             r=$(ratio overhead "aiarun/$dim/$nw" "plain/$dim/$nw")
             rq=$(ratio overhead "aiarun/$dim/$nw" "poll/$dim/$nw")
             ok=0
             holds "$r <= 1.1" && ok=1
-            echo "| $dim | $nw | $(fmt "$a") | $(fmt "$sp") | $(fmt "$p") | $(fmt "$q") | $r | $(verdict $ok) | $rs | $rq |"
+            echo "| $dim | $nw | $(fmt "$a") | $(fmt "$sp") | $(fmt "$tm") | $(fmt "$p") | $(fmt "$q") | $r | $(verdict $ok) | $rs | $rt | $rq |"
         done
     done
     echo

@@ -39,19 +39,23 @@ YAML
             rounds=$(tree_rounds "$dim")
             progs="star"
             for a in $TREE_ARITIES; do progs="$progs tree$a"; done
-            progs="$progs allreduce iallreduce"
+            # the same star and binary tree, woken at their sleeps' ends
+            # instead of by their senders' doorbells
+            progs="$progs star-timer tree2-timer allreduce iallreduce"
             # alternate the order, so that no program always runs first
             [ $((rep % 2)) = 0 ] &&
                 progs=$(printf '%s\n' $progs | sed '1!G;h;$!d' | tr '\n' ' ')
             for prog in $progs; do
                 us=
                 case $prog in
-                star | tree*)
-                    topo=
-                    [ "$prog" = star ] ||
-                        topo="-o pool.topology=tree -o pool.arity=${prog#tree}"
+                star* | tree*)
+                    topo= wake=bell
+                    case $prog in *-timer) wake=timer ;; esac
+                    base=${prog%-timer}
+                    [ "$base" = star ] ||
+                        topo="-o pool.topology=tree -o pool.arity=${base#tree}"
                     line=$(aia "$np" "$job" -o "problem.dim=$dim" \
-                        -o "stop.iterations=$rounds" $topo)
+                        -o "stop.iterations=$rounds" -o "pool.wake=$wake" $topo)
                     t=$(field time "$line")
                     it=$(field iterations "$line")
                     [ -n "$t" ] && [ -n "$it" ] && us=$(calc "1e6 * $t / $it")
@@ -83,20 +87,25 @@ round; **tree k**, the same job with \`pool.topology: tree\`,
 means come up, no rank receives more than k answers a round);
 **Allreduce** and **Iallreduce**, \`bench/allreduce.c\`: the sum of as
 many doubles over the 9 ranks with the collective (Iallreduce then
-MPI_Wait). Ratios are medians of per-repetition ratios against the star.
+MPI_Wait); **timer**: the star and the tree of arity 2 with
+\`pool.wake: timer\`, a sleeping rank noticing a message at its sleep's
+end instead of being woken by its sender's doorbell. Ratios are medians
+of per-repetition ratios against the star.
 
-| doubles | star µs | $(for a in $TREE_ARITIES; do printf 'tree %s µs | ' "$a"; done)Allreduce µs | Iallreduce µs | $(for a in $TREE_ARITIES; do printf 'tree %s / star | ' "$a"; done)Allreduce / star |
-|---:|---:|$(for a in $TREE_ARITIES; do printf -- '---:|'; done)---:|---:|$(for a in $TREE_ARITIES; do printf -- '---:|'; done)---:|
+| doubles | star µs | $(for a in $TREE_ARITIES; do printf 'tree %s µs | ' "$a"; done)star, timer µs | tree 2, timer µs | Allreduce µs | Iallreduce µs | $(for a in $TREE_ARITIES; do printf 'tree %s / star | ' "$a"; done)tree 2 / star, both timer | Allreduce / star |
+|---:|---:|$(for a in $TREE_ARITIES; do printf -- '---:|'; done)---:|---:|---:|---:|$(for a in $TREE_ARITIES; do printf -- '---:|'; done)---:|---:|
 EOF
     for dim in $TREE_DIMS; do
         row="| $dim | $(fmt "$(med tree "star/$dim")") |"
         for a in $TREE_ARITIES; do
             row="$row $(fmt "$(med tree "tree$a/$dim")") |"
         done
+        row="$row $(fmt "$(med tree "star-timer/$dim")") | $(fmt "$(med tree "tree2-timer/$dim")") |"
         row="$row $(fmt "$(med tree "allreduce/$dim")") | $(fmt "$(med tree "iallreduce/$dim")") |"
         for a in $TREE_ARITIES; do
             row="$row $(ratio tree "tree$a/$dim" "star/$dim") |"
         done
+        row="$row $(ratio tree "tree2-timer/$dim" "star-timer/$dim") |"
         row="$row $(ratio tree "allreduce/$dim" "star/$dim") |"
         echo "$row"
     done

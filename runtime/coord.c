@@ -92,7 +92,8 @@ static void end_round(struct coord *c, double now)
         coord_fail(c, "%s", c->r.err.text);
     /* a step far larger than the first ones: the loss says whether the
      * run diverged */
-    if (diverge_change(&c->r.dv, c->job->diverge, record_change(&c->r)) &&
+    if (diverge_change(&c->r.dv, c->job->diverge,
+                       record_change_watch(&c->r)) &&
         measure_loss(c, &(double){0}) < 0)
         return;
     struct proto_measure m = {.ctx = c,

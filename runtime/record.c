@@ -109,6 +109,23 @@ double record_change(const struct recorder *r)
     return sqrt((s[0] + s[1]) + (s[2] + s[3]));
 }
 
+double record_change_watch(const struct recorder *r)
+{
+    size_t n = r->s->shape.query_len;
+    if (!r->prev || n <= RECORD_CHANGE_EXACT)
+        return record_change(r);
+    const double *a = r->query, *b = r->prev;
+    size_t stride = n / RECORD_CHANGE_SAMPLE, count = 0;
+    double s = 0;
+    /* the offset moves with the iteration: over stride iterations every
+     * value is looked at once */
+    for (size_t j = (size_t)r->p->iteration % stride; j < n; j += stride) {
+        s += (a[j] - b[j]) * (a[j] - b[j]);
+        count++;
+    }
+    return sqrt(s * (double)n / (double)count);
+}
+
 int record_metric(struct recorder *r, double *v)
 {
     const struct setup *s = r->s;

@@ -87,6 +87,16 @@ int record_evaluated(struct recorder *r, const double *row,
  * first. */
 double record_change(const struct recorder *r);
 
+/* record_change for the divergence detector: exact up to
+ * RECORD_CHANGE_EXACT values; past that, estimated from an evenly spaced
+ * sample of RECORD_CHANGE_SAMPLE of them (a different one every
+ * iteration), scaled to the whole length, so that watching a model of
+ * 1e6 doubles does not read both of its queries every round.  The
+ * history's change and the stop rule's stay exact. */
+double record_change_watch(const struct recorder *r);
+#define RECORD_CHANGE_EXACT 65536
+#define RECORD_CHANGE_SAMPLE 4096
+
 /* The exact optimum, when the problem gives it (r->opt_known). */
 void record_optimum(struct recorder *r);
 

@@ -82,6 +82,17 @@ like "$err" "with step [0-9.e-]* \(given step\); the stable bound of gradient de
 run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" \
     -o stop.diverge=0 -o stop.iterations=60 blow.yaml
 is "$rc" 0 "stop.diverge: 0 lets a finite blow-up run on"
+# a query of 70,000 values: the detector watches a sample of each change
+# (record_change_watch), and still catches the blow-up within a few
+# iterations (with stop.diverge 0 this run goes on for about 300, until
+# an answer is infinite)
+printf 'algorithm: {plugin: gd}\nproblem: {plugin: lrmse, rows: 8, cols: 70000}\nstop: {iterations: 1000}\n' >wide.yaml
+run 3 -o stop.iterations=1 -o algorithm.step=auto wide.yaml
+L=$(printf '%s\n' "$out" | sed -n 's/^  smoothness L = \([^,]*\),.*/\1/p')
+run 3 -o "algorithm.step=$(awk "BEGIN { print 20 / $L }")" wide.yaml
+is "$rc" 1 "70,000 values, a step 10x the stable bound: exits 1"
+like "$err" "the method diverged at iteration [1-9]: loss [0-9.e+]* " \
+    "within a few iterations, the change watched on a sample"
 
 # The same with rows from a file, whose loss the workers compute: it goes
 # through the same detector, so a finite blow-up stops early, named.
