@@ -9,13 +9,6 @@
 scratch
 cd "$trash" || exit 99
 
-run() {
-    aia_mpirun "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-    [ "$rc" = 0 ] || diag "exit $rc" "$err"
-}
 cat > job.yaml <<'YAML'
 seed: 5
 algorithm: {plugin: gd, step: 0.5}
