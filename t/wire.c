@@ -5,6 +5,7 @@
  * fuzz target (fuzz/wire_fuzz.c) on crafted and random inputs. */
 #include <config.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,54 @@ static void checks(void)
     x[2] = 1e308;
     x[9] = 1e308;
     is_int((int)wire_nonfinite(x, 11), 11, "large finite values are finite");
+
+    /* Every length up to 100 (whole blocks of 8, groups of 4 blocks, and
+     * the tail), every index, every kind of non-finite value, against
+     * isfinite one value at a time; finite values at the edges of the
+     * exponent range, and a second bad value after the first. */
+    {
+        enum { LEN = 100 };
+        double v[LEN + 1];
+        const double bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+        const double edge[] = {DBL_MAX, -DBL_MAX, DBL_MIN, -DBL_MIN,
+                               DBL_TRUE_MIN, 0.0, -0.0, 1.0};
+        int wrong = 0, cases = 0;
+        for (size_t n = 0; n <= LEN; n++) {
+            for (size_t j = 0; j < n; j++)
+                v[j] = edge[j % (sizeof edge / sizeof *edge)];
+            v[n] = NAN; /* past the end: never read */
+            wrong += wire_nonfinite(v, n) != n;
+            cases++;
+            for (size_t at = 0; at < n; at++)
+                for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+                    double keep = v[at];
+                    v[at] = bad[b];
+                    if (at + 3 < n)
+                        v[at + 3] = bad[(b + 1) % 4];
+                    wrong += wire_nonfinite(v, n) != at;
+                    cases++;
+                    v[at] = keep;
+                    if (at + 3 < n)
+                        v[at + 3] = edge[(at + 3) % (sizeof edge / sizeof *edge)];
+                }
+        }
+        ok(wrong == 0,
+           "the first non-finite value's index, or n, in %d cases of every "
+           "length to %d, index and kind (%d wrong)",
+           cases, LEN, wrong);
+    }
+    /* finite values whose sums overflow are finite; a NaN after them is
+     * still found */
+    {
+        double big[300];
+        for (int j = 0; j < 300; j++)
+            big[j] = DBL_MAX;
+        is_int((int)wire_nonfinite(big, 300), 300,
+               "300 values of DBL_MAX, whose sums overflow: finite");
+        big[250] = NAN;
+        is_int((int)wire_nonfinite(big, 300), 250,
+               "and a NaN at 250 after them is found");
+    }
 }
 
 static void values_and_texts(void)
