@@ -87,9 +87,10 @@
  * and async mode alike (with nwait 3 of 4 at condition 1e5 the per-answer
  * rule stood at a gap of 4e-4 where the table reached 2e-6 in the same
  * time), and answer when the job names a step, so that an explicit step
- * keeps the per-answer rule.  The table costs the coordinator one gradient per worker; the
- * running sum is refreshed from the table every n answers, so an update
- * costs O(dim) as the per-answer one does and rounding does not drift.
+ * keeps the per-answer rule.  The table costs the coordinator one
+ * gradient per worker; the running sum is refreshed from the table every
+ * n answers, so an update costs O(dim) as the per-answer one does and
+ * rounding does not drift.
  */
 #include <config.h>
 

@@ -102,12 +102,12 @@ static struct bell *share(MPI_Comm node, int me, int n)
     if (me == 0)
         shm_unlink(name);
     if (!all) {
-        if (ok)
+        if (ok) {
             munmap(p, bells_bytes);
-        if (ok)
             snprintf(state, sizeof state,
                      "doorbells: off (a rank of the node could not map "
                      "the page)");
+        }
         return NULL;
     }
     return p;
@@ -190,6 +190,23 @@ void bell_ring(int dest)
 #else
     (void)dest;
 #endif
+}
+
+int bell_isend(const void *buf, int count, int dest, int tag,
+               MPI_Request *req)
+{
+    int rc = MPI_Isend(buf, count, MPI_BYTE, dest, tag, MPI_COMM_WORLD, req);
+    if (rc == MPI_SUCCESS)
+        bell_ring(dest);
+    return rc;
+}
+
+int bell_send(const void *buf, int count, int dest, int tag)
+{
+    int rc = MPI_Send(buf, count, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS)
+        bell_ring(dest);
+    return rc;
 }
 
 long bell_arm(void)

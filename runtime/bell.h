@@ -30,6 +30,13 @@ void bell_use(int on);
  * waits on its bell; a no-op for a rank on another node. */
 void bell_ring(int dest);
 
+/* How the runtime sends: MPI_Isend or MPI_Send of count bytes to world
+ * rank dest on MPI_COMM_WORLD, then, when it succeeded, bell_ring(dest),
+ * so that every message rings its receiver.  Return MPI's code. */
+int bell_isend(const void *buf, int count, int dest, int tag,
+               MPI_Request *req);
+int bell_send(const void *buf, int count, int dest, int tag);
+
 /* Before a sleep: returns a ticket, the bell's count now, or -1 where
  * there is no bell to wait on.  Test once more for the message after
  * bell_arm: a message sent in between rang a bell that bell_sleep then

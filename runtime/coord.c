@@ -51,11 +51,9 @@ static int send_query(struct coord *c, int w, double now)
 {
     query_retire(c, w);
     struct qbuf *q = &c->q[c->cur];
-    if (MPI_Isend(q->enc ? q->enc : q->buf, (int)q->bytes, MPI_BYTE,
-                  c->s->ranks[w], TAG_QUERY, MPI_COMM_WORLD,
-                  &c->sreq[w]) != MPI_SUCCESS)
+    if (bell_isend(q->enc ? q->enc : q->buf, (int)q->bytes, c->s->ranks[w],
+                   TAG_QUERY, &c->sreq[w]) != MPI_SUCCESS)
         return -1;
-    bell_ring(c->s->ranks[w]);
     c->st[w].sent_payload += c->s->shape.query_len * sizeof(double);
     c->st[w].sent_encoded += q->bytes - sizeof(struct wire_hdr);
     c->sq[w] = c->cur;

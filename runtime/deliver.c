@@ -56,8 +56,7 @@ static void send_bytes(const void *buf, size_t bytes, int dest)
     const char *p = buf;
     for (size_t off = 0; off < bytes; off += CHUNK) {
         size_t n = bytes - off < CHUNK ? bytes - off : CHUNK;
-        MPI_Send(p + off, (int)n, MPI_BYTE, dest, TAG_DATA, MPI_COMM_WORLD);
-        bell_ring(dest);
+        bell_send(p + off, (int)n, dest, TAG_DATA);
     }
 }
 

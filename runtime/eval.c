@@ -97,13 +97,12 @@ static int send_eval(struct coord *c, const double *x, const double *row)
         p->absent += c->p.direct[w] && !c->p.alive[w];
         if (!c->p.alive[w] || c->bye[w])
             continue;
-        if (MPI_Isend(p->msg, (int)WIRE_BYTES(dim), MPI_BYTE, c->s->ranks[w],
-                      TAG_QUERY, MPI_COMM_WORLD, &p->req[w]) != MPI_SUCCESS)
+        if (bell_isend(p->msg, (int)WIRE_BYTES(dim), c->s->ranks[w],
+                       TAG_QUERY, &p->req[w]) != MPI_SUCCESS)
             return aia_seterr(&c->r.err,
                               "cannot send an evaluation to "
                               "rank %d",
                               c->s->ranks[w]);
-        bell_ring(c->s->ranks[w]);
         p->got[w] = 0;
         c->st[w].evals++;
     }

@@ -128,9 +128,7 @@ void shutdown_finish(struct coord *c)
                               .kind = WIRE_FINISH,
                               .status = (uint16_t)c->status,
                               .flags = run_incomplete ? WIRE_NO_FINALIZE : 0};
-        MPI_Isend(&buf[r - 1], sizeof *buf, MPI_BYTE, r, TAG_CTRL,
-                  MPI_COMM_WORLD, &fr[r - 1]);
-        bell_ring(r);
+        bell_isend(&buf[r - 1], sizeof *buf, r, TAG_CTRL, &fr[r - 1]);
         if (w >= 0 && c->st[w].dead)
             MPI_Request_free(&fr[r - 1]); /* never waited on */
     }
@@ -177,10 +175,8 @@ void shutdown_pool(struct coord *c)
                                                          c->st[w].evals
                                                    : 0};
         /* in a tree the STOP goes down with the queries, behind them */
-        MPI_Isend(&stop[r - 1], sizeof *stop, MPI_BYTE, r,
-                  tree && w >= 0 ? TAG_QUERY : TAG_CTRL, MPI_COMM_WORLD,
-                  &sr[r - 1]);
-        bell_ring(r);
+        bell_isend(&stop[r - 1], sizeof *stop, r,
+                   tree && w >= 0 ? TAG_QUERY : TAG_CTRL, &sr[r - 1]);
         /* a worker declared dead may be alive after all (slow): tell it
          * to stop too, but never wait on it */
         if (w >= 0 && c->st[w].dead)

@@ -300,9 +300,16 @@ static void send_report(struct node *k)
     *(struct wire_hdr *)k->up =
         (struct wire_hdr){.magic = WIRE_MAGIC, .kind = WIRE_ERROR, .len = len};
     memcpy(k->up + sizeof(struct wire_hdr), k->report, len);
-    MPI_Isend(k->up, (int)(sizeof(struct wire_hdr) + len), MPI_BYTE, k->parent,
-              TAG_ANSWER, MPI_COMM_WORLD, &k->ureq);
-    bell_ring(k->parent);
+    bell_isend(k->up, (int)(sizeof(struct wire_hdr) + len), k->parent,
+               TAG_ANSWER, &k->ureq);
+}
+
+/* Pass the message in qbuf (a query, or the STOP) on to the children. */
+static void forward(struct node *k)
+{
+    for (int c = 0; c < k->n; c++)
+        bell_isend(k->qbuf, (int)k->qbytes, k->child[c], TAG_QUERY,
+                   &k->fwd[c]);
 }
 
 /* Answer the query in qbuf and send up the subtree's answer; 1 when rank
@@ -313,11 +320,7 @@ static int round_(struct node *k)
     const struct wire_hdr *q = (const void *)k->qbuf;
     size_t alen = s->shape.answer_len;
     uint64_t round = k->round = q->round;
-    for (int c = 0; c < k->n; c++) {
-        MPI_Isend(k->qbuf, (int)k->qbytes, MPI_BYTE, k->child[c], TAG_QUERY,
-                  MPI_COMM_WORLD, &k->fwd[c]);
-        bell_ring(k->child[c]);
-    }
+    forward(k);
     struct aia_step step = {.round = q->round, .answers = k->answers};
     struct aia_error err = {""};
     double t = util_now();
@@ -382,9 +385,7 @@ static int round_(struct node *k)
                           .delay_s = delay,
                           .bytes = (uint32_t)(alen * sizeof(double)),
                           .rows = (uint64_t)rows};
-    MPI_Isend(k->up, (int)k->abytes, MPI_BYTE, k->parent, TAG_ANSWER,
-              MPI_COMM_WORLD, &k->ureq);
-    bell_ring(k->parent);
+    bell_isend(k->up, (int)k->abytes, k->parent, TAG_ANSWER, &k->ureq);
     k->answers++;
     k->sent_at = util_now();
     if (k->gap > 0)
@@ -397,11 +398,7 @@ static int round_(struct node *k)
 static int stop(struct node *k)
 {
     k->stopping = 1;
-    for (int c = 0; c < k->n; c++) {
-        MPI_Isend(k->qbuf, (int)k->qbytes, MPI_BYTE, k->child[c], TAG_QUERY,
-                  MPI_COMM_WORLD, &k->fwd[c]);
-        bell_ring(k->child[c]);
-    }
+    forward(k);
     if (collect(k))
         return 1;
     forwarded(k);
@@ -409,9 +406,7 @@ static int stop(struct node *k)
         MPI_Wait(&k->ureq, MPI_STATUS_IGNORE);
     struct wire_hdr mine = {
         .magic = WIRE_MAGIC, .kind = WIRE_BYE, .seq = k->answers};
-    MPI_Send(&mine, sizeof mine, MPI_BYTE, k->parent, TAG_ANSWER,
-             MPI_COMM_WORLD);
-    bell_ring(k->parent);
+    bell_send(&mine, sizeof mine, k->parent, TAG_ANSWER);
     return 0;
 }
 

@@ -67,9 +67,7 @@ static void report(struct worker *k, const char *text)
     memcpy(msg + sizeof(struct wire_hdr), text, len - 1);
     if (k->areq != MPI_REQUEST_NULL)
         MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
-    MPI_Send(msg, (int)(sizeof(struct wire_hdr) + len), MPI_BYTE, 0,
-             TAG_ANSWER, MPI_COMM_WORLD);
-    bell_ring(0);
+    bell_send(msg, (int)(sizeof(struct wire_hdr) + len), 0, TAG_ANSWER);
     free(msg);
     k->failed = 1;
 }
@@ -177,9 +175,7 @@ static int answer(struct worker *k, int got)
                           .bytes = (uint32_t)bytes};
     if (straggle_corrupt(&k->delays)) /* an injected fault */
         ((struct wire_hdr *)k->abuf)->magic ^= 0xdeadbeefu;
-    MPI_Isend(k->abuf, (int)(sizeof *q + bytes), MPI_BYTE, 0, TAG_ANSWER,
-              MPI_COMM_WORLD, &k->areq);
-    bell_ring(0);
+    bell_isend(k->abuf, (int)(sizeof *q + bytes), 0, TAG_ANSWER, &k->areq);
     k->answers++;
     /* the next query is due about as long after this answer as the last
      * one was: wait for it without sleeping, where the node allows */
@@ -211,9 +207,7 @@ static void evaluate(struct worker *k, int got)
     *(struct wire_hdr *)k->ebuf = (struct wire_hdr){
         .magic = WIRE_MAGIC, .kind = WIRE_EVALANS, .len = EVAL_LEN,
         .seq = q->seq};
-    MPI_Isend(k->ebuf, (int)sizeof k->ebuf, MPI_BYTE, 0, TAG_ANSWER,
-              MPI_COMM_WORLD, &k->ereq);
-    bell_ring(0);
+    bell_isend(k->ebuf, (int)sizeof k->ebuf, 0, TAG_ANSWER, &k->ereq);
 }
 
 /* After STOP: take the queries still on their way, then say goodbye. */
@@ -235,8 +229,7 @@ static void goodbye(struct worker *k, uint64_t sent)
         MPI_Wait(&k->ereq, MPI_STATUS_IGNORE);
     struct wire_hdr bye = {.magic = WIRE_MAGIC, .kind = WIRE_BYE,
                            .seq = k->answers};
-    MPI_Send(&bye, sizeof bye, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD);
-    bell_ring(0);
+    bell_send(&bye, sizeof bye, 0, TAG_ANSWER);
 }
 
 /* After the goodbye: the coordinator says whether every rank is there to
