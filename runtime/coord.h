@@ -37,6 +37,10 @@ struct coord {
     char why_text[AIA_ERROR_LEN + 64]; /* why a message is not trusted */
     unsigned char *listen;             /* worker w's next message is wanted */
     int *w_of_rank;                    /* rank -> pool index + 1 (0: none) */
+    /* a message matched while its worker's buffer was taken, received by
+     * the next listen_poll (held_st: its status) */
+    MPI_Message held;
+    MPI_Status held_st;
     /* bytes of the message in rbuf[w] (more than rbytes: received
      * elsewhere and dropped) */
     int *rlen;

@@ -20,6 +20,7 @@ int listen_init(struct coord *c)
 {
     c->listen = calloc((size_t)c->n, 1);
     c->w_of_rank = calloc((size_t)c->s->size, sizeof *c->w_of_rank);
+    c->held = MPI_MESSAGE_NULL;
     if (!c->listen || !c->w_of_rank)
         return -1;
     for (int w = 0; w < c->n; w++)
@@ -50,11 +51,15 @@ static int discard(MPI_Message *msg, int bytes, MPI_Status *st)
     return rc == MPI_SUCCESS ? 0 : -1;
 }
 
-/* Receive the messages that have arrived, at most one per worker. */
+/* Receive the messages that have arrived, at most one per worker.  One
+ * MPI_Improbe on any source matches a message and takes it off the
+ * queue at once (a probe before it would cost as much again, every
+ * answer); a second message from a worker already taken in this call is
+ * held, matched, for the next call. */
 static int probe(void *ctx)
 {
     struct coord *c = ctx;
-    int k = 0, any = 0;
+    int k = 0, any = c->held != MPI_MESSAGE_NULL;
     for (int w = 0; w < c->n && !any; w++)
         any = c->listen[w];
     if (!any)
@@ -63,9 +68,15 @@ static int probe(void *ctx)
         int flag = 0, bytes = 0;
         MPI_Status st;
         MPI_Message msg;
-        if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_ANSWER, MPI_COMM_WORLD, &flag,
-                       &st) != MPI_SUCCESS)
+        if (c->held != MPI_MESSAGE_NULL) {
+            msg = c->held;
+            st = c->held_st;
+            c->held = MPI_MESSAGE_NULL;
+            flag = 1;
+        } else if (MPI_Improbe(MPI_ANY_SOURCE, TAG_ANSWER, MPI_COMM_WORLD,
+                               &flag, &msg, &st) != MPI_SUCCESS) {
             return k ? k : -1;
+        }
         if (!flag)
             break;
         int src = st.MPI_SOURCE;
@@ -73,12 +84,11 @@ static int probe(void *ctx)
         int seen = 0;
         for (int i = 0; i < k && w >= 0; i++)
             seen |= c->idx[i] == w;
-        if (seen)
-            break; /* its next message waits for the next call */
-        if (MPI_Improbe(src, TAG_ANSWER, MPI_COMM_WORLD, &flag, &msg, &st) !=
-                MPI_SUCCESS ||
-            !flag)
-            return k ? k : -1;
+        if (seen) {
+            c->held = msg; /* rbuf[w] holds this call's message */
+            c->held_st = st;
+            break;
+        }
         MPI_Get_count(&st, MPI_BYTE, &bytes);
         if (w < 0 || !c->listen[w]) {
             /* not a worker listened to (gone, let go, or outside the

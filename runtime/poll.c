@@ -51,7 +51,9 @@ static double spin_until;          /* poll_expect's window */
  * round of 1e5 doubles with 1 worker took 10-18x longer spinning. */
 static double contended;
 static long last_nivcsw = -1;
+static double next_look; /* the next getrusage, at most every POLL_LOOK_S */
 #define POLL_CONTENDED 0.25
+#define POLL_LOOK_S 200e-6
 
 void poll_node(void)
 {
@@ -104,24 +106,28 @@ void poll_expect(double until)
 {
     if (!spin_ok)
         return;
-    if (spin_auto) {
+    double now = util_now();
+    if (spin_auto && now >= next_look) {
+        /* getrusage is a system call (about 0.2 us here, a third of a
+         * round of 10 doubles): look at most every POLL_LOOK_S, counting
+         * a preemption since the last look as one */
         struct rusage ru;
+        next_look = now + POLL_LOOK_S;
         if (getrusage(RUSAGE_SELF, &ru) == 0) {
             long n = ru.ru_nivcsw;
-            /* a preemption pulls the share up fast, quiet waits let it
-             * down slowly: under outside load about one wait in 30
+            /* a preemption pulls the share up fast, quiet looks let it
+             * down slowly: under outside load about one look in 30
              * spins, to see whether the load is gone */
             if (last_nivcsw >= 0)
                 contended = n > last_nivcsw ? 0.5 * contended + 0.5
                                             : 0.97 * contended;
             last_nivcsw = n;
         }
-        if (contended > POLL_CONTENDED) {
-            spin_until = 0;
-            return;
-        }
     }
-    double now = util_now();
+    if (spin_auto && contended > POLL_CONTENDED) {
+        spin_until = 0;
+        return;
+    }
     spin_until = fmin(until, now + POLL_EXPECT_MAX);
 }
 
