@@ -165,6 +165,7 @@ static void destroy(void *state)
     free(s->models);
     free(s->sum);
     free(s->w);
+    free(s->wq);
     free(s->sent_round);
     free(s->heard);
     free(s->score);
@@ -220,6 +221,7 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
     size_t n = s->nworkers > 0 ? (size_t)s->nworkers : 1;
     s->x = calloc(d, sizeof *s->x);
     s->w = calloc(n, sizeof *s->w);
+    s->wq = calloc(n, sizeof *s->wq);
     s->heard = calloc(n, 1);
     if (s->scheme == SCHEME_DECAY &&
         !(s->sent_round = calloc(n, sizeof *s->sent_round)))
@@ -236,7 +238,7 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
         if (!s->score || !s->scored || !s->replaced || !s->best)
             return aia_seterr(err, "out of memory");
     }
-    if (!s->x || !s->w || !s->heard ||
+    if (!s->x || !s->w || !s->wq || !s->heard ||
         (s->memory == MEM_DELTA ? !s->sum : !s->models))
         return aia_seterr(err,
                           "out of memory for the models of %d workers of "

@@ -47,6 +47,7 @@ struct average {
     double *sum;        /* memory: delta: S, the weighted sum of the models */
     double total;       /* W, the weight of the workers heard from */
     double *w;          /* weight of each worker heard from */
+    double *wq;         /* each worker's share of the query being formed */
     double *sent_round; /* SCHEME_DECAY: the round each model answered */
     double round;       /* SCHEME_DECAY: the latest round absorbed in */
     /* heard[i]: worker i has answered at least once */

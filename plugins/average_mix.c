@@ -34,6 +34,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <aiarun/alg.h>
+
 #include "average.h"
 
 /* Replace the models of the preempt worst-scored workers by the best
@@ -119,12 +121,23 @@ void average_mix(struct average *s)
         return; /* every weight decayed to nothing: keep the query */
     if (s->scheme != SCHEME_GD)
         memset(s->x, 0, s->dim * sizeof *s->x);
-    for (int i = 0; i < s->nworkers; i++) {
-        double w = s->heard[i] ? weight(s, i) / total : 0;
-        if (w == 0)
-            continue;
-        const double *y = s->models + (size_t)i * s->dim;
-        for (size_t j = 0; j < s->dim; j++)
-            s->x[j] += w * y[j];
+    /* the workers' weights first, then the models a block of x at a time:
+     * the block stays in cache while every model adds to it, so x is
+     * read and written once, not once a worker (the same sums in the same
+     * order) */
+    for (int i = 0; i < s->nworkers; i++)
+        s->wq[i] = s->heard[i] ? weight(s, i) / total : 0;
+    for (size_t j0 = 0; j0 < s->dim; j0 += AIA_SUM_BLOCK) {
+        size_t j1 = s->dim - j0 < AIA_SUM_BLOCK ? s->dim : j0 + AIA_SUM_BLOCK;
+        for (int i = 0; i < s->nworkers; i++) {
+            double w = s->wq[i];
+            if (w == 0)
+                continue;
+            const double *y = s->models + (size_t)i * s->dim;
+            double *x = s->x;
+            AIA_SIMD
+            for (size_t j = j0; j < j1; j++)
+                x[j] += w * y[j];
+        }
     }
 }

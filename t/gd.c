@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <aiarun/alg.h>
+
 #include "algtest.h"
 #include "tap.h"
 
@@ -213,6 +215,59 @@ static void auto_step(void)
     plugtest_free(&p);
 }
 
+/* aia_table_step sums a block at a time (AIA_SUM_BLOCK values), with
+ * vector loops where built with AIA_OMP_SIMD, as this test is: the result
+ * is the plain loop's, to the bit, over lengths that are not a multiple
+ * of the block, with an entry not filled yet. */
+static void table_blocks(void)
+{
+    size_t dims[] = {1, AIA_SUM_BLOCK - 1, AIA_SUM_BLOCK,
+                     2 * AIA_SUM_BLOCK + 37};
+    for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+        size_t dim = dims[k];
+        struct aia_table t;
+        double *g = malloc(dim * sizeof *g), *x = malloc(dim * sizeof *x),
+               *want = malloc(dim * sizeof *want),
+               *sum = calloc(dim, sizeof *sum);
+        if (aia_table_init(&t, 4, dim) < 0 || !g || !x || !want || !sum)
+            bail_out("out of memory");
+        double rows[4] = {3, 0, 7, 1}, total = 0;
+        struct aia_rng r = {0};
+        aia_rng_seed(&r, 5, k);
+        for (size_t e = 0; e < 4; e++) {
+            for (size_t j = 0; j < dim; j++)
+                g[j] = aia_rng_normal(&r) * 1e3;
+            if (rows[e] > 0)
+                aia_table_put(&t, e, g, rows[e]);
+            /* the plain loop: entry by entry over the whole vector */
+            for (size_t j = 0; rows[e] > 0 && j < dim; j++)
+                sum[j] += rows[e] * g[j];
+            total += rows[e];
+        }
+        for (size_t j = 0; j < dim; j++)
+            x[j] = want[j] = 1.0 / (double)(j + 3);
+        for (size_t j = 0; j < dim; j++)
+            want[j] -= 0.3 * (sum[j] / total);
+        double got = aia_table_step(&t, x, 0.3);
+        ok(got == total && memcmp(x, want, dim * sizeof *x) == 0,
+           "a step over %zu values in blocks of %d is the plain loop's, to "
+           "the bit",
+           dim, AIA_SUM_BLOCK);
+        aia_table_free(&t);
+        free(g);
+        free(x);
+        free(want);
+        free(sum);
+    }
+    struct aia_table t;
+    double x[3] = {1, 2, 3};
+    if (aia_table_init(&t, 2, 3) < 0)
+        bail_out("out of memory");
+    ok(aia_table_step(&t, x, 0.5) == 0 && x[0] == 1 && x[2] == 3,
+       "with no entry filled the step leaves x");
+    aia_table_free(&t);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -225,6 +280,7 @@ int main(void)
     exact_descent(uneven, "parts of 80, 160, 240 and 320 rows");
     stale_and_partial();
     auto_step();
+    table_blocks();
     plugtest_free(&A);
     plugtest_free(&Pb);
     return done_testing();
