@@ -43,17 +43,42 @@ static int node_ranks, node_cores; /* poll_node's count; 0: unknown */
 static int spin_ok;                /* poll_configure's choice */
 static int spin_auto;              /* auto: spin_ok unless contended */
 static double spin_until;          /* poll_expect's window */
-/* auto: a moving share of the expected waits in which this process was
- * preempted (getrusage's involuntary context switches).  A node whose
+/* auto: a moving share of the spins (the stretches of testing without
+ * sleeping while a message is expected) in which this thread was
+ * preempted: getrusage's involuntary context switches, read when a spin
+ * starts and when it ends, before any sched_yield (a yield that gives
+ * the core away counts as involuntary too, so a count across the whole
+ * wait would take every long wait for a preempted one).  A node whose
  * cores are taken by other work preempts a spinning rank, which then
  * holds up the very rank it waits for; a sleeping one is woken with the
  * scheduler's favour.  Measured on 2 cores at a load average of 20-30: a
  * round of 1e5 doubles with 1 worker took 10-18x longer spinning. */
 static double contended;
-static long last_nivcsw = -1;
-static double next_look; /* the next getrusage, at most every POLL_LOOK_S */
+static long spin_nivcsw = -1; /* at the start of the spin sampled; -1: none */
+static double next_look; /* the next sample, at most every POLL_LOOK_S */
 #define POLL_CONTENDED 0.25
 #define POLL_LOOK_S 200e-6
+
+static long nivcsw(void)
+{
+    struct rusage ru;
+#ifdef RUSAGE_THREAD
+    if (getrusage(RUSAGE_THREAD, &ru) == 0)
+        return ru.ru_nivcsw;
+#endif
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_nivcsw : -1;
+}
+
+/* The sampled spin ends: a preemption during it pulls the share up fast,
+ * a quiet one lets it down slowly. */
+static void spin_sampled(void)
+{
+    long n = nivcsw();
+    if (n >= 0 && spin_nivcsw >= 0)
+        contended = n > spin_nivcsw ? 0.5 * contended + 0.5
+                                    : 0.97 * contended;
+    spin_nivcsw = -1;
+}
 
 void poll_node(void)
 {
@@ -107,22 +132,19 @@ void poll_expect(double until)
     if (!spin_ok)
         return;
     double now = util_now();
+    if (spin_nivcsw >= 0)
+        spin_sampled(); /* a spin still open ends with a new expectation */
     if (spin_auto && now >= next_look) {
         /* getrusage is a system call (about 0.2 us here, a third of a
-         * round of 10 doubles): look at most every POLL_LOOK_S, counting
-         * a preemption since the last look as one */
-        struct rusage ru;
+         * round of 10 doubles): sample a spin at most every POLL_LOOK_S.
+         * While contended no spin is tried, and the share decays a look
+         * at a time: about one look in 30 spins again, to see whether
+         * the load is gone. */
         next_look = now + POLL_LOOK_S;
-        if (getrusage(RUSAGE_SELF, &ru) == 0) {
-            long n = ru.ru_nivcsw;
-            /* a preemption pulls the share up fast, quiet looks let it
-             * down slowly: under outside load about one look in 30
-             * spins, to see whether the load is gone */
-            if (last_nivcsw >= 0)
-                contended = n > last_nivcsw ? 0.5 * contended + 0.5
-                                            : 0.97 * contended;
-            last_nivcsw = n;
-        }
+        if (contended > POLL_CONTENDED)
+            contended *= 0.97;
+        else
+            spin_nivcsw = nivcsw();
     }
     if (spin_auto && contended > POLL_CONTENDED) {
         spin_until = 0;
@@ -134,6 +156,11 @@ void poll_expect(double until)
 void poll_expect_clear(void)
 {
     spin_until = 0;
+}
+
+double poll_contended(void)
+{
+    return contended;
 }
 
 void poll_setup(void)
@@ -199,14 +226,21 @@ int poll_wait(int (*test)(void *ctx), void *ctx, double deadline)
         int got = test(ctx);
         if (got == POLL_NOTHING)
             return 0; /* nothing can come */
-        if (got != 0)
+        if (got != 0) {
+            if (spin_nivcsw >= 0)
+                spin_sampled(); /* the message ended the spin */
             return got;
+        }
         double now = util_now();
         if (now >= deadline || poll_signal)
             return 0;
         if (start == 0)
             start = now;
-        if (now - start < POLL_SPIN_S || now < spin_until)
+        if (now < spin_until)
+            continue;
+        if (spin_nivcsw >= 0)
+            spin_sampled(); /* the spin is over, before any yield */
+        if (now - start < POLL_SPIN_S)
             continue;
         if (now - start < POLL_YIELD_S) {
             sched_yield();

@@ -55,6 +55,10 @@ void poll_expect(double until);
 /* End poll_expect's window. */
 void poll_expect_clear(void);
 
+/* auto's measure of outside load: the moving share of sampled spins in
+ * which this thread was preempted (spinning stops above 0.25). */
+double poll_contended(void);
+
 /* Make sleeps as precise as the kernel allows (timer slack of 1 ns). */
 void poll_setup(void);
 
