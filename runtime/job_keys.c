@@ -118,7 +118,9 @@ const struct aia_param job_keys_pool[] = {
      "query): spin: test without sleeping for the round trip expected "
      "(at most 20 ms), then sleep in growing steps; sleep: sleep from the "
      "first microseconds; auto: spin where the node has a core for every "
-     "rank on it and other work seldom preempts the rank, else sleep",
+     "rank on it and other work seldom preempts the rank, else sleep, "
+     "but a tree worker yields while its next query is expected unless "
+     "its yields give the core to other work for long",
      "auto|spin|sleep", 0, 0},
     {"wake", AIA_ENUM, "bell",
      "how a sleeping rank learns that a message came: bell: the rank on "

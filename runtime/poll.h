@@ -36,6 +36,9 @@ enum poll_mode {
  * MPI_Init. */
 void poll_node(void);
 
+/* Set the counts poll_node finds (tests: a node of any shape). */
+void poll_node_counts(int ranks, int cores);
+
 /* Choose, by mode (enum poll_mode) and poll_node's counts, whether waits
  * test without sleeping while a message is expected, and by wake (0: bell,
  * 1: timer, pool.wake) whether sleeps wait on this rank's doorbell
@@ -52,12 +55,25 @@ const char *poll_choice(void);
  * replaces the window. */
 void poll_expect(double until);
 
+/* poll_expect for a message that comes after other ranks of this node
+ * have worked in turn (a tree worker's next query, after its ancestors
+ * aggregated and forwarded): where the node has fewer cores than ranks,
+ * auto yields until then instead of sleeping, unless yields give the
+ * core away for long (other work holds the cores); poll_expect's window
+ * elsewhere. */
+void poll_expect_yield(double until);
+
 /* End poll_expect's window. */
 void poll_expect_clear(void);
 
 /* auto's measure of outside load: the moving share of sampled spins in
  * which this thread was preempted (spinning stops above 0.25). */
 double poll_contended(void);
+
+/* auto's measure for poll_expect_yield: the moving share of yielding
+ * waits in which a yield gave the core away for long (no yielding above
+ * 0.25). */
+double poll_yield_slow(void);
 
 /* Make sleeps as precise as the kernel allows (timer slack of 1 ns). */
 void poll_setup(void);

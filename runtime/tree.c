@@ -389,7 +389,7 @@ static int round_(struct node *k)
     k->answers++;
     k->sent_at = util_now();
     if (k->gap > 0)
-        poll_expect(k->sent_at + 1.5 * k->gap + 100e-6);
+        poll_expect_yield(k->sent_at + 1.5 * k->gap + 100e-6);
     return 0;
 }
 

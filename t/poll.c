@@ -1,7 +1,10 @@
 /* poll.c - pool.poll: auto's watch for outside load (runtime/poll.c).
  * A thread on this rank's core that runs while the rank spins makes auto
  * stop spinning; one that runs only while the rank yields (its own
- * choice, after the spin) does not, and auto spins again.
+ * choice, after the spin) does not, and auto spins again.  On a node
+ * with fewer cores than ranks, a tree worker's wait for its next query
+ * (poll_expect_yield) yields instead of sleeping, until yields give the
+ * core away for long; other waits sleep there as before.
  *
  * Run by the test harness without arguments, it starts itself on 1 rank
  * under $MPIRUN (poll_node counts the node's ranks with MPI). */
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../runtime/poll.h"
@@ -48,12 +52,20 @@ static void *other(void *arg)
 struct wait {
     double start, arrive, release;
     int released;
+    double last; /* the previous test */
 };
+
+/* The longest time between two tests of a wait since it was reset: this
+ * thread was off its core that long. */
+static double gap;
 
 static int test(void *ctx)
 {
     struct wait *w = ctx;
     double now = util_now();
+    if (w->last > 0 && now - w->last > gap)
+        gap = now - w->last;
+    w->last = now;
     if (w->release >= 0 && !w->released && now >= w->start + w->release) {
         w->released = 1;
         sem_post(&go);
@@ -63,10 +75,30 @@ static int test(void *ctx)
 
 static void wait_once(double expect, double arrive, double release)
 {
-    struct wait w = {util_now(), arrive, release, 0};
+    struct wait w = {util_now(), arrive, release, 0, 0};
     poll_expect(w.start + expect);
     poll_wait(test, &w, w.start + 1);
     poll_expect_clear();
+}
+
+/* This thread's voluntary context switches (its sleeps) during n waits
+ * for a message 3 ms away, expected by poll_expect_yield (yielding) or
+ * poll_expect; the other thread let go 0.5 ms into each when release. */
+static long sleeps_in(int n, int yielding, int release)
+{
+    struct rusage a, b;
+    getrusage(RUSAGE_THREAD, &a);
+    for (int i = 0; i < n; i++) {
+        struct wait w = {util_now(), 3e-3, release ? 0.5e-3 : -1, 0, 0};
+        if (yielding)
+            poll_expect_yield(w.start + 5e-3);
+        else
+            poll_expect(w.start + 5e-3);
+        poll_wait(test, &w, w.start + 1);
+        poll_expect_clear();
+    }
+    getrusage(RUSAGE_THREAD, &b);
+    return b.ru_nvcsw - a.ru_nvcsw;
 }
 
 static int launch(const char *self)
@@ -116,7 +148,7 @@ int main(int argc, char **argv)
     sem_init(&go, 0, 0);
     if (pthread_create(&t, NULL, other, NULL) != 0)
         bail_out("pthread_create failed");
-    plan(4);
+    plan(9);
 
     ok(poll_contended() < 0.25, "a quiet start: auto spins (%.3f)",
        poll_contended());
@@ -149,6 +181,48 @@ int main(int argc, char **argv)
        "the share decays (%.3f, from %.3f)",
        poll_contended(), loaded);
     ok(spun > 0, "and auto spins again (%d of 120 waits)", spun);
+
+    /* a node with more ranks than cores: auto sleeps, but a tree
+     * worker yields for its next query */
+    poll_node_counts(3, 2);
+    ok(!poll_configure(POLL_AUTO, 1), "3 ranks on 2 cores: auto does not "
+                                      "spin (%s)",
+       poll_choice());
+    /* another process that takes this core for long (more than 1 ms
+     * between two tests) hides what a wait would do: those checks skip */
+    gap = 0;
+    long slept = sleeps_in(5, 0, 0);
+    if (gap > 1e-3)
+        ok(1, "# SKIP this core was busy (%.1f ms away)", gap * 1e3);
+    else
+        ok(slept >= 10, "waits for a message 3 ms away sleep (%ld sleeps "
+                        "in 5 waits)",
+           slept);
+    gap = 0;
+    long yielded = sleeps_in(5, 1, 0);
+    if (gap > 1e-3 || poll_yield_slow() > 0)
+        ok(1, "# SKIP this core was busy (%.1f ms away, share of slow "
+              "yields %.3f)",
+           gap * 1e3, poll_yield_slow());
+    else
+        ok(yielded <= 2, "a tree worker's wait for its next query yields "
+                         "instead (%ld sleeps in 5 waits)",
+           yielded);
+    /* the other thread takes the core for 2 ms at each yield */
+    burst = 2e-3;
+    sleeps_in(4, 1, 1);
+    ok(poll_yield_slow() > 0.25, "yields that give the core away for "
+                                 "long stop the yielding (share %.3f)",
+       poll_yield_slow());
+    util_sleep(5e-3); /* the last burst ends */
+    gap = 0;
+    slept = sleeps_in(3, 1, 0);
+    if (gap > 1e-3)
+        ok(1, "# SKIP this core was busy (%.1f ms away)", gap * 1e3);
+    else
+        ok(slept >= 6, "and the same waits sleep again (%ld sleeps in 3 "
+                       "waits)",
+           slept);
 
     quit = 1;
     sem_post(&go);
