@@ -142,6 +142,10 @@ int poll_configure(int mode, int wake)
                node_ranks <= node_cores);
     spin_auto = spin_ok && mode == POLL_AUTO;
     yield_ok = !spin_ok && mode == POLL_AUTO;
+    /* a new choice starts with no measure of load */
+    contended = yield_slow = 0;
+    spin_nivcsw = -1;
+    yield_waiting = yield_was_slow = 0;
     bell_use(wake == 0);
     snprintf(why, sizeof why,
              "waiting: %s (pool.poll: %s; %d ranks on this node, %d cores); "

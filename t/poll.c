@@ -189,17 +189,29 @@ int main(int argc, char **argv)
                                       "spin (%s)",
        poll_choice());
     /* another process that takes this core for long (more than 1 ms
-     * between two tests) hides what a wait would do: those checks skip */
-    gap = 0;
-    long slept = sleeps_in(5, 0, 0);
+     * between two tests) hides what a wait would do: such a try is made
+     * again (poll_configure starts afresh), up to 5 times, and the check
+     * skips if every try was disturbed */
+    long slept = 0;
+    int tries = 0;
+    do {
+        poll_configure(POLL_AUTO, 1);
+        gap = 0;
+        slept = sleeps_in(5, 0, 0);
+    } while (gap > 1e-3 && ++tries < 5);
     if (gap > 1e-3)
         ok(1, "# SKIP this core was busy (%.1f ms away)", gap * 1e3);
     else
         ok(slept >= 10, "waits for a message 3 ms away sleep (%ld sleeps "
                         "in 5 waits)",
            slept);
-    gap = 0;
-    long yielded = sleeps_in(5, 1, 0);
+    long yielded = 0;
+    tries = 0;
+    do {
+        poll_configure(POLL_AUTO, 1);
+        gap = 0;
+        yielded = sleeps_in(5, 1, 0);
+    } while ((gap > 1e-3 || poll_yield_slow() > 0) && ++tries < 5);
     if (gap > 1e-3 || poll_yield_slow() > 0)
         ok(1, "# SKIP this core was busy (%.1f ms away, share of slow "
               "yields %.3f)",
@@ -215,8 +227,11 @@ int main(int argc, char **argv)
                                  "long stop the yielding (share %.3f)",
        poll_yield_slow());
     util_sleep(5e-3); /* the last burst ends */
-    gap = 0;
-    slept = sleeps_in(3, 1, 0);
+    tries = 0;
+    do {
+        gap = 0;
+        slept = sleeps_in(3, 1, 0);
+    } while (gap > 1e-3 && poll_yield_slow() > 0.25 && ++tries < 5);
     if (gap > 1e-3)
         ok(1, "# SKIP this core was busy (%.1f ms away)", gap * 1e3);
     else
