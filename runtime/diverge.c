@@ -50,14 +50,6 @@ bool diverge_change(struct diverge *d, double factor, double change)
     return true;
 }
 
-bool diverge_finite(const double *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(v[i]))
-            return false;
-    return true;
-}
-
 char *diverge_message(char *buf, size_t len, int64_t iteration, int rank,
                       double loss, const struct diverge *d, double factor,
                       double step, const char *step_why, double L)

@@ -31,9 +31,6 @@ bool diverge_loss(struct diverge *d, double factor, double loss);
  * when factor is 0. */
 bool diverge_change(struct diverge *d, double factor, double change);
 
-/* Whether v[0 .. n-1] are all finite. */
-bool diverge_finite(const double *v, size_t n);
-
 /* The one-line message for a divergence at iteration, into buf: seen in
  * the answer of rank (> 0), or else in the loss (and the initial one),
  * with the step the algorithm noted (NaN: unknown) and why it took it
