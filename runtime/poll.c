@@ -1,5 +1,6 @@
 /* poll.c - test, yield, then sleep in growing steps; test without
- * sleeping while a message is expected, where the node has the cores. */
+ * sleeping while a message is expected, where the node has the cores,
+ * and where it has not, let a tree worker yield for its next query. */
 #include <config.h>
 
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
