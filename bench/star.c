@@ -1,6 +1,7 @@
 /* star.c - the plain MPI program aiarun's protocol is measured against.
  *
- *     mpirun -np P star DIM ROUNDS [NWAIT [waitsome|poll [WORK_MS]]]
+ *     mpirun -np P star DIM ROUNDS [NWAIT [waitsome|poll|persistent
+ *                                          [WORK_MS]]]
  *
  * Rank 0 sends a query of 64 + 8*DIM bytes (aiarun's header and payload)
  * to every idle worker with MPI_Isend, then waits until NWAIT workers
@@ -16,6 +17,10 @@
  * 20 us, then with sched_yield until 50 us, then sleeps of 1/32 of the
  * time waited (2 us to 100 us), with a timer slack of 1 ns, to tell the
  * cost of that strategy from the cost of the rest of the runtime.
+ * "persistent" is "waitsome" with persistent requests: every send and
+ * receive is set up once (MPI_Send_init, MPI_Recv_init, one send per
+ * worker and query buffer) and started each round (MPI_Start), the MPI
+ * means made for a loop that repeats the same exchange.
  *
  * Rank 0 prints one line: rounds=R time=SECONDS us_per_round=U, the time
  * taken from the first send to the end of the last round, as aiarun's
@@ -38,7 +43,7 @@
 #define TAG_STOP 2
 #define TAG_ANSWER 3
 
-static int use_poll;
+static int use_poll, use_persistent;
 static double work_s;
 
 /* runtime/poll.c's strategy, for the "poll" variant: keep it in step. */
@@ -81,6 +86,23 @@ static uint64_t round_of(const char *msg)
     return r;
 }
 
+/* Send query buffer q (number cur) to worker w once its previous send
+ * is done: MPI_Isend, or the persistent send of that buffer (sreq[w]
+ * then names it). */
+static void send_query(char *q, size_t bytes, int w, int cur,
+                       MPI_Request *ps, MPI_Request *sreq)
+{
+    MPI_Wait(&sreq[w], MPI_STATUS_IGNORE);
+    if (use_persistent) {
+        sreq[w] = ps[2 * w + cur];
+        MPI_Start(&sreq[w]);
+        ps[2 * w + cur] = sreq[w];
+    } else {
+        MPI_Isend(q, (int)bytes, MPI_BYTE, w + 1, TAG_QUERY, MPI_COMM_WORLD,
+                  &sreq[w]);
+    }
+}
+
 static void coordinator(int nw, size_t bytes, long rounds, int nwait)
 {
     char *qb[2] = {calloc(1, bytes), calloc(1, bytes)};
@@ -91,14 +113,25 @@ static void coordinator(int nw, size_t bytes, long rounds, int nwait)
     MPI_Status *st = malloc((size_t)nw * sizeof *st);
     int *idx = malloc((size_t)nw * sizeof *idx);
     int *busy = calloc((size_t)nw, sizeof *busy);
+    /* persistent: the sends of each query buffer to each worker */
+    MPI_Request *ps = malloc(2 * (size_t)nw * sizeof *ps);
     if (!qb[0] || !qb[1] || !from || !a || !rreq || !sreq || !st || !idx ||
-        !busy)
+        !busy || !ps)
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (int w = 0; w < nw; w++) {
         if (!(a[w] = malloc(bytes)))
             MPI_Abort(MPI_COMM_WORLD, 1);
-        MPI_Irecv(a[w], (int)bytes, MPI_BYTE, w + 1, TAG_ANSWER, MPI_COMM_WORLD,
-                  &rreq[w]);
+        if (use_persistent) {
+            MPI_Recv_init(a[w], (int)bytes, MPI_BYTE, w + 1, TAG_ANSWER,
+                          MPI_COMM_WORLD, &rreq[w]);
+            MPI_Start(&rreq[w]);
+            for (int b = 0; b < 2; b++)
+                MPI_Send_init(qb[b], (int)bytes, MPI_BYTE, w + 1, TAG_QUERY,
+                              MPI_COMM_WORLD, &ps[2 * w + b]);
+        } else {
+            MPI_Irecv(a[w], (int)bytes, MPI_BYTE, w + 1, TAG_ANSWER,
+                      MPI_COMM_WORLD, &rreq[w]);
+        }
         sreq[w] = MPI_REQUEST_NULL;
     }
     if (nwait <= 0 || nwait > nw)
@@ -116,9 +149,7 @@ static void coordinator(int nw, size_t bytes, long rounds, int nwait)
         for (int w = 0; w < nw; w++) {
             if (busy[w])
                 continue;
-            MPI_Wait(&sreq[w], MPI_STATUS_IGNORE);
-            MPI_Isend(q, (int)bytes, MPI_BYTE, w + 1, TAG_QUERY, MPI_COMM_WORLD,
-                      &sreq[w]);
+            send_query(q, bytes, w, cur, ps, sreq);
             from[w] = cur;
             busy[w] = 1;
         }
@@ -131,14 +162,15 @@ static void coordinator(int nw, size_t bytes, long rounds, int nwait)
                 if (round_of(a[w]) == round) {
                     fresh++;
                 } else { /* stale: the current query at once */
-                    MPI_Wait(&sreq[w], MPI_STATUS_IGNORE);
-                    MPI_Isend(q, (int)bytes, MPI_BYTE, w + 1, TAG_QUERY,
-                              MPI_COMM_WORLD, &sreq[w]);
+                    send_query(q, bytes, w, cur, ps, sreq);
                     from[w] = cur;
                     busy[w] = 1;
                 }
-                MPI_Irecv(a[w], (int)bytes, MPI_BYTE, w + 1, TAG_ANSWER,
-                          MPI_COMM_WORLD, &rreq[w]);
+                if (use_persistent)
+                    MPI_Start(&rreq[w]);
+                else
+                    MPI_Irecv(a[w], (int)bytes, MPI_BYTE, w + 1, TAG_ANSWER,
+                              MPI_COMM_WORLD, &rreq[w]);
             }
         }
     }
@@ -153,6 +185,11 @@ static void coordinator(int nw, size_t bytes, long rounds, int nwait)
             MPI_Wait(&rreq[w], MPI_STATUS_IGNORE);
         MPI_Wait(&sreq[w], MPI_STATUS_IGNORE);
         MPI_Send(NULL, 0, MPI_BYTE, w + 1, TAG_STOP, MPI_COMM_WORLD);
+        if (use_persistent) {
+            MPI_Request_free(&rreq[w]);
+            MPI_Request_free(&ps[2 * w]);
+            MPI_Request_free(&ps[2 * w + 1]);
+        }
     }
     printf("rounds=%ld time=%.6f us_per_round=%.3f\n", rounds, t,
            1e6 * t / (double)rounds);
@@ -167,6 +204,7 @@ static void coordinator(int nw, size_t bytes, long rounds, int nwait)
     free(st);
     free(idx);
     free(busy);
+    free(ps);
 }
 
 static void worker(size_t bytes)
@@ -174,10 +212,20 @@ static void worker(size_t bytes)
     char *q = malloc(bytes), *a = malloc(bytes);
     if (!q || !a)
         MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Request pr = MPI_REQUEST_NULL, ps = MPI_REQUEST_NULL;
+    if (use_persistent) {
+        MPI_Recv_init(q, (int)bytes, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD,
+                      &pr);
+        MPI_Send_init(a, (int)bytes, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD,
+                      &ps);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     for (;;) {
         MPI_Status st;
-        if (use_poll) {
+        if (use_persistent) {
+            MPI_Start(&pr);
+            MPI_Wait(&pr, &st);
+        } else if (use_poll) {
             MPI_Request r;
             int idx;
             MPI_Irecv(q, (int)bytes, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD,
@@ -191,7 +239,10 @@ static void worker(size_t bytes)
             break;
         memcpy(a, q, bytes); /* answer = query */
         bench_sleep(work_s);
-        if (use_poll) {
+        if (use_persistent) {
+            MPI_Start(&ps);
+            MPI_Wait(&ps, MPI_STATUS_IGNORE);
+        } else if (use_poll) {
             MPI_Request r;
             int idx;
             MPI_Isend(a, (int)bytes, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD,
@@ -200,6 +251,10 @@ static void worker(size_t bytes)
         } else {
             MPI_Send(a, (int)bytes, MPI_BYTE, 0, TAG_ANSWER, MPI_COMM_WORLD);
         }
+    }
+    if (use_persistent) {
+        MPI_Request_free(&pr);
+        MPI_Request_free(&ps);
     }
     free(q);
     free(a);
@@ -214,7 +269,8 @@ int main(int argc, char **argv)
     if (argc < 3 || size < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: mpirun -np P star DIM ROUNDS [NWAIT "
-                            "[waitsome|poll [WORK_MS]]] (P >= 2)\n");
+                            "[waitsome|poll|persistent [WORK_MS]]] (P >= "
+                            "2)\n");
         MPI_Finalize();
         return 2;
     }
@@ -222,6 +278,7 @@ int main(int argc, char **argv)
     long rounds = strtol(argv[2], NULL, 10);
     int nwait = argc > 3 ? atoi(argv[3]) : 0;
     use_poll = argc > 4 && strcmp(argv[4], "poll") == 0;
+    use_persistent = argc > 4 && strcmp(argv[4], "persistent") == 0;
     work_s = argc > 5 ? strtod(argv[5], NULL) / 1e3 : 0;
     bench_sleep_setup();
     size_t bytes = HDR + dim * sizeof(double);
