@@ -12,13 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../runtime/bell.h"
 #include "../runtime/util.h"
+#include "selflaunch.h"
 #include "tap.h"
-
-#define UNDER "--under-mpirun"
 
 enum { READY = 1, RUNG, TOOK };
 
@@ -56,26 +54,11 @@ static double waker(double delay, int ring, int say_rung)
     return took;
 }
 
-static int launch(const char *self)
-{
-    if (getuid() == 0) {
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    }
-    if (!getenv("MPIRUN"))
-        setenv("MPIRUN", "mpirun", 1);
-    execl("/bin/sh", "sh", "-c",
-          "exec timeout -k 5 120 \"$MPIRUN\" -np 2 --oversubscribe "
-          "${AIA_MPIRUN_FLAGS:-} \"$0\" " UNDER,
-          self, (char *)NULL);
-    printf("1..0 # SKIP cannot run /bin/sh\n");
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], UNDER) != 0)
-        return launch(argv[0]);
+    int launched = selflaunch(argc, argv, 2);
+    if (launched >= 0)
+        return launched;
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

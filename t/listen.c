@@ -14,14 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../runtime/coord.h"
 #include "../runtime/util.h"
 #include "../runtime/wire.h"
+#include "selflaunch.h"
 #include "tap.h"
 
-#define UNDER "--under-mpirun"
 #define TAG_ORDER 7
 #define RBYTES 64
 
@@ -63,22 +62,6 @@ static void finish(int r)
     MPI_Send(sizes, 4, MPI_INT, r, TAG_ORDER, MPI_COMM_WORLD);
 }
 
-static int launch(const char *self)
-{
-    if (getuid() == 0) {
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    }
-    if (!getenv("MPIRUN"))
-        setenv("MPIRUN", "mpirun", 1);
-    execl("/bin/sh", "sh", "-c",
-          "exec timeout -k 5 120 \"$MPIRUN\" -np 3 --oversubscribe "
-          "${AIA_MPIRUN_FLAGS:-} \"$0\" " UNDER,
-          self, (char *)NULL);
-    printf("1..0 # SKIP cannot run /bin/sh\n");
-    return 0;
-}
-
 /* What coord.c does after a call: note each message taken (worker, size,
  * fill byte) and listen to its worker again.  How many were taken. */
 struct seen {
@@ -100,8 +83,9 @@ static int take_call(struct coord *c, struct seen *log, int *nlog, int max)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], UNDER) != 0)
-        return launch(argv[0]);
+    int launched = selflaunch(argc, argv, 3);
+    if (launched >= 0)
+        return launched;
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

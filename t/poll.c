@@ -20,13 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "../runtime/poll.h"
 #include "../runtime/util.h"
+#include "selflaunch.h"
 #include "tap.h"
-
-#define UNDER "--under-mpirun"
 
 /* The other thread on the core: runs busy for burst seconds each time it
  * is let go. */
@@ -101,26 +99,30 @@ static long sleeps_in(int n, int yielding, int release)
     return b.ru_nvcsw - a.ru_nvcsw;
 }
 
-static int launch(const char *self)
+/* sleeps_in(n, yielding, 0) on a fresh configuration (poll_configure
+ * starts with no measure of load), made again up to 5 times while
+ * another process held this core: more than 1 ms between two tests, or
+ * for yielding waits a slow yield; *busy: the last try was disturbed
+ * too. */
+static long quiet_sleeps(int n, int yielding, int *busy)
 {
-    if (getuid() == 0) {
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    long slept = 0;
+    for (int tries = 0; tries < 5; tries++) {
+        poll_configure(POLL_AUTO, 1);
+        gap = 0;
+        slept = sleeps_in(n, yielding, 0);
+        *busy = gap > 1e-3 || (yielding && poll_yield_slow() > 0);
+        if (!*busy)
+            break;
     }
-    if (!getenv("MPIRUN"))
-        setenv("MPIRUN", "mpirun", 1);
-    execl("/bin/sh", "sh", "-c",
-          "exec timeout -k 5 120 \"$MPIRUN\" -np 1 --oversubscribe "
-          "${AIA_MPIRUN_FLAGS:-} \"$0\" " UNDER,
-          self, (char *)NULL);
-    printf("1..0 # SKIP cannot run /bin/sh\n");
-    return 0;
+    return slept;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], UNDER) != 0)
-        return launch(argv[0]);
+    int launched = selflaunch(argc, argv, 1);
+    if (launched >= 0)
+        return launched;
     MPI_Init(&argc, &argv);
     poll_node();
     if (!poll_configure(POLL_AUTO, 1)) {
@@ -188,31 +190,19 @@ int main(int argc, char **argv)
     ok(!poll_configure(POLL_AUTO, 1), "3 ranks on 2 cores: auto does not "
                                       "spin (%s)",
        poll_choice());
-    /* another process that takes this core for long (more than 1 ms
-     * between two tests) hides what a wait would do: such a try is made
-     * again (poll_configure starts afresh), up to 5 times, and the check
-     * skips if every try was disturbed */
-    long slept = 0;
-    int tries = 0;
-    do {
-        poll_configure(POLL_AUTO, 1);
-        gap = 0;
-        slept = sleeps_in(5, 0, 0);
-    } while (gap > 1e-3 && ++tries < 5);
-    if (gap > 1e-3)
+    /* another process that takes this core for long hides what a wait
+     * would do: such a try is made again, and the check skips if every
+     * try was disturbed */
+    int busy;
+    long slept = quiet_sleeps(5, 0, &busy);
+    if (busy)
         ok(1, "# SKIP this core was busy (%.1f ms away)", gap * 1e3);
     else
         ok(slept >= 10, "waits for a message 3 ms away sleep (%ld sleeps "
                         "in 5 waits)",
            slept);
-    long yielded = 0;
-    tries = 0;
-    do {
-        poll_configure(POLL_AUTO, 1);
-        gap = 0;
-        yielded = sleeps_in(5, 1, 0);
-    } while ((gap > 1e-3 || poll_yield_slow() > 0) && ++tries < 5);
-    if (gap > 1e-3 || poll_yield_slow() > 0)
+    long yielded = quiet_sleeps(5, 1, &busy);
+    if (busy)
         ok(1, "# SKIP this core was busy (%.1f ms away, share of slow "
               "yields %.3f)",
            gap * 1e3, poll_yield_slow());
@@ -227,7 +217,7 @@ int main(int argc, char **argv)
                                  "long stop the yielding (share %.3f)",
        poll_yield_slow());
     util_sleep(5e-3); /* the last burst ends */
-    tries = 0;
+    int tries = 0;
     do {
         gap = 0;
         slept = sleeps_in(3, 1, 0);
