@@ -27,6 +27,19 @@
  * step: auto (the default) is 1/(2L), L the problem's smoothness: half the
  * gradient step, since the table mixes gradients of several iterates.
  *
+ * The table's direction is as old as its entries.  While entries at most
+ * one step old hold more than half the rows, x' = -step L (w x(t) +
+ * (1 - w) x(t - d)) is stable whatever the older entries' delays d (w >
+ * 1/2, step L <= 1), and the step is whole: every worker fresh, or a
+ * persistent straggler among the others.  Otherwise it is multiplied by
+ * min(1, 2/a), a the entries' row-weighted mean age in steps (rounds;
+ * updates in async mode), which keeps step L (2a + 1) below about pi, the
+ * stability bound of x' = -step L x(t - a).  Without it DSAG's stale
+ * entries made x oscillate and grow at the step 1/(2L): with nwait 1 of
+ * 4 workers whose delays differ (fixed, 1 to 10 ms) and 3 sub-partitions
+ * 9 of 40 simulated pools diverged (none with it), and async mode, where
+ * the entries are about n updates old, diverged with 4 workers.
+ *
  * An answer is the gradient (dim doubles), then the sub-partition's index
  * and its rows.  The coordinator holds nworkers x p x dim doubles.
  */
@@ -45,7 +58,8 @@ static const char *const variants[] = {[V_SAG] = "sag", [V_DSAG] = "dsag"};
 static const struct aia_param params[] = {
     AIA_STEP_PARAM("step size applied to the row-weighted mean of the "
                    "gradient table (auto: 1/(2L), L the problem's "
-                   "smoothness)"),
+                   "smoothness), times min(1, 2/a) when the table is old, "
+                   "a its mean age in steps"),
     {"variant", AIA_ENUM, "dsag",
      "sag: stale answers are dropped; dsag: they enter the table too, when "
      "newer than the entry they replace",
@@ -65,6 +79,7 @@ struct sag {
     /* coordinator */
     struct aia_table table; /* nworkers x parts entries */
     uint64_t *when;         /* round of the query behind each entry */
+    uint64_t round;         /* the latest round an answer came in */
 };
 
 static void destroy(void *state)
@@ -92,6 +107,14 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     if (variant < 0) {
         destroy(s);
         return aia_seterr(err, "variant: not sag or dsag");
+    }
+    if (!s->dsag && ctx->async) {
+        destroy(s);
+        return aia_seterr(err,
+                          "variant: sag drops stale answers, and in async "
+                          "mode every answer but the first is stale: its "
+                          "table would never change (variant: dsag keeps "
+                          "them)");
     }
     if (aia_method_open(&s->m, ctx, 0.5,
                         "1/(2L): the table mixes gradients of several "
@@ -170,6 +193,8 @@ static int absorb(void *state, const double *answer,
                           "an answer for sub-partition %g of %zu rows "
                           "%g: not one of this job's",
                           part, s->parts, rows);
+    if (info->round > s->round)
+        s->round = info->round;
     if (info->staleness > 0 && !s->dsag)
         return 0;
     size_t e = (size_t)info->worker * s->parts + (size_t)part;
@@ -182,11 +207,31 @@ static int absorb(void *state, const double *answer,
     return 0;
 }
 
+/* The age factor: 1 when entries at most one step old hold more than half
+ * the rows, else min(1, 2 / a), a the entries' row-weighted mean age in
+ * steps (rounds; updates in async mode). */
+static double age_factor(const struct sag *s)
+{
+    double rows = 0, recent = 0, age = 0;
+    for (size_t e = 0; e < s->table.entries; e++) {
+        double n = s->table.n[e];
+        uint64_t d = s->round > s->when[e] ? s->round - s->when[e] : 0;
+        rows += n;
+        age += n * (double)d;
+        if (d <= 1)
+            recent += n;
+    }
+    if (!(rows > 0) || recent > rows / 2)
+        return 1.0;
+    double a = age / rows;
+    return a > 2.0 ? 2.0 / a : 1.0;
+}
+
 /* No entry yet: nothing to step with, the query stays. */
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct sag *s = state;
-    aia_table_step(&s->table, s->m.x, s->m.step);
+    aia_table_step(&s->table, s->m.x, s->m.step * age_factor(s));
     return aia_method_init(state, query, err);
 }
 
@@ -230,8 +275,12 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     }
     memcpy(s->m.x, p, s->m.dim * sizeof *p);
     p = aia_table_load(&s->table, p + s->m.dim);
-    for (size_t e = 0; e < entries; e++)
+    for (size_t e = 0; e < entries; e++) {
         s->when[e] = (uint64_t)p[e];
+        /* the round the table was saved in, as near as it tells */
+        if (s->when[e] > s->round)
+            s->round = s->when[e];
+    }
     return 0;
 }
 

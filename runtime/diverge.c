@@ -20,6 +20,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 bool diverge_loss(struct diverge *d, double factor, double loss)
 {
@@ -68,7 +69,15 @@ char *diverge_message(char *buf, size_t len, int64_t iteration, int rank,
         snprintf(at, sizeof at, " with step %.6g%s%s%s", step,
                  step_why && *step_why ? " (" : "", step_why ? step_why : "",
                  step_why && *step_why ? ")" : "");
-    if (L > 0)
+    int automatic = step_why && strncmp(step_why, "auto", 4) == 0;
+    if (L > 0 && automatic && step < 2 / L)
+        /* no use advising the rule that chose the step */
+        snprintf(bound, sizeof bound,
+                 "; the stable bound of gradient descent is 2/L = %.6g: "
+                 "stale answers made a step within it unstable: try a "
+                 "smaller one",
+                 2 / L);
+    else if (L > 0)
         snprintf(bound, sizeof bound,
                  "; the stable bound of gradient descent is 2/L = %.6g: try "
                  "a step below it, or step: auto",

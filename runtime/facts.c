@@ -13,14 +13,46 @@
 #include "host.h"
 #include "util.h"
 
-/* Whether an algorithm parameter asks for a value from the problem: a
- * number parameter given (or defaulting to) a word, "auto". */
-static int wants_facts(const struct setup *s)
+int facts_wanted(const struct setup *s)
 {
     for (const struct aia_value *v = s->alg_args; v && v->name; v++)
         if (v->type == AIA_DOUBLE && v->s)
             return 1;
     return 0;
+}
+
+void facts_part(const struct aia_problem_plugin *prob, void *prob_s,
+                double part[3],
+                double *lo, double *hi)
+{
+    double L = 0, rows = (double)prob->rows(prob_s);
+    struct aia_error why = {""};
+    /* a worker without rows has no loss to bound, and fails later */
+    if (rows > 0 &&
+        (!prob->smoothness || prob->smoothness(prob_s, &L, &why) < 0 ||
+         !(L > 0) || !isfinite(L)))
+        L = -1;
+    if (*why.text)
+        host_log(AIA_LOG_INFO, "problem '%s': smoothness unknown: %s",
+                 prob->h.name, why.text);
+    part[0] = rows;
+    part[1] = L > 0 ? rows * L : 0;
+    part[2] = L < 0 ? 1 : 0;
+    *lo = L > 0 ? L : INFINITY;
+    *hi = L > 0 ? L : 0;
+}
+
+void facts_set(struct setup *s, const double sum[3], double least, double most)
+{
+    s->facts = (struct aia_problem_facts){
+        .size = sizeof(struct aia_problem_facts),
+        .rows = (size_t)sum[0],
+    };
+    if (sum[2] == 0 && sum[0] > 0 && sum[1] > 0) {
+        s->facts.smoothness = sum[1] / sum[0];
+        s->facts.smallest = least;
+        s->facts.largest = most;
+    }
 }
 
 /* Every rank learns L of the whole problem: the row-weighted mean of the
@@ -34,35 +66,15 @@ static int wants_facts(const struct setup *s)
  * needs it. */
 int facts_gather(struct setup *s, int active, int bound, struct aia_error *err)
 {
-    double L = 0, rows = 0;
-    struct aia_error why = {""};
-    (void)err;
-    if (active && s->windex >= 0 && (wants_facts(s) || bound)) {
-        rows = (double)s->prob->rows(s->prob_s);
-        /* a worker without rows has no loss to bound, and fails later */
-        if (rows > 0 && (!s->prob->smoothness ||
-                         s->prob->smoothness(s->prob_s, &L, &why) < 0 ||
-                         !(L > 0) || !isfinite(L)))
-            L = -1;
-        if (*why.text)
-            host_log(AIA_LOG_INFO, "problem '%s': smoothness unknown: %s",
-                     s->prob->h.name, why.text);
-    }
     /* sums of rows and rows * L, the count of unknown L, least, largest */
-    double in[3] = {rows, L > 0 ? rows * L : 0, L < 0 ? 1 : 0}, sum[3];
-    double lo = L > 0 ? L : INFINITY, hi = L > 0 ? L : 0, least, most;
+    double in[3] = {0, 0, 0}, sum[3], lo = INFINITY, hi = 0, least, most;
+    (void)err;
+    if (active && s->windex >= 0 && (facts_wanted(s) || bound))
+        facts_part(s->prob, s->prob_s, in, &lo, &hi);
     MPI_Allreduce(in, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&lo, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&hi, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    s->facts = (struct aia_problem_facts){
-        .size = sizeof(struct aia_problem_facts),
-        .rows = (size_t)sum[0],
-    };
-    if (sum[2] == 0 && sum[0] > 0 && sum[1] > 0) {
-        s->facts.smoothness = sum[1] / sum[0];
-        s->facts.smallest = least;
-        s->facts.largest = most;
-    }
+    facts_set(s, sum, least, most);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* facts.h - what every rank learns of the problem's rows before the run
- * (facts.c): each function is collective over MPI_COMM_WORLD, except
- * facts_smoothness. */
+ * (facts.c): facts_gather, facts_combine and facts_rows are collective
+ * over MPI_COMM_WORLD; the simulator (simpool.c) sums the workers' parts
+ * itself. */
 #ifndef AIARUN_FACTS_H
 #define AIARUN_FACTS_H
 
@@ -12,6 +13,19 @@
  * (the divergence message needs L and the coordinator holds no rows to
  * find it); active: this rank runs the job.  Returns 0. */
 int facts_gather(struct setup *s, int active, int bound, struct aia_error *err);
+
+/* Whether the algorithm asks for a value from the problem: a number
+ * parameter given (or defaulting to) a word, "auto". */
+int facts_wanted(const struct setup *s);
+
+/* One worker's share of the facts, from its problem: part gets its rows,
+ * rows * L, and 1 when its L is unknown (0 when it has no rows); lo and hi
+ * its L (INFINITY and 0 when unknown).  Summed over the workers (least of
+ * lo, largest of hi), facts_set makes them the pool's facts. */
+void facts_part(const struct aia_problem_plugin *prob, void *prob_s,
+                double part[3],
+                double *lo, double *hi);
+void facts_set(struct setup *s, const double sum[3], double least, double most);
 
 /* L of the problem this rank holds: the combined one when the run
  * gathered it (step: auto, or rows on the workers only), else asked of this rank's problem once (the

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "facts.h"
 #include "host.h"
 #include "params.h"
 #include "proto.h"
@@ -65,6 +66,7 @@ static struct aia_context context(const struct simpool *sp, int w,
         .problem = s->prob,
         .problem_state = prob_s,
         .pool_ranks = s->ranks,
+        .facts = &s->facts,
         .data = !s->job->data.path ? NULL
                 : w < 0            ? &s->data.d
                                    : &sp->data[w].d,
@@ -82,10 +84,9 @@ static int load(struct simpool *sp, const struct job_plugin *sec, int kind,
     return (*args = job_plugin_args(sp->s.job, sec, *p, err)) ? 0 : -1;
 }
 
-/* Open partition w (AIA_PART_ALL: the coordinator's view) and create an
- * algorithm state on it. */
-static int instance(struct simpool *sp, int w, void **prob_s, void **alg_s,
-                    struct aia_shape *shape, struct aia_error *err)
+/* Open partition w (AIA_PART_ALL: the coordinator's view). */
+static int open_part(struct simpool *sp, int w, void **prob_s,
+                     struct aia_error *err)
 {
     struct setup *s = &sp->s;
     struct aia_partition part = {.index = w < 0 ? AIA_PART_ALL : w,
@@ -97,7 +98,16 @@ static int instance(struct simpool *sp, int w, void **prob_s, void **alg_s,
         job_blame(s->job, &s->job->problem, err);
         return -1;
     }
-    ctx = context(sp, w, s->alg_args, *prob_s);
+    return 0;
+}
+
+/* Create the algorithm's state of worker w (-1: the coordinator's) on its
+ * open partition, once the facts are known. */
+static int create_alg(struct simpool *sp, int w, void *prob_s, void **alg_s,
+                      struct aia_shape *shape, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    struct aia_context ctx = context(sp, w, s->alg_args, prob_s);
     if (s->alg->create(&ctx, shape, alg_s, err) < 0) {
         job_blame(s->job, &s->job->algorithm, err);
         return -1;
@@ -195,9 +205,44 @@ static int setup_coordinator(struct simpool *sp, struct aia_error *err)
                       "answers are not additive");
     if (job->data.path && read_data(sp, err) < 0)
         return -1;
-    if (instance(sp, -1, &s->prob_s, &s->alg_s, &s->shape, err) < 0)
+    if (open_part(sp, -1, &s->prob_s, err) < 0)
         return -1;
     s->dim = s->prob->dim(s->prob_s);
+    return 0;
+}
+
+/* The pool's facts, as facts_gather makes them under mpirun: L the
+ * row-weighted mean of the workers' own, when the algorithm asks for it
+ * (the coordinator holds every row, and finds L itself when a divergence
+ * message needs it). */
+static void gather_facts(struct simpool *sp)
+{
+    struct setup *s = &sp->s;
+    double sum[3] = {0, 0, 0}, least = INFINITY, most = 0;
+    for (int w = 0; w < sp->n; w++) {
+        double part[3], lo, hi;
+        if (facts_wanted(s))
+            facts_part(s->prob, sp->w[w].prob_s, part, &lo, &hi);
+        else {
+            part[0] = (double)s->prob->rows(sp->w[w].prob_s);
+            part[1] = part[2] = 0;
+            lo = INFINITY;
+            hi = 0;
+        }
+        for (int i = 0; i < 3; i++)
+            sum[i] += part[i];
+        least = fmin(least, lo);
+        most = fmax(most, hi);
+    }
+    facts_set(s, sum, least, most);
+}
+
+static int create_coordinator(struct simpool *sp, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    const struct job *job = s->job;
+    if (create_alg(sp, -1, s->prob_s, &s->alg_s, &s->shape, err) < 0)
+        return -1;
     if (!s->alg->iterate && s->shape.query_len != s->dim)
         return aia_seterr(err,
                           "algorithm '%s': its queries have %zu "
@@ -218,7 +263,7 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
     struct simworker *k = &sp->w[w];
     struct aia_shape shape;
     size_t alen = s->shape.answer_len;
-    if (instance(sp, w, &k->prob_s, &k->alg_s, &shape, err) < 0)
+    if (create_alg(sp, w, k->prob_s, &k->alg_s, &shape, err) < 0)
         return -1;
     if (shape.query_len != s->shape.query_len || shape.answer_len != alen ||
         s->prob->dim(k->prob_s) != s->dim)
@@ -278,6 +323,12 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
                           where, job->nweights, n);
     }
     if (setup_coordinator(sp, err) < 0)
+        return -1;
+    for (int w = 0; w < n; w++)
+        if (open_part(sp, w, &sp->w[w].prob_s, err) < 0)
+            return -1;
+    gather_facts(sp);
+    if (create_coordinator(sp, err) < 0)
         return -1;
     for (int w = 0; w < n; w++)
         if (setup_worker(sp, w, err) < 0)

@@ -60,6 +60,14 @@ static void message(void)
     like(buf, "stable bound of gradient descent is 2/L = 0.2:",
          "and the stable bound from L");
     ok(strchr(buf, '\n') == NULL, "on one line");
+    like(buf, "2/L = 0.2: try a step below it, or step: auto",
+         "a given step: the advice names step: auto");
+    diverge_message(buf, sizeof buf, 175, 0, 4e7, &d, 1e6, 0.05,
+                    "auto: 1/(2L)", 10);
+    like(buf,
+         "2/L = 0.2: stale answers made a step within it unstable: try a "
+         "smaller one",
+         "an auto step within 2/L: no advice to take step: auto (%s)", buf);
     diverge_message(buf, sizeof buf, 3, 4, NAN, &d, 1e6, NAN, NULL, 0);
     like(buf,
          "iteration 3: an answer of rank 4 is not finite; try a "

@@ -29,6 +29,12 @@ for np in 2 5; do
     run $np -o algorithm.variant=dsag -o algorithm.subpartitions=3 \
         -o pool.wait.nwait=1 base.yaml
     reached "dsag, 3 parts, nwait 1, $np ranks"
+    # async: each update steps with the whole table, whose entries are
+    # about n updates old: at the whole step 1/(2L) x oscillated and grew
+    # (diverged at iteration 175 with 4 workers) until the step shrank
+    # with the entries' mean age
+    run $np -o pool.mode=async base.yaml
+    reached "dsag, async, $np ranks"
     run $np -o algorithm.plugin=rennala -o pool.mode=async base.yaml
     reached "rennala, async, $np ranks"
     # In rounds mode every answer of a round is computed at the same
@@ -44,6 +50,38 @@ done
 run 5 -o algorithm.plugin=ringmaster -o pool.mode=async -o stop.gap=1e-4 \
     base.yaml
 reached_at "ringmaster, async, 5 ranks" 1e-4
+
+run 3 -o pool.mode=async -o algorithm.variant=sag base.yaml
+is "$rc" 2 "sag in async mode: refused"
+like "$err" "base.yaml:2:1: algorithm: variant: sag drops stale answers, and in async mode every answer but the first is stale" \
+    "saying why"
+
+# --simulate N: the same facts as under mpirun: step auto from the
+# workers' own L, combined by rows (it was refused, for want of L).
+sim() {
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$AIARUN" "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+run 5 -v -o stop.iterations=1 base.yaml
+L_mpi=$(printf '%s\n' "$out" | grep '^ *smoothness ')
+sim --simulate 4 -v -o stop.iterations=1 base.yaml
+is "$rc" 0 "--simulate, step auto: exits 0"
+L_sim=$(printf '%s\n' "$out" | grep '^ *smoothness ')
+expect_ok "--simulate 4 finds the L of a run on 5 ranks ($L_sim; $L_mpi)" \
+    [ -n "$L_sim" ] && [ "$L_sim" = "$L_mpi" ]
+
+# In virtual time, each answer of worker w taking its fixed delay (1.24 to
+# 9.81 ms), rounds that end at the first answer and 3 sub-partitions a
+# worker: the table's entries are 5 to 25 rounds old, its direction a
+# delayed gradient, and at the step 1/(2L) x oscillated and grew (NaN at
+# iteration 752) until the step shrank with the entries' mean age.
+sim --simulate 4 -o algorithm.variant=dsag -o algorithm.subpartitions=3 \
+    -o pool.wait.nwait=1 \
+    -o 'stragglers={fixed: {ranks: [1, 2, 3, 4], delay_ms: [5.89, 1.24, 5.75, 9.81]}}' \
+    -o 'simulate={row_us: 0.01, latency_us: 10}' base.yaml
+reached "dsag, nwait 1 of 4 whose delays differ, simulated"
 
 # rank 2 answers 20 ms late, every time
 slow='stragglers: {work_ms: 1, fixed: {ranks: [2], delay_ms: [20]}}'
