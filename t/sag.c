@@ -105,6 +105,49 @@ static void table_rule(void)
     }
 }
 
+/* The step shrinks with the table's age: by 2/a, a the entries'
+ * row-weighted mean age in rounds, unless entries at most a round old
+ * hold more than half the rows. */
+static void age_factor(void)
+{
+    struct algtest t;
+    struct plugtest a;
+    double g[N];
+    for (int j = 0; j < N; j++)
+        g[j] = j - 2.5;
+    for (int fresh = 1; fresh <= 3; fresh += 2) {
+        open_sag(&t, &a, "{step: 0.5, variant: dsag}");
+        for (int w = 0; w < W; w++)
+            give(&t, w, 0, 1, g, 1);
+        algtest_end_round(&t);
+        /* rounds 2 to 10: only the first `fresh` workers answer */
+        while (t.round < 10) {
+            for (int w = 0; w < fresh; w++)
+                give(&t, w, 0, 1, g, t.round);
+            algtest_end_round(&t);
+        }
+        for (int w = 0; w < fresh; w++)
+            give(&t, w, 0, 1, g, t.round);
+        const double *q10 = algtest_query(&t, 10);
+        double before[N];
+        memcpy(before, q10, sizeof before);
+        algtest_end_round(&t);
+        const double *q = algtest_query(&t, 11);
+        /* fresh 1: rows 1 of age 0, 3 of age 9: a = 27/4 */
+        double factor = fresh == 1 ? 2.0 / (27.0 / 4.0) : 1.0;
+        double most = 0;
+        for (int j = 0; j < N; j++)
+            most = fmax(most, fabs(q[j] - (before[j] - 0.5 * factor * g[j])));
+        ok(most < 1e-12,
+           fresh == 1 ? "one entry of 4 fresh, 3 nine rounds old: the step "
+                        "is times 2/a, a = 27/4 (off by %g)"
+                      : "3 of 4 fresh, one nine rounds old: the step is "
+                        "whole (off by %g)",
+           most);
+        close_sag(&t, &a);
+    }
+}
+
 static void subpartitions(void)
 {
     struct algtest t;
@@ -171,6 +214,7 @@ int main(void)
                   "{rows: 400, cols: 6, noise: 0.1, condition: 10}");
     plan(0);
     table_rule();
+    age_factor();
     subpartitions();
     converges();
     algtest_resume_check("sag", "{variant: sag}", &Pb, W);
