@@ -39,7 +39,9 @@ is "$(grep -cvE '^\{"time":[0-9.]+,"rank":[0-9]+,"sent_round":[0-9]+,"round":[0-
     "every answer line is a JSON object of its columns"
 logged=$(sed 's/.*"rank":\([0-9]*\),.*"staleness":\([0-9]*\),.*/\1 \2/' a.jsonl |
     awk '{ n[$1]++; if ($2 > 0) s[$1]++ } END { for (r in n) print r, n[r], s[r] + 0 }' | sort -n | tr '\n' ' ')
-table=$(awk -F, 'NR > 1 { print $1, $3, $5 }' w.csv | sort -n | tr '\n' ' ')
+# a worker starved of its core by a loaded machine may answer nothing in
+# 80 rounds: the table has a row for it, the log no line
+table=$(awk -F, 'NR > 1 && $3 > 0 { print $1, $3, $5 }' w.csv | sort -n | tr '\n' ' ')
 is "$logged" "$table" "answers and stale answers per rank: the log matches the table"
 is "$(awk -F, 'NR > 1 { s += $3 } END { print s }' w.csv)" "$(field answers "$out")" \
     "and the table matches the summary"
