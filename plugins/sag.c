@@ -27,14 +27,12 @@
  * step: auto (the default) is 1/(2L), L the problem's smoothness: half the
  * gradient step, since the table mixes gradients of several iterates.
  *
- * The table's direction is as old as its entries.  While entries at most
- * one step old hold more than half the rows, x' = -step L (w x(t) +
- * (1 - w) x(t - d)) is stable whatever the older entries' delays d (w >
- * 1/2, step L <= 1), and the step is whole: every worker fresh, or a
- * persistent straggler among the others.  Otherwise it is multiplied by
- * min(1, 2/a), a the entries' row-weighted mean age in steps (rounds;
- * updates in async mode), which keeps step L (2a + 1) below about pi, the
- * stability bound of x' = -step L x(t - a).  Without it DSAG's stale
+ * The table's direction is as old as its entries: every step, auto or
+ * given, is multiplied by its age factor (aia_table_age_factor, alg.h,
+ * most 2: min(1, 2/a), a the entries' row-weighted mean age in steps,
+ * rounds or updates in async mode, unless entries at most one step old
+ * hold more than half the rows, as with every worker fresh or a
+ * persistent straggler among fresh ones).  Without it DSAG's stale
  * entries made x oscillate and grow at the step 1/(2L): with nwait 1 of
  * 4 workers whose delays differ (fixed, 1 to 10 ms) and 3 sub-partitions
  * 9 of 40 simulated pools diverged (none with it), and async mode, where
@@ -207,31 +205,13 @@ static int absorb(void *state, const double *answer,
     return 0;
 }
 
-/* The age factor: 1 when entries at most one step old hold more than half
- * the rows, else min(1, 2 / a), a the entries' row-weighted mean age in
- * steps (rounds; updates in async mode). */
-static double age_factor(const struct sag *s)
-{
-    double rows = 0, recent = 0, age = 0;
-    for (size_t e = 0; e < s->table.entries; e++) {
-        double n = s->table.n[e];
-        uint64_t d = s->round > s->when[e] ? s->round - s->when[e] : 0;
-        rows += n;
-        age += n * (double)d;
-        if (d <= 1)
-            recent += n;
-    }
-    if (!(rows > 0) || recent > rows / 2)
-        return 1.0;
-    double a = age / rows;
-    return a > 2.0 ? 2.0 / a : 1.0;
-}
-
 /* No entry yet: nothing to step with, the query stays. */
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct sag *s = state;
-    aia_table_step(&s->table, s->m.x, s->m.step * age_factor(s));
+    aia_table_step(&s->table, s->m.x,
+                   s->m.step * aia_table_age_factor(&s->table, s->when,
+                                                    s->round, 2.0));
     return aia_method_init(state, query, err);
 }
 

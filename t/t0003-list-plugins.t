@@ -14,7 +14,7 @@ for p in decay decay_every momentum staleness_scaling; do
     printf '%s' "$out" | grep -Eq "^ +$p " || sgd_missing="${sgd_missing:-} $p"
 done
 is "${sgd_missing:-}" "" "sgd's decay, decay_every, momentum, staleness_scaling"
-like "$out" "^algorithm +gd +1\.0 +/.*/gd\.so" "gd"
+like "$out" "^algorithm +gd +1\.1 +/.*/gd\.so" "gd"
 like "$out" "^algorithm +average +1\.1 +/.*/average\.so" "average"
 like "$out" "memory +latest[|]delta +latest" "average's memory"
 for p in local_steps weights; do

@@ -35,6 +35,9 @@ for np in 2 5; do
     # with the entries' mean age
     run $np -o pool.mode=async base.yaml
     reached "dsag, async, $np ranks"
+    # the same for gd's table at its step 1/L (diverged at iteration 50-64)
+    run $np -o algorithm.plugin=gd -o pool.mode=async base.yaml
+    reached "gd, async, $np ranks"
     run $np -o algorithm.plugin=rennala -o pool.mode=async base.yaml
     reached "rennala, async, $np ranks"
     # In rounds mode every answer of a round is computed at the same
@@ -82,6 +85,10 @@ sim --simulate 4 -o algorithm.variant=dsag -o algorithm.subpartitions=3 \
     -o 'stragglers={fixed: {ranks: [1, 2, 3, 4], delay_ms: [5.89, 1.24, 5.75, 9.81]}}' \
     -o 'simulate={row_us: 0.01, latency_us: 10}' base.yaml
 reached "dsag, nwait 1 of 4 whose delays differ, simulated"
+sim --simulate 4 -o algorithm.plugin=gd -o pool.wait.nwait=1 \
+    -o 'stragglers={fixed: {ranks: [1, 2, 3, 4], delay_ms: [5.82, 4.29, 1.52, 5.57]}}' \
+    -o 'simulate={row_us: 0.01, latency_us: 10}' base.yaml
+reached "gd, nwait 1 of 4 whose delays differ, simulated"
 
 # rank 2 answers 20 ms late, every time
 slow='stragglers: {work_ms: 1, fixed: {ranks: [2], delay_ms: [20]}}'

@@ -323,6 +323,36 @@ static inline double aia_table_step(struct aia_table *t, double *x, double step)
     return total;
 }
 
+/* The factor of a table step for the age of its entries: entry e was
+ * computed from the query of step when[e] (a round; an update in async
+ * mode), now is the current step.  A table of stale gradients steps along
+ * a delayed gradient, and x' = -h x(t - a), h = step L, oscillates and
+ * grows once h (2a + 1) passes about pi.  The factor is 1 while entries
+ * at most one step old hold more than half the rows: x' = -h (w x(t) +
+ * (1 - w) x(t - d)) is stable whatever the delay d for w > 1/2 and
+ * h <= 1 (every worker fresh, or a persistent straggler among fresh
+ * ones).  Otherwise it is min(1, most / a), a the entries' row-weighted
+ * mean age, so that h (2a + 1) stays below about 3: most = 1 / h (gd's
+ * 1/L: 1; SAG's 1/(2L): 2). */
+static inline double aia_table_age_factor(const struct aia_table *t,
+                                          const uint64_t *when, uint64_t now,
+                                          double most)
+{
+    double rows = 0, recent = 0, age = 0;
+    for (size_t e = 0; e < t->entries; e++) {
+        double n = t->n[e];
+        uint64_t d = now > when[e] ? now - when[e] : 0;
+        rows += n;
+        age += n * (double)d;
+        if (d <= 1)
+            recent += n;
+    }
+    if (!(rows > 0) || recent > rows / 2)
+        return 1.0;
+    double a = age / rows;
+    return a > most ? most / a : 1.0;
+}
+
 /* Checkpoints: the gradients, then the rows, (dim + 1) * entries doubles
  * at p.  save returns the end of what it wrote, load the end of what it
  * read. */
