@@ -51,8 +51,6 @@ struct gd {
     struct aia_method m; /* first: its descriptor functions take the state */
     int nworkers;
     struct aia_table table; /* coordinator: each worker's latest gradient */
-    uint64_t *when;         /* round of the query behind each entry */
-    uint64_t round;         /* the latest round an answer came in */
 };
 
 static void destroy(void *state)
@@ -62,7 +60,6 @@ static void destroy(void *state)
         return;
     aia_method_close(&s->m);
     aia_table_free(&s->table);
-    free(s->when);
     free(s);
 }
 
@@ -78,10 +75,9 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         destroy(s);
         return -1;
     }
-    size_t n = ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0;
     if (ctx->role == AIA_ROLE_COORDINATOR &&
-        (aia_table_init(&s->table, n, s->m.dim) < 0 ||
-         !(s->when = calloc(n ? n : 1, sizeof *s->when)))) {
+        aia_table_init(&s->table, ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0,
+                       s->m.dim) < 0) {
         size_t dim = s->m.dim;
         destroy(s);
         return aia_seterr(err,
@@ -105,10 +101,9 @@ static int absorb(void *state, const double *answer,
                           "an answer from worker %d, which holds no rows: its "
                           "gradient would have no weight",
                           info->worker);
-    aia_table_put(&s->table, (size_t)info->worker, answer, (double)info->rows);
-    s->when[info->worker] = info->sent_round;
-    if (info->round > s->round)
-        s->round = info->round;
+    aia_table_put(&s->table, (size_t)info->worker, answer, (double)info->rows,
+                  info->sent_round);
+    aia_table_heard(&s->table, info->round);
     return 0;
 }
 
@@ -117,8 +112,7 @@ static int query(void *state, double *query, struct aia_error *err)
 {
     struct gd *s = state;
     aia_table_step(&s->table, s->m.x,
-                   s->m.step *
-                       aia_table_age_factor(&s->table, s->when, s->round, 1.0));
+                   s->m.step * aia_table_age_factor(&s->table, 1.0));
     return aia_method_init(state, query, err);
 }
 
@@ -137,9 +131,7 @@ static int save(void *state, void *buf, struct aia_error *err)
     double *p = buf;
     (void)err;
     memcpy(p, s->m.x, s->m.dim * sizeof *p);
-    p = aia_table_save(&s->table, p + s->m.dim);
-    for (int w = 0; w < s->nworkers; w++)
-        p[w] = (double)s->when[w];
+    aia_table_save(&s->table, p + s->m.dim);
     return 0;
 }
 
@@ -147,25 +139,17 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct gd *s = state;
     const double *p = buf;
+    double rows, sent;
     if (aia_state_len(len, state_size(state), err) < 0)
         return -1;
-    size_t n = (size_t)s->nworkers;
-    for (size_t w = 0; w < n; w++) {
-        double when = p[s->m.dim + n * (s->m.dim + 1) + w];
-        if (!(when >= 0 && when < 0x1p53))
-            return aia_seterr(err,
-                              "worker %zu's gradient from round %g: not a "
-                              "state of gd",
-                              w, when);
-    }
+    size_t w = aia_table_bad(&s->table, p + s->m.dim, &rows, &sent);
+    if (w < s->table.entries)
+        return aia_seterr(err,
+                          "worker %zu's gradient: %g rows from round %g, not "
+                          "a state of gd",
+                          w, rows, sent);
     memcpy(s->m.x, p, s->m.dim * sizeof *p);
-    p = aia_table_load(&s->table, p + s->m.dim);
-    for (size_t w = 0; w < n; w++) {
-        s->when[w] = (uint64_t)p[w];
-        /* the round the table was saved in, as near as it tells */
-        if (s->when[w] > s->round)
-            s->round = s->when[w];
-    }
+    aia_table_load(&s->table, p + s->m.dim);
     return 0;
 }
 

@@ -76,8 +76,6 @@ struct sag {
     size_t *idx; /* worker: the rows of one sub-partition */
     /* coordinator */
     struct aia_table table; /* nworkers x parts entries */
-    uint64_t *when;         /* round of the query behind each entry */
-    uint64_t round;         /* the latest round an answer came in */
 };
 
 static void destroy(void *state)
@@ -88,7 +86,6 @@ static void destroy(void *state)
     aia_method_close(&s->m);
     aia_table_free(&s->table);
     free(s->idx);
-    free(s->when);
     free(s);
 }
 
@@ -138,8 +135,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         }
     } else {
         size_t entries = (size_t)s->nworkers * s->parts;
-        s->when = calloc(entries, sizeof *s->when);
-        if (aia_table_init(&s->table, entries, s->m.dim) < 0 || !s->when) {
+        if (aia_table_init(&s->table, entries, s->m.dim) < 0) {
             size_t d = s->m.dim ? s->m.dim : 1;
             destroy(s);
             return aia_seterr(err,
@@ -191,17 +187,15 @@ static int absorb(void *state, const double *answer,
                           "an answer for sub-partition %g of %zu rows "
                           "%g: not one of this job's",
                           part, s->parts, rows);
-    if (info->round > s->round)
-        s->round = info->round;
+    aia_table_heard(&s->table, info->round);
     if (info->staleness > 0 && !s->dsag)
         return 0;
     size_t e = (size_t)info->worker * s->parts + (size_t)part;
     /* an older answer than the entry's (possible for DSAG) changes
      * nothing: the table keeps the freshest gradient */
-    if (s->table.n[e] > 0 && info->sent_round < s->when[e])
+    if (s->table.n[e] > 0 && info->sent_round < s->table.when[e])
         return 0;
-    aia_table_put(&s->table, e, answer, rows);
-    s->when[e] = info->sent_round;
+    aia_table_put(&s->table, e, answer, rows, info->sent_round);
     return 0;
 }
 
@@ -210,8 +204,7 @@ static int query(void *state, double *query, struct aia_error *err)
 {
     struct sag *s = state;
     aia_table_step(&s->table, s->m.x,
-                   s->m.step * aia_table_age_factor(&s->table, s->when,
-                                                    s->round, 2.0));
+                   s->m.step * aia_table_age_factor(&s->table, 2.0));
     return aia_method_init(state, query, err);
 }
 
@@ -227,40 +220,28 @@ static size_t state_size(void *state)
 static int save(void *state, void *buf, struct aia_error *err)
 {
     struct sag *s = state;
-    size_t entries = (size_t)s->nworkers * s->parts;
     double *p = buf;
     (void)err;
     memcpy(p, s->m.x, s->m.dim * sizeof *p);
-    p = aia_table_save(&s->table, p + s->m.dim);
-    for (size_t e = 0; e < entries; e++)
-        p[e] = (double)s->when[e];
+    aia_table_save(&s->table, p + s->m.dim);
     return 0;
 }
 
 static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct sag *s = state;
-    size_t entries = (size_t)s->nworkers * s->parts;
     const double *p = buf;
+    double rows, sent;
     if (aia_state_len(len, state_size(state), err) < 0)
         return -1;
-    for (size_t e = 0; e < entries; e++) {
-        double n = p[s->m.dim + entries * s->m.dim + e];
-        double when = p[s->m.dim + entries * (s->m.dim + 1) + e];
-        if (!(n >= 0 && when >= 0 && when < 0x1p53))
-            return aia_seterr(err,
-                              "table entry %zu: %g rows from round %g, not "
-                              "a state of sag",
-                              e, n, when);
-    }
+    size_t e = aia_table_bad(&s->table, p + s->m.dim, &rows, &sent);
+    if (e < s->table.entries)
+        return aia_seterr(err,
+                          "table entry %zu: %g rows from round %g, not a "
+                          "state of sag",
+                          e, rows, sent);
     memcpy(s->m.x, p, s->m.dim * sizeof *p);
-    p = aia_table_load(&s->table, p + s->m.dim);
-    for (size_t e = 0; e < entries; e++) {
-        s->when[e] = (uint64_t)p[e];
-        /* the round the table was saved in, as near as it tells */
-        if (s->when[e] > s->round)
-            s->round = s->when[e];
-    }
+    aia_table_load(&s->table, p + s->m.dim);
     return 0;
 }
 

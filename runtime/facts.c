@@ -22,13 +22,12 @@ int facts_wanted(const struct setup *s)
 }
 
 void facts_part(const struct aia_problem_plugin *prob, void *prob_s,
-                double part[3],
-                double *lo, double *hi)
+                int smoothness, double part[3], double *lo, double *hi)
 {
     double L = 0, rows = (double)prob->rows(prob_s);
     struct aia_error why = {""};
     /* a worker without rows has no loss to bound, and fails later */
-    if (rows > 0 &&
+    if (smoothness && rows > 0 &&
         (!prob->smoothness || prob->smoothness(prob_s, &L, &why) < 0 ||
          !(L > 0) || !isfinite(L)))
         L = -1;
@@ -69,8 +68,9 @@ int facts_gather(struct setup *s, int active, int bound, struct aia_error *err)
     /* sums of rows and rows * L, the count of unknown L, least, largest */
     double in[3] = {0, 0, 0}, sum[3], lo = INFINITY, hi = 0, least, most;
     (void)err;
-    if (active && s->windex >= 0 && (facts_wanted(s) || bound))
-        facts_part(s->prob, s->prob_s, in, &lo, &hi);
+    if (active && s->windex >= 0)
+        facts_part(s->prob, s->prob_s, facts_wanted(s) || bound, in, &lo,
+                   &hi);
     MPI_Allreduce(in, sum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&lo, &least, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&hi, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

@@ -20,11 +20,12 @@ int facts_wanted(const struct setup *s);
 
 /* One worker's share of the facts, from its problem: part gets its rows,
  * rows * L, and 1 when its L is unknown (0 when it has no rows); lo and hi
- * its L (INFINITY and 0 when unknown).  Summed over the workers (least of
- * lo, largest of hi), facts_set makes them the pool's facts. */
+ * its L (INFINITY and 0 when unknown).  L is asked of the problem only
+ * when smoothness is 1 (else it is 0, not unknown: the power iteration
+ * is not free).  Summed over the workers (least of lo, largest of hi),
+ * facts_set makes them the pool's facts. */
 void facts_part(const struct aia_problem_plugin *prob, void *prob_s,
-                double part[3],
-                double *lo, double *hi);
+                int smoothness, double part[3], double *lo, double *hi);
 void facts_set(struct setup *s, const double sum[3], double least, double most);
 
 /* L of the problem this rank holds: the combined one when the run

@@ -221,14 +221,7 @@ static void gather_facts(struct simpool *sp)
     double sum[3] = {0, 0, 0}, least = INFINITY, most = 0;
     for (int w = 0; w < sp->n; w++) {
         double part[3], lo, hi;
-        if (facts_wanted(s))
-            facts_part(s->prob, sp->w[w].prob_s, part, &lo, &hi);
-        else {
-            part[0] = (double)s->prob->rows(sp->w[w].prob_s);
-            part[1] = part[2] = 0;
-            lo = INFINITY;
-            hi = 0;
-        }
+        facts_part(s->prob, sp->w[w].prob_s, facts_wanted(s), part, &lo, &hi);
         for (int i = 0; i < 3; i++)
             sum[i] += part[i];
         least = fmin(least, lo);

@@ -238,7 +238,7 @@ static void table_blocks(void)
             for (size_t j = 0; j < dim; j++)
                 g[j] = aia_rng_normal(&r) * 1e3;
             if (rows[e] > 0)
-                aia_table_put(&t, e, g, rows[e]);
+                aia_table_put(&t, e, g, rows[e], 1);
             /* the plain loop: entry by entry over the whole vector */
             for (size_t j = 0; rows[e] > 0 && j < dim; j++)
                 sum[j] += rows[e] * g[j];

@@ -249,13 +249,16 @@ static inline double aia_row_weight(const struct aia_answer_info *info,
 #endif
 
 /* The latest gradient of each of entries sources (workers, or parts of
- * workers) and the rows behind it; a step goes with their row-weighted
- * mean, the mean gradient over those rows. */
+ * workers), the rows behind it and the step (round; update in async mode)
+ * of the query it answered; a step goes with their row-weighted mean, the
+ * mean gradient over those rows. */
 struct aia_table {
     size_t dim, entries;
-    double *g;   /* entries x dim */
-    double *n;   /* rows behind each entry, 0 before it is filled */
-    double *sum; /* dim scratch: sum_e n_e g_e */
+    double *g;      /* entries x dim */
+    double *n;      /* rows behind each entry, 0 before it is filled */
+    uint64_t *when; /* step of the query behind each entry */
+    uint64_t now;   /* the latest step an answer came in (aia_table_heard) */
+    double *sum;    /* dim scratch: sum_e n_e g_e */
 };
 
 /* 0, or -1 when memory runs out (call aia_table_free either way). */
@@ -267,26 +270,38 @@ static inline int aia_table_init(struct aia_table *t, size_t entries,
     t->dim = dim;
     t->entries = entries;
     t->n = (double *)calloc(e, sizeof *t->n);
+    t->when = (uint64_t *)calloc(e, sizeof *t->when);
     t->sum = (double *)calloc(d, sizeof *t->sum);
     if (d <= SIZE_MAX / sizeof(double) / e)
         t->g = (double *)calloc(d * e, sizeof *t->g);
-    return t->n && t->sum && t->g ? 0 : -1;
+    return t->n && t->when && t->sum && t->g ? 0 : -1;
 }
 
 static inline void aia_table_free(struct aia_table *t)
 {
     free(t->g);
     free(t->n);
+    free(t->when);
     free(t->sum);
     memset(t, 0, sizeof *t);
 }
 
-/* Entry e becomes gradient g of rows rows. */
+/* Entry e becomes gradient g of rows rows, the answer to the query of
+ * step sent. */
 static inline void aia_table_put(struct aia_table *t, size_t e, const double *g,
-                                 double rows)
+                                 double rows, uint64_t sent)
 {
     memcpy(t->g + e * t->dim, g, t->dim * sizeof *g);
     t->n[e] = rows;
+    t->when[e] = sent;
+}
+
+/* An answer came in at step now (its info->round), whether it enters the
+ * table or not: the entries' ages count from the latest. */
+static inline void aia_table_heard(struct aia_table *t, uint64_t now)
+{
+    if (now > t->now)
+        t->now = now;
 }
 
 /* x <- x - step * (sum_e n_e g_e) / (sum_e n_e) over the filled entries,
@@ -325,23 +340,22 @@ static inline double aia_table_step(struct aia_table *t, double *x, double step)
 
 /* The factor of a table step for the age of its entries: entry e was
  * computed from the query of step when[e] (a round; an update in async
- * mode), now is the current step.  A table of stale gradients steps along
- * a delayed gradient, and x' = -h x(t - a), h = step L, oscillates and
- * grows once h (2a + 1) passes about pi.  The factor is 1 while entries
- * at most one step old hold more than half the rows: x' = -h (w x(t) +
- * (1 - w) x(t - d)) is stable whatever the delay d for w > 1/2 and
+ * mode), now is the latest step heard.  A table of stale gradients steps
+ * along a delayed gradient, and x' = -h x(t - a), h = step L, oscillates
+ * and grows once h (2a + 1) passes about pi.  The factor is 1 while
+ * entries at most one step old hold more than half the rows: x' = -h (w
+ * x(t) + (1 - w) x(t - d)) is stable whatever the delay d for w > 1/2 and
  * h <= 1 (every worker fresh, or a persistent straggler among fresh
  * ones).  Otherwise it is min(1, most / a), a the entries' row-weighted
  * mean age, so that h (2a + 1) stays below about 3: most = 1 / h (gd's
  * 1/L: 1; SAG's 1/(2L): 2). */
 static inline double aia_table_age_factor(const struct aia_table *t,
-                                          const uint64_t *when, uint64_t now,
                                           double most)
 {
     double rows = 0, recent = 0, age = 0;
     for (size_t e = 0; e < t->entries; e++) {
         double n = t->n[e];
-        uint64_t d = now > when[e] ? now - when[e] : 0;
+        uint64_t d = t->now > t->when[e] ? t->now - t->when[e] : 0;
         rows += n;
         age += n * (double)d;
         if (d <= 1)
@@ -353,15 +367,35 @@ static inline double aia_table_age_factor(const struct aia_table *t,
     return a > most ? most / a : 1.0;
 }
 
-/* Checkpoints: the gradients, then the rows, (dim + 1) * entries doubles
- * at p.  save returns the end of what it wrote, load the end of what it
- * read. */
+/* Checkpoints: the gradients, the rows, then the steps of their queries
+ * (doubles, exact below 2^53), (dim + 2) * entries doubles at p.  save
+ * returns the end of what it wrote.  aia_table_bad is the first entry
+ * whose rows or step are not a table's (entries when all are);
+ * aia_table_load, once none is, reads them back, taking the latest step
+ * among them for now, and returns the end of what it read. */
 static inline double *aia_table_save(const struct aia_table *t, double *p)
 {
     memcpy(p, t->g, t->entries * t->dim * sizeof *p);
     p += t->entries * t->dim;
     memcpy(p, t->n, t->entries * sizeof *p);
+    p += t->entries;
+    for (size_t e = 0; e < t->entries; e++)
+        p[e] = (double)t->when[e];
     return p + t->entries;
+}
+
+static inline size_t aia_table_bad(const struct aia_table *t, const double *p,
+                                   double *rows, double *sent)
+{
+    const double *n = p + t->entries * t->dim, *when = n + t->entries;
+    const double exact = 9007199254740992.0; /* 2^53 */
+    for (size_t e = 0; e < t->entries; e++)
+        if (!(n[e] >= 0 && when[e] >= 0 && when[e] < exact)) {
+            *rows = n[e];
+            *sent = when[e];
+            return e;
+        }
+    return t->entries;
 }
 
 static inline const double *aia_table_load(struct aia_table *t, const double *p)
@@ -369,6 +403,13 @@ static inline const double *aia_table_load(struct aia_table *t, const double *p)
     memcpy(t->g, p, t->entries * t->dim * sizeof *p);
     p += t->entries * t->dim;
     memcpy(t->n, p, t->entries * sizeof *p);
+    p += t->entries;
+    t->now = 0;
+    for (size_t e = 0; e < t->entries; e++) {
+        t->when[e] = (uint64_t)p[e];
+        /* the step the table was saved at, as near as it tells */
+        aia_table_heard(t, t->when[e]);
+    }
     return p + t->entries;
 }
 
