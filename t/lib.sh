@@ -166,6 +166,16 @@ run() {
     return $rc
 }
 
+# sim ARGS... : aiarun alone, without mpirun (aiarun --simulate N ...),
+# ended after AIA_TIMEOUT (else 120) seconds; sets $rc, $out and $err as
+# run does.
+sim() {
+    timeout -k 5 "${AIA_TIMEOUT:-120}" "$AIARUN" "$@" >out.txt 2>err.txt
+    rc=$?
+    out=$(cat out.txt)
+    err=$(cat err.txt)
+}
+
 # run_diag : the last run (command, status, tail of its stderr) as
 # diagnostics; nothing when the test has not run one.
 run_diag() {

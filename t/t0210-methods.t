@@ -61,12 +61,6 @@ like "$err" "base.yaml:2:1: algorithm: variant: sag drops stale answers, and in 
 
 # --simulate N: the same facts as under mpirun: step auto from the
 # workers' own L, combined by rows (it was refused, for want of L).
-sim() {
-    timeout -k 5 "${AIA_TIMEOUT:-120}" "$AIARUN" "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
 run 5 -v -o stop.iterations=1 base.yaml
 L_mpi=$(printf '%s\n' "$out" | grep '^ *smoothness ')
 sim --simulate 4 -v -o stop.iterations=1 base.yaml

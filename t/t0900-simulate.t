@@ -4,13 +4,6 @@
 scratch
 cd "$trash" || exit 99
 
-sim() {
-    timeout -k 5 "${AIA_TIMEOUT:-120}" "$AIARUN" "$@" >out.txt 2>err.txt
-    rc=$?
-    out=$(cat out.txt)
-    err=$(cat err.txt)
-}
-
 # Rounds of the 3 fastest of 4; worker 2 is 50 ms slow on every answer.
 cat > nwait.yaml <<'YAML'
 seed: 7
