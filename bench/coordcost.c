@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/codec.h"
+#include "core/codec.h"
 #include "../t/algtest.h"
 #include "../t/tap.h"
 #include "benchlib.h"

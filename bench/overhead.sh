@@ -91,7 +91,7 @@ summary line. **plain**: `bench/star.c`, the same exchange written
 directly: `MPI_Isend` of the query to each worker, `MPI_Waitsome` on the
 posted receives until the answers are in; workers `MPI_Recv`, copy the
 query into the answer, `MPI_Send` it back. **plain, aiarun's polling**:
-the same program waiting as `runtime/poll.c` does (Testsome alone for
+the same program waiting as `runtime/mpi/poll.c` does (Testsome alone for
 20 µs, with `sched_yield` until 50 µs, then sleeps of 1/32 of the time
 waited, at most 100 µs), to
 tell the waiting strategy's share from the rest. **aiarun, spin** is

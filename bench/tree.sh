@@ -83,7 +83,7 @@ tree_table() {
 machine's cores), median of the repetitions: **star**, gd waiting for
 every worker (\`nwait\` all), the coordinator receiving 8 answers a
 round; **tree k**, the same job with \`pool.topology: tree\`,
-\`pool.arity: k\` (\`runtime/tree.c\`: the query goes down, rows-weighted
+\`pool.arity: k\` (\`runtime/mpi/tree.c\`: the query goes down, rows-weighted
 means come up, no rank receives more than k answers a round);
 **Allreduce** and **Iallreduce**, \`bench/allreduce.c\`: the sum of as
 many doubles over the 9 ranks with the collective (Iallreduce then

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data.h"
+#include "data/data.h"
 
 /* Tables larger than this (values) are not built: a job's memory
  * estimate refuses them before data_read is reached. */

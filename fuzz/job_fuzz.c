@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "builtin.h"
-#include "freeargs.h"
-#include "job.h"
-#include "loader.h"
-#include "params.h"
-#include "straggle.h"
+#include "core/builtin.h"
+#include "conf/freeargs.h"
+#include "conf/job.h"
+#include "session/loader.h"
+#include "conf/params.h"
+#include "session/straggle.h"
 
 #define POOL 4
 #define OVERRIDE_LEN 120

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
-#include "wire.h"
+#include "core/codec.h"
+#include "core/wire.h"
 
 int wire_fuzz_one(const uint8_t *data, size_t size)
 {

@@ -2,37 +2,21 @@
 #include <config.h>
 
 #include <getopt.h>
-#include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "host.h"
-#include "job.h"
-#include "job_keys.h"
-#include "loader.h"
-#include "poll.h"
-#include "run.h"
-#include "sim.h"
-#include "util.h"
+#include "core/host.h"
+#include "conf/job.h"
+#include "conf/job_keys.h"
+#include "session/loader.h"
+#include "mpi/run.h"
+#include "sim/sim.h"
+#include "core/util.h"
 
 #define MAX_OVERRIDES 256
-#define FINALIZE_SECONDS 10
-
-static volatile sig_atomic_t finalize_status;
-
-static void finalize_timeout(int signo)
-{
-    (void)signo;
-    static const char msg[] = "aiarun: MPI_Finalize waits for a rank that "
-                              "never stopped; leaving without it\n";
-    if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0)
-        _exit(RUN_FAILED);
-    _exit(finalize_status);
-}
-
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -241,24 +225,6 @@ int main(int argc, char **argv)
     if (simulate)
         return sim_main(path, overrides, simulate);
 
-    poll_setup();
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-        host_error("MPI_Init failed");
-        return RUN_FAILED;
-    }
-    poll_node();
     struct run_opts opts = {path, overrides, verbosity, resume};
-    int status = run_job(&opts);
-    fflush(stdout);
-    fflush(stderr);
-    if (run_no_finalize)
-        return status; /* the job is being taken down: leave now */
-    if (run_incomplete) {
-        /* a rank never stopped: MPI_Finalize may wait for it forever */
-        finalize_status = status;
-        signal(SIGALRM, finalize_timeout);
-        alarm(FINALIZE_SECONDS);
-    }
-    MPI_Finalize();
-    return status;
+    return run_main(&argc, &argv, &opts);
 }

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/bell.h"
-#include "../runtime/util.h"
+#include "mpi/bell.h"
+#include "core/util.h"
 #include "selflaunch.h"
 #include "tap.h"
 

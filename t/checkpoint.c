@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "record/checkpoint.h"
 #include "tap.h"
 
 static char path[64];

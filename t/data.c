@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data.h"
+#include "data/data.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/aiarun-data.XXXXXX";

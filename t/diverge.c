@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "diverge.h"
+#include "core/diverge.h"
 #include "tap.h"
 
 static void losses(void)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data.h"
+#include "data/data.h"
 #include "tap.h"
 
 #ifdef HAVE_ZLIB

@@ -15,7 +15,7 @@
 #include "data_fuzz.h"
 #include "job_fuzz.h"
 #include "tap.h"
-#include "util.h"
+#include "core/util.h"
 
 /* Seconds an input may take: generous, for valgrind and the sanitizers;
  * the quadratic inputs took minutes. */

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "job_fuzz.h"
-#include "manifest.h"
+#include "conf/manifest.h"
 #include "tap.h"
-#include "util.h"
+#include "core/util.h"
 
 /* Seconds any input may take; the quadratic cases this guards against
  * took minutes.  Looser under valgrind (t0190 sets AIA_VALGRIND) and the

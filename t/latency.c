@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "latency.h"
+#include "sim/latency.h"
 #include "tap.h"
 
 static struct job *load(const char *text, struct aia_error *err)

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/coord.h"
-#include "../runtime/util.h"
-#include "../runtime/wire.h"
+#include "mpi/coord.h"
+#include "core/util.h"
+#include "core/wire.h"
 #include "selflaunch.h"
 #include "tap.h"
 

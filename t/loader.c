@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "loader.h"
+#include "session/loader.h"
 #include "tap.h"
 
 static char fixtures[1024];

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest.h"
+#include "conf/manifest.h"
 #include "tap.h"
 
 static struct manifest *parse(const char *text, struct aia_error *err)

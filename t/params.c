@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
-#include "manifest.h"
-#include "params.h"
+#include "conf/job.h"
+#include "conf/manifest.h"
+#include "conf/params.h"
 #include "tap.h"
 
 static const struct aia_param table[] = {

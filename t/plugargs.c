@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "algtest.h"
-#include "manifest.h"
-#include "params.h"
+#include "conf/manifest.h"
+#include "conf/params.h"
 #include "plugtest.h"
 #include "tap.h"
 

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "manifest.h"
-#include "params.h"
+#include "conf/manifest.h"
+#include "conf/params.h"
 #include "tap.h"
 
 static void stub_log(const struct aia_host *host, int level, const char *fmt,

@@ -4,7 +4,7 @@
 
 #include <aiarun/aiarun.h>
 
-#include "loader.h"
+#include "session/loader.h"
 
 struct plugtest {
     struct plugin *p;

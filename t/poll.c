@@ -21,8 +21,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "../runtime/poll.h"
-#include "../runtime/util.h"
+#include "mpi/poll.h"
+#include "core/util.h"
 #include "selflaunch.h"
 #include "tap.h"
 

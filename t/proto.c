@@ -7,10 +7,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "builtin.h"
-#include "job_fields.h"
+#include "core/builtin.h"
+#include "conf/job_fields.h"
 #include "plugtest.h"
-#include "proto.h"
+#include "core/proto.h"
 #include "tap.h"
 
 #define W 4

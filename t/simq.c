@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "simq.h"
+#include "sim/simq.h"
 #include "tap.h"
 
 int main(void)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "core/stats.h"
 #include "tap.h"
 
 static int cmp(const void *a, const void *b)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "straggle.h"
+#include "session/straggle.h"
 #include "tap.h"
 
 int main(void)

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "builtin.h"
+#include "core/builtin.h"
 #include "plugtest.h"
 #include "tap.h"
 

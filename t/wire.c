@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "core/codec.h"
 #include "tap.h"
-#include "wire.h"
+#include "core/wire.h"
 #include "wire_fuzz.h"
 
 #define N 8

@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data.h"
-#include "loader.h"
-#include "manifest.h"
-#include "params.h"
+#include "data/data.h"
+#include "session/loader.h"
+#include "conf/manifest.h"
+#include "conf/params.h"
 
 static int fail(const char *what, const char *why)
 {

@@ -1,0 +1,228 @@
+/* query.c - the coordinator's state, allocated and freed as one
+ * (coord_init, coord_free), and its message buffers: one receive buffer
+ * per worker, the query buffers, and the codecs between them and the wire.
+ *
+ * A round's query is written once and sent from the same buffer to every
+ * worker that gets it; a buffer is reused only when every send from it
+ * has completed, and never while it is the current or the previous
+ * iteration's query (the recorder measures the change between the two).
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord.h"
+#include "core/util.h"
+#include "core/wire.h"
+
+int query_init(struct coord *c)
+{
+    const struct job *job = c->job;
+    struct aia_error err;
+    size_t alen = c->s->shape.answer_len;
+    if (codec_init(&c->qcodec, job->codec_query, c->s->shape.query_len, 0,
+                   job->codec_level, &err) < 0 ||
+        codec_init(&c->acodec, job->codec_answer, alen,
+                   codec_topk_count(job->codec_topk, alen), job->codec_level,
+                   &err) < 0)
+        return -1;
+    c->qbytes = WIRE_BYTES(c->s->shape.query_len);
+    c->qenc_bytes = sizeof(struct wire_hdr) + codec_bound(&c->qcodec);
+    /* every receive can take the largest answer the codec makes, and an
+     * error's text */
+    c->rbytes = sizeof(struct wire_hdr) + codec_bound(&c->acodec);
+    if (c->rbytes < sizeof(struct wire_hdr) + WIRE_ERROR_TEXT)
+        c->rbytes = sizeof(struct wire_hdr) + WIRE_ERROR_TEXT;
+    if (job->codec_answer != CODEC_NONE &&
+        !(c->adec = malloc((alen ? alen : 1) * sizeof *c->adec)))
+        return -1;
+    c->sq = calloc((size_t)c->n, sizeof *c->sq);
+    c->rbuf = calloc((size_t)c->n, sizeof *c->rbuf);
+    if (!c->sq || !c->rbuf)
+        return -1;
+    for (int w = 0; w < c->n; w++)
+        if (!(c->rbuf[w] = util_alloc_aligned(c->rbytes)))
+            return -1;
+    return 0;
+}
+
+void query_free(struct coord *c)
+{
+    for (int w = 0; c->rbuf && w < c->n; w++)
+        free(c->rbuf[w]);
+    for (int i = 0; i < c->nq; i++) {
+        free(c->q[i].buf);
+        free(c->q[i].enc);
+    }
+    free(c->q);
+    free(c->adec);
+    codec_free(&c->qcodec);
+    codec_free(&c->acodec);
+    free(c->rbuf);
+    free(c->sq);
+}
+
+int query_acquire(struct coord *c)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < c->nq; i++)
+            if (c->q[i].refs == 0 && i != c->cur)
+                return i;
+        /* Retire completed sends, then look again. */
+        for (int w = 0; w < c->n && pass == 0; w++) {
+            int done = 0;
+            if (c->sreq[w] == MPI_REQUEST_NULL)
+                continue;
+            MPI_Test(&c->sreq[w], &done, MPI_STATUS_IGNORE);
+            if (done)
+                c->q[c->sq[w]].refs--;
+        }
+    }
+    struct qbuf *q = realloc(c->q, (size_t)(c->nq + 1) * sizeof *q);
+    if (!q)
+        return -1;
+    c->q = q;
+    q[c->nq] = (struct qbuf){0};
+    if (!(q[c->nq].buf = util_alloc_aligned(c->qbytes)) ||
+        (c->job->codec_query != CODEC_NONE &&
+         !(q[c->nq].enc = util_alloc_aligned(c->qenc_bytes)))) {
+        free(q[c->nq].buf);
+        return -1;
+    }
+    return c->nq++;
+}
+
+void query_retire(struct coord *c, int w)
+{
+    if (c->sreq[w] == MPI_REQUEST_NULL)
+        return;
+    MPI_Wait(&c->sreq[w], MPI_STATUS_IGNORE);
+    c->q[c->sq[w]].refs--;
+}
+
+int query_seal(struct coord *c, int q, uint64_t round)
+{
+    struct qbuf *b = &c->q[q];
+    size_t n = c->s->shape.query_len, bytes = n * sizeof(double);
+    struct wire_hdr h = {.magic = WIRE_MAGIC,
+                         .kind = WIRE_QUERY,
+                         .round = round,
+                         .len = n,
+                         .codec = (uint32_t)c->job->codec_query};
+    if (b->enc) {
+        struct aia_error err;
+        if (codec_encode(&c->qcodec, WIRE_PAYLOAD(b->buf), WIRE_PAYLOAD(b->enc),
+                         &bytes, &err) < 0) {
+            coord_fail(c, "query of round %llu: %s", (unsigned long long)round,
+                       err.text);
+            return -1;
+        }
+    }
+    h.bytes = (uint32_t)bytes;
+    *(struct wire_hdr *)b->buf = h;
+    if (b->enc)
+        *(struct wire_hdr *)b->enc = h;
+    b->bytes = sizeof h + bytes;
+    return 0;
+}
+
+void query_current(struct coord *c, int q)
+{
+    c->prev = c->cur;
+    c->cur = q;
+    c->r.query = WIRE_PAYLOAD(c->q[q].buf);
+    c->r.prev = c->prev >= 0 ? WIRE_PAYLOAD(c->q[c->prev].buf) : NULL;
+}
+
+int query_next(struct coord *c, double now)
+{
+    int q = query_acquire(c);
+    if (q < 0) {
+        coord_fail(c, "out of memory for a query buffer");
+        return -1;
+    }
+    c->err.text[0] = '\0';
+    if (c->s->alg->query(c->s->alg_s, WIRE_PAYLOAD(c->q[q].buf), &c->err) < 0) {
+        struct aia_error e = c->err;
+        util_error_text(&e);
+        coord_fail(c, "algorithm '%s': query: %s", c->s->alg->h.name, e.text);
+        return -1;
+    }
+    if (query_seal(c, q, c->p.round + 1) < 0)
+        return -1;
+    query_current(c, q);
+    proto_end_round(&c->p, now);
+    return 0;
+}
+
+int query_first(struct coord *c, int q)
+{
+    const struct setup *s = c->s;
+    struct aia_error err = {""};
+    double *query = WIRE_PAYLOAD(c->q[q].buf);
+    c->p.round = 1;
+    if (!c->r.resumed) {
+        if (s->alg->init(s->alg_s, query, &err) == 0)
+            return 0;
+        coord_fail(c, "algorithm '%s': init: %s", s->alg->h.name,
+                   util_error_text(&err));
+        return -1;
+    }
+    const struct checkpoint *k = &c->r.resume;
+    if (s->alg->load(s->alg_s, k->state, k->state_len, &err) < 0) {
+        coord_fail(c, "cannot resume: algorithm '%s': load: %s", s->alg->h.name,
+                   util_error_text(&err));
+        return -1;
+    }
+    memcpy(query, k->query, k->query_len * sizeof *query);
+    c->p.iteration = c->r.saved = c->r.ckpt_iter = k->iteration;
+    c->p.epoch = c->r.saved_epoch = k->epoch;
+    c->p.round = k->round;
+    return 0;
+}
+
+int coord_init(struct coord *c)
+{
+    int n = c->n;
+    const struct job *job = c->job;
+    struct aia_error err;
+    if (query_init(c) < 0)
+        return -1;
+    c->rlen = calloc((size_t)n, sizeof *c->rlen);
+    c->sreq = malloc((size_t)n * sizeof *c->sreq);
+    c->bye = calloc((size_t)n, 1);
+    c->st = calloc((size_t)n, sizeof *c->st);
+    c->idx = calloc((size_t)n, sizeof *c->idx);
+    c->mst = calloc((size_t)n, sizeof *c->mst);
+    if (!c->rlen || listen_init(c) < 0 || !c->sreq || !c->bye || !c->st ||
+        !c->idx || !c->mst ||
+        proto_init(&c->p, n, job->mode,
+                   job->topology == JOB_TREE ? job->arity : 0, c->s->ranks,
+                   &err) < 0 ||
+        record_init(&c->r, c->s, &c->p, c->st, &c->acodec) < 0 ||
+        eval_init(c) < 0)
+        return -1;
+    for (int w = 0; w < n; w++) {
+        c->sreq[w] = MPI_REQUEST_NULL;
+        c->bye[w] = !c->p.direct[w];
+        c->st[w].rank = c->s->ranks[w];
+        c->st[w].hidden = !c->p.direct[w];
+    }
+    return 0;
+}
+
+void coord_free(struct coord *c)
+{
+    query_free(c);
+    free(c->rlen);
+    listen_free(c);
+    free(c->sreq);
+    free(c->bye);
+    free(c->st);
+    free(c->idx);
+    free(c->mst);
+    proto_free(&c->p);
+    record_free(&c->r);
+    eval_free(c);
+}

@@ -1,0 +1,282 @@
+/* shutdown.c - the end of a run: the pool is stopped (STOP down, every
+ * goodbye collected within pool.shutdown_timeout), then let go (FINISH
+ * says whether MPI_Finalize can be called) once the report is out; a
+ * worker declared dead (silent past pool.dead_after during the run) or
+ * that never stops is never waited on.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bell.h"
+#include "coord.h"
+#include "core/host.h"
+#include "poll.h"
+#include "record/report.h"
+#include "run.h"
+#include "core/util.h"
+#include "core/wire.h"
+
+void shutdown_let_go(struct coord *c, int w)
+{
+    proto_silent(&c->p, w);
+    c->listen[w] = 0;
+    if (c->sreq[w] != MPI_REQUEST_NULL)
+        MPI_Request_free(&c->sreq[w]);
+}
+
+/* Never wait on worker w again: its requests are let go (a send's buffer
+ * stays pinned, as MPI may still read it), it stops counting for the wait
+ * condition and epochs, and the shutdown does not wait for it. */
+static void declare_dead(struct coord *c, int w, const char *why)
+{
+    int live = proto_dead(&c->p, w);
+    c->st[w].dead = 1;
+    c->bye[w] = 1;
+    shutdown_let_go(c, w);
+    host_error("rank %d %s; going on with %d workers", c->s->ranks[w], why,
+               live);
+    if (live == 0)
+        coord_fail(c, "every worker of the pool is dead");
+    run_incomplete = 1;
+}
+
+/* Busy workers silent for longer than pool.dead_after are dead; returns
+ * when the next one would be. */
+double shutdown_reap(struct coord *c, double now)
+{
+    double next;
+    int w;
+    while ((w = proto_overdue(&c->p, now, c->job->dead_after, &next)) >= 0) {
+        char why[96];
+        snprintf(why, sizeof why,
+                 "declared dead: silent for %.3g s (pool.dead_after)",
+                 now - c->p.sent_at[w]);
+        declare_dead(c, w, why);
+    }
+    return next;
+}
+
+/* STOP buffers that sends to ranks let go may still read: reachable from
+ * here until the process exits (it does not finalize). */
+static struct wire_hdr *volatile lent_stop;
+
+/* Tell every rank still there whether to call MPI_Finalize: it waits for
+ * every rank, so when one is dead or hung nobody calls it.  Sent once the
+ * report is out: ranks that leave without finalizing make mpirun end the
+ * job, this rank included.  The STOP buffers are reused for the message:
+ * their sends have completed. */
+/* Some rank was declared dead or never stopped: it may still run (a
+ * frozen worker), so MPI_Finalize cannot be called and Open MPI would
+ * report rank 0 "exiting improperly" with exit status 1, as if the run
+ * had failed.  Say plainly what happened and end the job with the status
+ * the README gives this case (RUN_INCOMPLETE; a failed run keeps its
+ * own).  Under mpirun --enable-recovery a rank may leave without
+ * MPI_Finalize and the job still ends with 0: nothing is done then. */
+#define LEFT_BEHIND_DRAIN_S 0.5
+
+static void left_behind(struct coord *c)
+{
+    const char *rec = getenv("OMPI_MCA_orte_enable_recovery");
+    if (rec && strcmp(rec, "1") == 0)
+        return;
+    char list[256] = "";
+    size_t used = 0;
+    for (int w = 0; w < c->n; w++)
+        if ((c->st[w].dead || !c->bye[w]) && used < sizeof list - 12)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
+                                     used ? ", " : "", c->s->ranks[w]);
+    int status = c->status == RUN_OK ? RUN_INCOMPLETE : c->status;
+    host_error("the run ended (its outputs above are complete), but rank(s) "
+               "%s were left behind (declared dead or not stopped) and may "
+               "still be running: the job cannot end normally, so it is "
+               "aborted with exit status %d",
+               list[0] ? list : "?", status);
+    fflush(stdout);
+    fflush(stderr);
+    /* stdout reaches the user through mpirun, which stops reading it when
+     * the job is taken down: give it time to read what was written */
+    util_sleep(LEFT_BEHIND_DRAIN_S);
+    MPI_Abort(MPI_COMM_WORLD, status);
+}
+
+void shutdown_finish(struct coord *c)
+{
+    const struct setup *s = c->s;
+    const int *of_rank = c->of_rank;
+    struct wire_hdr *buf = c->stop;
+    int others = s->size - 1;
+    if (!buf)
+        return; /* the pool was not shut down: a signal stopped the run */
+    if (run_incomplete)
+        left_behind(c); /* before any rank is let go to leave first */
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Request *fr = malloc((size_t)others * sizeof *fr);
+    if (!fr) {
+        host_error("out of memory while stopping; aborting the job");
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    for (int r = 1; r < s->size; r++) {
+        int w = of_rank[r] - 1;
+        fr[r - 1] = MPI_REQUEST_NULL;
+        buf[r - 1] =
+            (struct wire_hdr){.magic = WIRE_MAGIC,
+                              .kind = WIRE_FINISH,
+                              .status = (uint16_t)c->status,
+                              .flags = run_incomplete ? WIRE_NO_FINALIZE : 0};
+        bell_isend(&buf[r - 1], sizeof *buf, r, TAG_CTRL, &fr[r - 1]);
+        if (w >= 0 && c->st[w].dead)
+            MPI_Request_free(&fr[r - 1]); /* never waited on */
+    }
+    /* every receiver is waiting for it: this completes at once */
+    MPI_Waitall(others, fr, MPI_STATUSES_IGNORE);
+    free(fr);
+    /* the STOP buffers of ranks let go stay allocated, MPI may read them */
+    if (run_incomplete)
+        lent_stop = c->stop;
+    else
+        free(c->stop);
+    c->stop = NULL;
+    free(c->of_rank);
+    c->of_rank = NULL;
+    if (run_incomplete)
+        run_no_finalize = 1;
+}
+
+/* Stop every other rank and collect the pool's goodbyes (finish then
+ * lets them go). */
+void shutdown_pool(struct coord *c)
+{
+    const struct setup *s = c->s;
+    int others = s->size - 1;
+    struct wire_hdr *stop = c->stop = calloc((size_t)others, sizeof *stop);
+    MPI_Request *sr = malloc((size_t)others * sizeof *sr);
+    int *of_rank = c->of_rank = calloc((size_t)s->size, sizeof *of_rank);
+    if (!stop || !sr || !of_rank) {
+        host_error("out of memory while stopping; aborting the job");
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    for (int w = 0; w < c->n; w++)
+        of_rank[s->ranks[w]] = w + 1;
+    int tree = c->job->topology == JOB_TREE;
+    for (int r = 1; r < s->size; r++) {
+        int w = of_rank[r] - 1;
+        sr[r - 1] = MPI_REQUEST_NULL;
+        if (tree && w >= 0 && !c->p.direct[w])
+            continue; /* its parent passes the STOP on */
+        stop[r - 1] = (struct wire_hdr){.magic = WIRE_MAGIC,
+                                        .kind = WIRE_STOP,
+                                        .status = (uint16_t)c->status,
+                                        .seq = w >= 0 ? c->st[w].queries +
+                                                         c->st[w].evals
+                                                   : 0};
+        /* in a tree the STOP goes down with the queries, behind them */
+        bell_isend(&stop[r - 1], sizeof *stop, r,
+                   tree && w >= 0 ? TAG_QUERY : TAG_CTRL, &sr[r - 1]);
+        /* a worker declared dead may be alive after all (slow): tell it
+         * to stop too, but never wait on it */
+        if (w >= 0 && c->st[w].dead)
+            MPI_Request_free(&sr[r - 1]);
+    }
+    /* Workers that answer their STOP do so at once; only a worker busy
+     * with its usual work deserves the whole shutdown_timeout. */
+    int usual = 0;
+    for (int w = 0; w < c->n; w++)
+        usual |= !c->bye[w] && !c->st[w].unresponsive;
+    double deadline =
+        util_now() + (usual ? c->job->shutdown_timeout
+                            : fmin(1.0, c->job->shutdown_timeout));
+    int byes = 0;
+    for (int w = 0; w < c->n; w++)
+        byes += c->bye[w];
+    while (byes < c->n) {
+        int k = listen_poll(c, deadline);
+        if (k <= 0)
+            break;
+        for (int i = 0; i < k; i++) {
+            coord_take(c, c->idx[i], &c->mst[i], util_now());
+            byes += c->bye[c->idx[i]];
+        }
+    }
+    if (byes < c->n) {
+        char list[256] = "";
+        size_t used = 0;
+        for (int w = 0; w < c->n; w++)
+            if (!c->bye[w] && used < sizeof list - 12)
+                used += (size_t)snprintf(list + used, sizeof list - used,
+                                         "%s%d", used ? ", " : "", s->ranks[w]);
+        host_error("rank(s) %s did not stop within %g s "
+                   "(pool.shutdown_timeout); the run ends without them",
+                   list, c->job->shutdown_timeout);
+        run_incomplete = 1;
+        /* their requests are let go, never waited on */
+        for (int w = 0; w < c->n; w++)
+            if (!c->bye[w])
+                shutdown_let_go(c, w);
+    }
+    /* the STOPs to ranks that stopped, and the queries they took */
+    for (int r = 1; r < s->size; r++) {
+        int w = of_rank[r] - 1;
+        if (sr[r - 1] == MPI_REQUEST_NULL)
+            continue;
+        if (w >= 0 && !c->bye[w])
+            MPI_Request_free(&sr[r - 1]);
+        else
+            MPI_Wait(&sr[r - 1], MPI_STATUS_IGNORE);
+    }
+    for (int w = 0; w < c->n; w++)
+        if (c->sreq[w] != MPI_REQUEST_NULL)
+            MPI_Wait(&c->sreq[w], MPI_STATUS_IGNORE);
+    free(sr);
+}
+
+/* Workers still busy at the stop for far longer than they usually take
+ * (or that never answered in a second) are reported as unresponsive. */
+void shutdown_flag_unresponsive(struct coord *c, double t_end)
+{
+    for (int w = 0; w < c->n; w++) {
+        struct wstats *st = &c->st[w];
+        if (!c->p.busy[w])
+            continue;
+        double out = t_end - c->p.sent_at[w];
+        double usual = st->rtt.count ? hist_quantile(&st->rtt, 0.99) : 0;
+        if (out > fmax(10 * usual, 1.0))
+            st->unresponsive = 1;
+    }
+}
+
+/* Stopped by a signal: mpirun takes the job down (SIGKILL follows within
+ * a second), so save what can be saved and leave without the shutdown. */
+void shutdown_signal(struct coord *c)
+{
+    if (record_iteration(&c->r, 1, util_now()) < 0)
+        coord_fail(c, "%s", c->r.err.text);
+    if (record_checkpoint(&c->r, 1, util_now()) < 0)
+        coord_fail(c, "%s", c->r.err.text);
+    host_error("stopped by signal %d (when a worker dies, mpirun ends the "
+               "job this way)%s%s%s",
+               (int)poll_signal, c->job->checkpoint ? "; checkpoint in " : "",
+               c->job->checkpoint ? c->job->checkpoint : "",
+               c->job->checkpoint ? ": continue with aiarun --resume" : "");
+    c->status = RUN_FAILED;
+    run_no_finalize = 1;
+}
+
+static void end_failed(void *ctx, const char *text)
+{
+    coord_fail(ctx, "%s", text);
+}
+
+void shutdown_report(struct coord *c)
+{
+    if (c->cur < 0) { /* failed before the first query: nothing to report */
+        if (record_close(&c->r) < 0)
+            coord_fail(c, "%s", c->r.err.text);
+        return;
+    }
+    report_end(&c->r, c->status == RUN_OK, end_failed, c);
+}

@@ -1,0 +1,370 @@
+/* worker.c - a worker: answer queries until the coordinator says stop.
+ *
+ * A worker keeps a receive posted for queries and one for the control tag.
+ * It answers each query with the algorithm's worker step, sends the answer
+ * without waiting for it to be received, and on STOP collects the queries
+ * still on their way (the STOP says how many were sent), then says BYE
+ * with the number of answers it sent, so the coordinator knows when
+ * nothing is left in flight.  Injected delays are waited out while
+ * watching the control tag, so a delayed (or hung) worker stops at once.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bell.h"
+#include "core/codec.h"
+#include "eval.h"
+#include "core/host.h"
+#include "poll.h"
+#include "run.h"
+#include "session/straggle.h"
+#include "tree.h"
+#include "core/util.h"
+#include "core/wire.h"
+
+struct worker {
+    struct setup *s;
+    char *qbuf, *abuf;
+    size_t qbytes;     /* the largest query message */
+    struct codec qc, ac; /* queries' decoder, answers' encoder */
+    double *qdec;      /* with a query codec: the query, decoded */
+    char *araw;        /* with an answer codec: the answer as doubles */
+    struct wire_hdr ctrl;
+    MPI_Request req[2]; /* 0: query, 1: control */
+    MPI_Request areq;   /* the answer in flight */
+    char ebuf[WIRE_BYTES(EVAL_LEN)]; /* the evaluation in flight */
+    MPI_Request ereq;
+    uint64_t queries, answers;
+    int failed;
+    struct straggle delays;
+    double sent_at; /* when the last answer left; 0: none since a query */
+    double gap;     /* moving average of answer sent -> next query */
+};
+
+static int post_query(struct worker *k)
+{
+    return MPI_Irecv(k->qbuf, (int)k->qbytes, MPI_BYTE, 0, TAG_QUERY,
+                     MPI_COMM_WORLD, &k->req[0]);
+}
+
+/* Tell the coordinator this worker failed; the text is also printed
+ * here, so it is not lost if the coordinator is gone. */
+static void report(struct worker *k, const char *text)
+{
+    host_error("%s", text);
+    size_t len = strlen(text) + 1;
+    if (len > WIRE_ERROR_TEXT)
+        len = WIRE_ERROR_TEXT;
+    char *msg = calloc(1, sizeof(struct wire_hdr) + WIRE_ERROR_TEXT);
+    if (!msg)
+        return;
+    *(struct wire_hdr *)msg = (struct wire_hdr){
+        .magic = WIRE_MAGIC, .kind = WIRE_ERROR, .len = len};
+    memcpy(msg + sizeof(struct wire_hdr), text, len - 1);
+    if (k->areq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    bell_send(msg, (int)(sizeof(struct wire_hdr) + len), 0, TAG_ANSWER);
+    free(msg);
+    k->failed = 1;
+}
+
+/* Wait out an injected delay; 1 when a STOP came meanwhile. */
+static int delay(struct worker *k, double seconds)
+{
+    if (!(seconds > 0))
+        return 0;
+    int idx;
+    MPI_Status st;
+    double until = isinf(seconds) ? INFINITY : util_now() + seconds;
+    int n = poll_some(1, &k->req[1], &idx, &st, until);
+    if (n < 0) {
+        host_error("MPI error while waiting out a delay");
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    return n > 0;
+}
+
+/* Answer the query in qbuf (got: its bytes); 1 when a STOP came during
+ * an injected delay (the answer is then not sent). */
+static int answer(struct worker *k, int got)
+{
+    const struct setup *s = k->s;
+    const struct wire_hdr *q = (const void *)k->qbuf;
+    char text[WIRE_ERROR_TEXT];
+    struct aia_error err;
+    if ((size_t)got < sizeof *q || q->magic != WIRE_MAGIC ||
+        q->kind != WIRE_QUERY || q->len != s->shape.query_len ||
+        q->codec != (uint32_t)s->job->codec_query ||
+        (size_t)got != sizeof *q + q->bytes) {
+        snprintf(text, sizeof text, "received a malformed query");
+        report(k, text);
+        return 0;
+    }
+    const double *query = WIRE_PAYLOAD(q);
+    if (k->qdec) {
+        if (codec_decode(&k->qc, WIRE_PAYLOAD(q), q->bytes, k->qdec,
+                         &err) < 0) {
+            snprintf(text, sizeof text, "received a query that does not "
+                                        "decode: %s",
+                     err.text);
+            report(k, text);
+            return 0;
+        }
+        query = k->qdec;
+    }
+    /* The previous answer was received: this query proves it. */
+    if (k->areq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    struct aia_step step = {.round = q->round, .answers = k->answers};
+    double *out = k->araw ? (double *)k->araw : WIRE_PAYLOAD(k->abuf);
+    double t = util_now();
+    err.text[0] = '\0';
+    if (s->alg->worker(s->alg_s, query, out, &step, &err) < 0) {
+        snprintf(text, sizeof text, "algorithm '%s': worker step: %s",
+                 s->alg->h.name, util_error_text(&err));
+        report(k, text);
+        return 0;
+    }
+    /* the coordinator's check, on the answer before it goes (wire.c) */
+    size_t i = wire_nonfinite(out, s->shape.answer_len);
+    if (i < s->shape.answer_len) {
+        char bound[96] = "";
+        if (s->facts.smoothness > 0)
+            snprintf(bound, sizeof bound,
+                     "; gradient descent is stable below 2/L = %.6g",
+                     2 / s->facts.smoothness);
+        snprintf(text, sizeof text,
+                 "algorithm '%s': answer to round %llu holds %g at "
+                 "index %zu: the method diverged, or the plugin is "
+                 "wrong (try a smaller step, or step: auto%s)",
+                 s->alg->h.name, (unsigned long long)q->round, out[i],
+                 i, bound);
+        report(k, text);
+        return 0;
+    }
+    size_t bytes = s->shape.answer_len * sizeof(double);
+    if (k->araw && codec_encode(&k->ac, out, WIRE_PAYLOAD(k->abuf), &bytes,
+                                &err) < 0) {
+        snprintf(text, sizeof text, "answer to round %llu: %s",
+                 (unsigned long long)q->round, err.text);
+        report(k, text);
+        return 0;
+    }
+    double injected = straggle_next(&k->delays);
+    /* the emulated link: the query came over it, the answer goes */
+    double link = s->job->stragglers.link_bps > 0
+                      ? 8.0 * (double)(got + sizeof *q + bytes) /
+                            s->job->stragglers.link_bps
+                      : 0;
+    if (delay(k, injected + link))
+        return 1;
+    double compute = util_now() - t;
+    *(struct wire_hdr *)k->abuf =
+        (struct wire_hdr){.magic = WIRE_MAGIC,
+                          .kind = WIRE_ANSWER,
+                          .round = q->round,
+                          .len = s->shape.answer_len,
+                          .seq = k->answers,
+                          .compute_s = compute,
+                          .delay_s = injected + link,
+                          .codec = (uint32_t)s->job->codec_answer,
+                          .bytes = (uint32_t)bytes};
+    if (straggle_corrupt(&k->delays)) /* an injected fault */
+        ((struct wire_hdr *)k->abuf)->magic ^= 0xdeadbeefu;
+    bell_isend(k->abuf, (int)(sizeof *q + bytes), 0, TAG_ANSWER, &k->areq);
+    k->answers++;
+    /* the next query is due about as long after this answer as the last
+     * one was: wait for it without sleeping, where the node allows */
+    k->sent_at = util_now();
+    if (k->gap > 0)
+        poll_expect(k->sent_at + 1.5 * k->gap + 100e-6);
+    return 0;
+}
+
+/* Answer the EVAL in qbuf (got: its bytes) with the sums over this
+ * rank's rows. */
+static void evaluate(struct worker *k, int got)
+{
+    const struct setup *s = k->s;
+    const struct wire_hdr *q = (const void *)k->qbuf;
+    char text[WIRE_ERROR_TEXT];
+    struct aia_error err;
+    if (q->len != s->dim || (size_t)got != WIRE_BYTES(s->dim)) {
+        report(k, "received a malformed evaluation");
+        return;
+    }
+    if (k->ereq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->ereq, MPI_STATUS_IGNORE);
+    if (eval_rows(s, WIRE_PAYLOAD(q), WIRE_PAYLOAD(k->ebuf), &err) < 0) {
+        snprintf(text, sizeof text, "%s", err.text);
+        report(k, text);
+        return;
+    }
+    *(struct wire_hdr *)k->ebuf = (struct wire_hdr){
+        .magic = WIRE_MAGIC, .kind = WIRE_EVALANS, .len = EVAL_LEN,
+        .seq = q->seq};
+    bell_isend(k->ebuf, (int)sizeof k->ebuf, 0, TAG_ANSWER, &k->ereq);
+}
+
+/* After STOP: take the queries still on their way, then say goodbye. */
+static void goodbye(struct worker *k, uint64_t sent)
+{
+    while (k->queries < sent) {
+        if (k->req[0] == MPI_REQUEST_NULL)
+            post_query(k);
+        MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
+        k->queries++;
+    }
+    if (k->req[0] != MPI_REQUEST_NULL) {
+        MPI_Cancel(&k->req[0]);
+        MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
+    }
+    if (k->areq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    if (k->ereq != MPI_REQUEST_NULL)
+        MPI_Wait(&k->ereq, MPI_STATUS_IGNORE);
+    struct wire_hdr bye = {.magic = WIRE_MAGIC, .kind = WIRE_BYE,
+                           .seq = k->answers};
+    bell_send(&bye, sizeof bye, 0, TAG_ANSWER);
+}
+
+/* After the goodbye: the coordinator says whether every rank is there to
+ * call MPI_Finalize (it waits for all of them).  No word in time means no:
+ * the coordinator is gone. */
+static int await_finish(const struct setup *s, int status)
+{
+    struct wire_hdr fin;
+    MPI_Request req;
+    int idx;
+    MPI_Status st;
+    MPI_Irecv(&fin, sizeof fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD, &req);
+    double until = util_now() + s->job->shutdown_timeout + 10;
+    if (poll_some(1, &req, &idx, &st, until) != 1 ||
+        fin.magic != WIRE_MAGIC || fin.kind != WIRE_FINISH) {
+        if (req != MPI_REQUEST_NULL) {
+            MPI_Cancel(&req);
+            MPI_Request_free(&req);
+        }
+        host_error("no word from the coordinator after the stop; leaving");
+        run_no_finalize = 1;
+        return RUN_FAILED;
+    }
+    if (fin.flags & WIRE_NO_FINALIZE)
+        run_no_finalize = 1;
+    return status;
+}
+
+int worker_run(struct setup *s)
+{
+    if (s->windex >= 0 && s->job->topology == JOB_TREE)
+        return tree_worker_run(s);
+    struct worker k = {.s = s, .req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL},
+                       .areq = MPI_REQUEST_NULL, .ereq = MPI_REQUEST_NULL};
+    int in_pool = s->windex >= 0;
+    poll_ignore_signals();
+    poll_configure(s->job->poll, s->job->wake);
+    if (in_pool) {
+        const struct job *job = s->job;
+        size_t alen = s->shape.answer_len, qlen = s->shape.query_len;
+        struct aia_error err;
+        if (codec_init(&k.qc, job->codec_query, qlen, 0, job->codec_level,
+                       &err) < 0 ||
+            codec_init(&k.ac, job->codec_answer, alen,
+                       codec_topk_count(job->codec_topk, alen),
+                       job->codec_level, &err) < 0) {
+            host_error("%s; aborting the job", err.text);
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        /* receives take the largest query the codec makes */
+        k.qbytes = sizeof(struct wire_hdr) + codec_bound(&k.qc);
+        if (eval_by_workers(s) && k.qbytes < WIRE_BYTES(s->dim))
+            k.qbytes = WIRE_BYTES(s->dim); /* an EVAL holds the model */
+        size_t abytes = sizeof(struct wire_hdr) + codec_bound(&k.ac);
+        k.qbuf = util_alloc_aligned(k.qbytes);
+        k.abuf = util_alloc_aligned(abytes);
+        if (job->codec_query != CODEC_NONE)
+            k.qdec = malloc((qlen ? qlen : 1) * sizeof *k.qdec);
+        if (job->codec_answer != CODEC_NONE)
+            k.araw = util_alloc_aligned(alen * sizeof(double));
+        if (!k.qbuf || !k.abuf ||
+            (job->codec_query != CODEC_NONE && !k.qdec) ||
+            (job->codec_answer != CODEC_NONE && !k.araw)) {
+            host_error("out of memory for message buffers; aborting the "
+                       "job");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        post_query(&k);
+        straggle_init(&k.delays, &s->job->stragglers, s->job->seed, s->rank);
+    }
+    MPI_Irecv(&k.ctrl, sizeof k.ctrl, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
+              &k.req[1]);
+    /* A worker of the pool hears from the coordinator every round; one
+     * silent for pool.coordinator_timeout is stopped or gone. */
+    double quiet = s->job->coordinator_timeout;
+    for (;;) {
+        int idx[2];
+        MPI_Status st[2];
+        double until = in_pool && quiet > 0 ? util_now() + quiet : INFINITY;
+        int n = poll_some(2, k.req, idx, st, until);
+        if (n < 0) {
+            host_error("MPI error while waiting for the coordinator");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        if (n == 0 && util_now() >= until) {
+            host_error("no word from the coordinator for %g s "
+                       "(pool.coordinator_timeout): it is stopped or gone; "
+                       "leaving",
+                       quiet);
+            run_no_finalize = 1;
+            return RUN_FAILED;
+        }
+        int stop = 0;
+        for (int i = 0; i < n; i++) {
+            if (idx[i] == 1) {
+                stop = 1;
+                continue;
+            }
+            k.queries++;
+            poll_expect_clear();
+            if (k.sent_at > 0) {
+                double gap = util_now() - k.sent_at;
+                k.gap = k.gap == 0 ? gap : 0.75 * k.gap + 0.25 * gap;
+                k.sent_at = 0;
+            }
+            int got = 0;
+            MPI_Get_count(&st[i], MPI_BYTE, &got);
+            const struct wire_hdr *q = (const void *)k.qbuf;
+            if ((size_t)got >= sizeof *q && q->magic == WIRE_MAGIC &&
+                q->kind == WIRE_EVAL) {
+                if (!k.failed)
+                    evaluate(&k, got);
+            } else if (!k.failed && answer(&k, got)) {
+                /* the STOP is in: leave its request for the check below */
+                stop = 1;
+                break;
+            }
+            post_query(&k);
+        }
+        if (stop)
+            break;
+    }
+    if (k.ctrl.magic != WIRE_MAGIC || k.ctrl.kind != WIRE_STOP) {
+        host_error("received a malformed control message; aborting the "
+                   "job");
+        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    }
+    if (in_pool)
+        goodbye(&k, k.ctrl.seq);
+    int status = await_finish(s, k.ctrl.status);
+    free(k.qbuf);
+    free(k.abuf);
+    free(k.qdec);
+    free(k.araw);
+    codec_free(&k.qc);
+    codec_free(&k.ac);
+    return status;
+}

@@ -1,0 +1,584 @@
+/* record.c - the recorder: the loss and the optimum, the history, the
+ * answer log, saved iterates, progress lines, the checkpoint, and the
+ * report at the end of a run (see record.h). */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session/facts.h"
+#include "core/host.h"
+#include "conf/params.h"
+#include "record.h"
+#include "core/util.h"
+#include "core/wire.h"
+
+int record_init(struct recorder *r, const struct setup *s,
+                const struct proto *p, const struct wstats *st,
+                const struct codec *acodec)
+{
+    *r = (struct recorder){.s = s,
+                           .job = s->job,
+                           .p = p,
+                           .st = st,
+                           .acodec = acodec,
+                           .saved = -1,
+                           .loss_at = -1,
+                           .progress_at = INFINITY,
+                           .ev = {NAN, NAN, NAN, NAN}};
+    r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
+    return r->x ? 0 : -1;
+}
+
+void record_free(struct recorder *r)
+{
+    free(r->x);
+    r->x = NULL;
+    checkpoint_free(&r->resume);
+    if (r->ckpt_locked)
+        checkpoint_unlock(r->job->checkpoint, r->ckpt_fd);
+    r->ckpt_locked = 0;
+}
+
+int record_model(struct recorder *r)
+{
+    const struct setup *s = r->s;
+    r->err.text[0] = '\0';
+    if (s->alg->iterate)
+        return s->alg->iterate(s->alg_s, r->x, &r->err);
+    memcpy(r->x, r->query, s->dim * sizeof *r->x);
+    return 0;
+}
+
+int record_loss(struct recorder *r, double *loss)
+{
+    struct aia_error err = {""};
+    if (r->loss_at == r->p->iteration) {
+        *loss = r->loss;
+        return 0;
+    }
+    if (record_model(r) < 0) {
+        err = r->err;
+        return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
+                          r->s->alg->h.name, util_error_text(&err));
+    }
+    if (r->evaluate) {
+        /* the workers' latest; the current model's is asked for */
+        *loss = r->ev[0];
+        return r->evaluate(r->eval_ctx, r->x, NULL);
+    }
+    if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
+        return aia_seterr(&r->err, "problem '%s': loss: %s",
+                          r->s->prob->h.name, util_error_text(&err));
+    if (diverge_loss(&r->dv, r->job->diverge, *loss)) {
+        char line[AIA_ERROR_LEN];
+        const char *why;
+        double step = host_step(&why);
+        return aia_seterr(
+            &r->err, "%s",
+            diverge_message(line, sizeof line, r->p->iteration, 0, *loss,
+                            &r->dv, r->job->diverge, step, why,
+                            /* L is found once, then kept */
+                            facts_smoothness((struct setup *)r->s)));
+    }
+    r->loss_at = r->p->iteration;
+    r->loss = *loss;
+    return 0;
+}
+
+double record_change(const struct recorder *r)
+{
+    /* The previous buffer is intact: the driver reuses a query buffer
+     * only after it moved prev along. */
+    if (!r->prev)
+        return NAN;
+    const double *a = r->query, *b = r->prev;
+    size_t n = r->s->shape.query_len, j = 0;
+    /* four sums, so that each add does not wait for the one before
+     * (bench case large: one sum made this 14% of rank 0's time at 1e6
+     * doubles) */
+    double s[4] = {0, 0, 0, 0};
+    for (; j + 4 <= n; j += 4)
+        for (int k = 0; k < 4; k++)
+            s[k] += (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
+    for (; j < n; j++)
+        s[0] += (a[j] - b[j]) * (a[j] - b[j]);
+    return sqrt((s[0] + s[1]) + (s[2] + s[3]));
+}
+
+double record_change_watch(const struct recorder *r)
+{
+    size_t n = r->s->shape.query_len;
+    if (!r->prev || n <= RECORD_CHANGE_EXACT)
+        return record_change(r);
+    const double *a = r->query, *b = r->prev;
+    size_t stride = n / RECORD_CHANGE_SAMPLE, count = 0;
+    double s = 0;
+    /* the offset moves with the iteration: over stride iterations every
+     * value is looked at once */
+    for (size_t j = (size_t)r->p->iteration % stride; j < n; j += stride) {
+        s += (a[j] - b[j]) * (a[j] - b[j]);
+        count++;
+    }
+    return sqrt(s * (double)n / (double)count);
+}
+
+int record_metric(struct recorder *r, double *v)
+{
+    const struct setup *s = r->s;
+    struct aia_error err = {""};
+    *v = NAN;
+    if (s->prob->metric && s->prob->metric(s->prob_s, r->x, v, &err) < 0) {
+        *v = NAN;
+        return aia_seterr(&r->err, "problem '%s': %s: %s", s->prob->h.name,
+                          s->prob->metric_name, util_error_text(&err));
+    }
+    return 0;
+}
+
+void record_optimum(struct recorder *r)
+{
+    const struct setup *s = r->s;
+    snprintf(r->opt_why.text, sizeof r->opt_why.text,
+             "it has no optimum function");
+    if (!s->prob->optimum)
+        return;
+    if (r->evaluate && !s->prob->combine) {
+        snprintf(r->opt_why.text, sizeof r->opt_why.text,
+                 "the rows are the workers' and problem '%s' gives no "
+                 "summary of them to combine",
+                 s->prob->h.name);
+        host_log(AIA_LOG_INFO, "no optimum to compare with: %s",
+                 r->opt_why.text);
+        return;
+    }
+    double *xs = calloc(s->dim ? s->dim : 1, sizeof *xs);
+    if (xs && s->prob->optimum(s->prob_s, xs, &r->fopt, &r->opt_why) == 0)
+        r->opt_known = 1;
+    else if (xs)
+        host_log(AIA_LOG_INFO, "no optimum to compare with: %s",
+                 r->opt_why.text);
+    free(xs);
+}
+
+/* ---------------------------------------------------- history columns */
+
+/* What a history row is made of, before it is columns: the coordinator's
+ * own loss (record_iteration) or the workers' evaluation
+ * (record_evaluated) fills one. */
+struct sample {
+    double iteration, epoch, time, loss, change, metric, test_loss, test_metric;
+};
+
+/* A column of the history: its name ("%m" stands for the problem's metric
+ * name, and such a column is written only for a problem that has one),
+ * how it is written, its value, and when it is written (NULL: always).
+ * Adding a column is one entry here plus its value function. */
+struct history_column {
+    const char *name;
+    enum output_kind kind;
+    double (*value)(const struct recorder *r, const struct sample *h);
+    int (*shown)(const struct recorder *r);
+};
+
+static double h_iteration(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->iteration;
+}
+
+static double h_epoch(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->epoch;
+}
+
+static double h_time(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->time;
+}
+
+static double h_loss(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->loss;
+}
+
+static double h_suboptimality(const struct recorder *r, const struct sample *h)
+{
+    return r->opt_known ? h->loss - r->fopt : NAN;
+}
+
+static double h_change(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->change;
+}
+
+static double h_metric(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->metric;
+}
+
+static double h_test_loss(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->test_loss;
+}
+
+static double h_test_metric(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->test_metric;
+}
+
+static int with_test(const struct recorder *r)
+{
+    return r->job->test.path != NULL;
+}
+
+static const struct history_column history_columns[] = {
+    {"iteration", OUT_INT, h_iteration, NULL},
+    {"epoch", OUT_INT, h_epoch, NULL},
+    {"time", OUT_TIME, h_time, NULL},
+    {"loss", OUT_REAL, h_loss, NULL},
+    {"suboptimality", OUT_REAL, h_suboptimality, NULL},
+    {"change", OUT_REAL, h_change, NULL},
+    {"%m", OUT_REAL, h_metric, NULL},
+    {"test_loss", OUT_REAL, h_test_loss, with_test},
+    {"test_%m", OUT_REAL, h_test_metric, with_test},
+};
+
+#define NHISTORY (sizeof history_columns / sizeof history_columns[0])
+
+/* Whether column c is in this run's history. */
+static int history_shown(const struct recorder *r,
+                         const struct history_column *c)
+{
+    if (strstr(c->name, "%m") && !r->s->prob->metric_name)
+        return 0;
+    return !c->shown || c->shown(r);
+}
+
+/* The history's columns for this run into cols (names in names, which
+ * must outlive the file).  Returns their count. */
+static int history_header(const struct recorder *r, struct output_column *cols,
+                          char (*names)[64])
+{
+    const char *mname = r->s->prob->metric_name;
+    int n = 0;
+    for (size_t i = 0; i < NHISTORY; i++) {
+        const struct history_column *c = &history_columns[i];
+        if (!history_shown(r, c))
+            continue;
+        const char *m = strstr(c->name, "%m");
+        if (m)
+            snprintf(names[n], 64, "%.*s%s%s", (int)(m - c->name), c->name,
+                     mname, m + 2);
+        else
+            snprintf(names[n], 64, "%s", c->name);
+        cols[n] = (struct output_column){names[n], c->kind};
+        n++;
+    }
+    return n;
+}
+
+/* Write the history row of sample h.  0, or -1 with err. */
+static int history_write(const struct recorder *r, const struct sample *h,
+                         struct aia_error *err)
+{
+    double row[NHISTORY];
+    int n = 0;
+    for (size_t i = 0; i < NHISTORY; i++)
+        if (history_shown(r, &history_columns[i]))
+            row[n++] = history_columns[i].value(r, h);
+    return output_row(r->hist, row, err);
+}
+
+static const struct output_column answer_cols[] = {
+    {"time", OUT_TIME},     {"rank", OUT_INT},      {"sent_round", OUT_INT},
+    {"round", OUT_INT},     {"staleness", OUT_INT}, {"iteration", OUT_INT},
+    {"compute", OUT_SHORT}, {"delay", OUT_SHORT},   {"rtt", OUT_SHORT},
+};
+
+int record_open(struct recorder *r)
+{
+    const struct job *job = r->job;
+    static struct output_column cols[NHISTORY];
+    static char names[NHISTORY][64];
+    int ncols = history_header(r, cols, names);
+    /* a resumed run appends, from where its checkpoint was written */
+    const struct checkpoint *k = &r->resume;
+    long long keep_h = r->resumed ? (long long)k->history_bytes : -1;
+    long long keep_a = r->resumed ? (long long)k->answers_bytes : -1;
+    long long keep_i = r->resumed ? (long long)k->iterates_bytes : -1;
+    if (job->history && !(r->hist = output_open(job->history, job->format, cols,
+                                                ncols, keep_h, &r->err)))
+        return -1;
+    if (job->answers &&
+        !(r->answers = output_open(job->answers, job->format, answer_cols, 9,
+                                   keep_a, &r->err)))
+        return -1;
+    if (job->iterates && !(r->iterates = iterates_open(job->iterates, r->s->dim,
+                                                       keep_i, &r->err)))
+        return -1;
+    int mode = host_progress();
+    r->progress_tty = mode == HOST_PROGRESS_TTY ||
+                      (mode == HOST_PROGRESS_AUTO && isatty(STDERR_FILENO));
+    return 0;
+}
+
+static int eval_row(struct recorder *r, double *row);
+
+int record_iteration(struct recorder *r, int force, double now)
+{
+    const struct job *job = r->job;
+    const struct proto *p = r->p;
+    if ((!r->hist && !r->iterates) || r->saved == p->iteration)
+        return 0;
+    int epochs_due =
+        job->every_epochs &&
+        p->epoch / job->every_epochs != r->saved_epoch / job->every_epochs;
+    if (!force && p->iteration % job->every != 0 && !epochs_due)
+        return 0;
+    /* iteration, epoch, time, and the change once the model is taken */
+    double row[4] = {(double)p->iteration, (double)p->epoch, now - p->t0};
+    if (r->evaluate)
+        return eval_row(r, row);
+    struct sample h = {row[0], row[1], row[2], NAN, NAN, NAN, NAN, NAN};
+    if (record_loss(r, &h.loss) < 0)
+        return -1;
+    h.change = record_change(r);
+    int rc = record_metric(r, &h.metric);
+    struct aia_error err;
+    if (r->hist && history_write(r, &h, &err) < 0 && rc == 0)
+        rc = aia_seterr(&r->err, "%s", err.text);
+    if (r->iterates &&
+        iterates_write(r->iterates, p->iteration, p->epoch, row[2], r->x,
+                       &err) < 0 &&
+        rc == 0)
+        rc = aia_seterr(&r->err, "%s", err.text);
+    r->saved = p->iteration;
+    r->saved_epoch = p->epoch;
+    return rc;
+}
+
+/* A history row of the workers' loss: the iterate is saved now, the row
+ * written when their answers are in. */
+static int eval_row(struct recorder *r, double *row)
+{
+    const struct proto *p = r->p;
+    struct aia_error err;
+    if (record_model(r) < 0) {
+        err = r->err;
+        return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
+                          r->s->alg->h.name, util_error_text(&err));
+    }
+    row[3] = record_change(r);
+    r->saved = p->iteration;
+    r->saved_epoch = p->epoch;
+    if (r->iterates && iterates_write(r->iterates, p->iteration, p->epoch,
+                                      row[2], r->x, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
+    return r->hist ? r->evaluate(r->eval_ctx, r->x, row) : 0;
+}
+
+int record_evaluated(struct recorder *r, const double *row, const double *vals,
+                     int missing, uint64_t rows)
+{
+    memcpy(r->ev, vals, sizeof r->ev);
+    r->ev_missing = missing;
+    r->ev_rows = rows;
+    /* the workers' loss goes through the divergence detector as the
+     * coordinator's own would */
+    if (rows && diverge_loss(&r->dv, r->job->diverge, vals[0])) {
+        char line[AIA_ERROR_LEN];
+        const char *why;
+        double step = host_step(&why);
+        return aia_seterr(
+            &r->err, "%s",
+            diverge_message(line, sizeof line,
+                            row ? (int64_t)row[0] : r->p->iteration, 0, vals[0],
+                            &r->dv, r->job->diverge, step, why,
+                            facts_smoothness((struct setup *)r->s)));
+    }
+    if (!row || !r->hist)
+        return 0;
+    struct sample h = {row[0], row[1],  row[2],  vals[0],
+                       row[3], vals[1], vals[2], vals[3]};
+    struct aia_error err;
+    if (history_write(r, &h, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
+    return 0;
+}
+
+int record_checkpoint(struct recorder *r, int force, double now)
+{
+    const struct job *job = r->job;
+    const struct setup *s = r->s;
+    const struct proto *p = r->p;
+    if (!job->checkpoint || !r->query)
+        return 0;
+    int due = force ||
+              (job->checkpoint_every &&
+               p->iteration - r->ckpt_iter >= job->checkpoint_every) ||
+              (job->checkpoint_seconds > 0 && now >= r->ckpt_at);
+    if (!due)
+        return 0;
+    struct aia_error err;
+    size_t len = s->alg->state_size(s->alg_s);
+    void *state = malloc(len ? len : 1);
+    if (!state)
+        return aia_seterr(&r->err, "out of memory for the checkpoint");
+    err.text[0] = '\0';
+    if (s->alg->save(s->alg_s, state, &err) < 0) {
+        free(state);
+        return aia_seterr(&r->err, "algorithm '%s': save: %s",
+                          s->alg->h.name, util_error_text(&err));
+    }
+    struct checkpoint k = {
+        .iteration = p->iteration,
+        .epoch = p->epoch,
+        .round = p->round,
+        .elapsed = now - p->t0,
+        .history_bytes = r->hist ? (uint64_t)output_size(r->hist) : 0,
+        .answers_bytes = r->answers ? (uint64_t)output_size(r->answers) : 0,
+        .iterates_bytes =
+            r->iterates ? (uint64_t)iterates_size(r->iterates) : 0,
+        .query_len = s->shape.query_len,
+        .query = (double *)r->query,
+        .state_len = len,
+        .state = state,
+    };
+    int rc = 0;
+    if (checkpoint_write(job->checkpoint, &s->identity, &k, &err) < 0)
+        rc = aia_seterr(&r->err, "%s", err.text);
+    free(state);
+    r->ckpt_iter = p->iteration;
+    r->ckpt_at = now + job->checkpoint_seconds;
+    return rc;
+}
+
+int record_check(struct recorder *r)
+{
+    const struct setup *s = r->s;
+    const struct job *job = r->job;
+    char where[256];
+    if (job->target_gap > 0 && !r->opt_known) {
+        params_where(where, sizeof where, job->m->path, job->gap_node);
+        return aia_seterr(&r->err,
+                          "%s: stop.gap: problem '%s' cannot give "
+                          "its optimum (%s)",
+                          where, s->prob->h.name, r->opt_why.text);
+    }
+    if ((job->checkpoint || s->resume) && !s->alg->save) {
+        params_where(where, sizeof where, job->m->path, job->checkpoint_node);
+        return aia_seterr(&r->err,
+                          "%s: output.checkpoint: algorithm '%s' "
+                          "cannot save its state",
+                          where, s->alg->h.name);
+    }
+    if (s->resume && !job->checkpoint)
+        return aia_seterr(&r->err,
+                          "%s: --resume: the job names no "
+                          "output.checkpoint",
+                          job->m->path);
+    if (job->checkpoint && !r->ckpt_locked) {
+        struct aia_error err;
+        if ((r->ckpt_fd = checkpoint_lock(job->checkpoint, &err)) < 0)
+            return aia_seterr(&r->err, "%s%s",
+                              s->resume ? "cannot resume: " : "", err.text);
+        r->ckpt_locked = 1;
+    }
+    return 0;
+}
+
+int record_read_resume(struct recorder *r)
+{
+    const struct setup *s = r->s;
+    struct aia_error err;
+    if (checkpoint_read(r->job->checkpoint, &s->identity, s->shape.query_len,
+                        &r->resume, &err) < 0)
+        return aia_seterr(&r->err, "cannot resume: %s", err.text);
+    r->resumed = 1;
+    return 0;
+}
+
+int record_answer(struct recorder *r, int w, uint64_t sent_round,
+                  uint64_t staleness, double compute, double delay, double rtt,
+                  double now)
+{
+    const struct proto *p = r->p;
+    if (!r->answers)
+        return 0;
+    double row[9] = {now - p->t0,
+                     (double)r->s->ranks[w],
+                     (double)sent_round,
+                     (double)p->round,
+                     (double)staleness,
+                     (double)p->iteration,
+                     compute,
+                     delay,
+                     rtt};
+    struct aia_error err;
+    if (output_row(r->answers, row, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
+    return 0;
+}
+
+uint64_t record_answers(const struct recorder *r)
+{
+    uint64_t n = 0;
+    for (int w = 0; w < r->p->n; w++)
+        n += r->st[w].answers;
+    return n;
+}
+
+int record_progress(struct recorder *r, double now)
+{
+    if (now < r->progress_at)
+        return 0;
+    if (host_verbosity() <= AIA_LOG_ERROR ||
+        host_progress() == HOST_PROGRESS_OFF) {
+        /* never due: the wait loop must not wake for it */
+        r->progress_at = INFINITY;
+        return 0;
+    }
+    double elapsed = now - r->p->t0, loss;
+    if (record_loss(r, &loss) < 0)
+        return -1;
+    char line[256];
+    snprintf(line, sizeof line,
+             "iteration %lld, epoch %lld, %.1f s, loss %.6g, %.0f answers/s",
+             (long long)r->p->iteration, (long long)r->p->epoch, elapsed, loss,
+             (double)record_answers(r) / elapsed);
+    if (r->progress_tty) {
+        /* one line, rewritten in place */
+        fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);
+        fflush(stderr);
+        r->progress_at = now + 0.25;
+    } else {
+        host_log(AIA_LOG_WARN, "progress: %s", line);
+        r->progress_at = now + (elapsed < 10 ? 1 : 10);
+    }
+    return 0;
+}
+
+int record_close(struct recorder *r)
+{
+    struct aia_error err;
+    int rc = 0;
+    if (output_close(r->hist, &err) < 0 || output_close(r->answers, &err) < 0 ||
+        iterates_close(r->iterates, &err) < 0)
+        rc = aia_seterr(&r->err, "%s", err.text);
+    r->hist = r->answers = NULL;
+    r->iterates = NULL;
+    if (r->progress_tty && r->progress_at > r->p->t0 + 1.0)
+        fputs("\n", stderr); /* end the progress line */
+    return rc;
+}

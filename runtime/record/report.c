@@ -1,0 +1,307 @@
+/* report.c - the end of a run on rank 0, the same under mpirun and
+ * --simulate: the files closed, the final loss and iterate, what ran and
+ * why it stopped (-v), the summary line and the per-worker table. */
+#include <config.h>
+
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/host.h"
+#include "core/stats.h"
+#include "core/wire.h"
+
+/* "name=value" for each parameter (only_given: each the job sets), on
+ * one line. */
+static void print_args(const struct aia_value *v, int only_given)
+{
+    for (; v && v->name; v++) {
+        if (only_given && !v->given)
+            continue;
+        printf(" %s=", v->name);
+        switch (v->type) {
+        case AIA_INT:
+            printf("%lld", (long long)v->i);
+            break;
+        case AIA_BOOL:
+            printf("%s", v->i ? "true" : "false");
+            break;
+        case AIA_DOUBLE:
+            if (v->s) /* a word in place of a number ("auto") */
+                printf("%s", v->s);
+            else
+                printf("%g", v->d);
+            break;
+        case AIA_STRING:
+        case AIA_ENUM:
+            printf("%s", v->s);
+            break;
+        case AIA_INTS:
+        case AIA_DOUBLES:
+            printf("[");
+            for (size_t i = 0; i < v->n; i++) {
+                if (v->type == AIA_INTS)
+                    printf("%s%lld", i ? ", " : "", (long long)v->ints[i]);
+                else
+                    printf("%s%g", i ? ", " : "", v->doubles[i]);
+            }
+            printf("]");
+            break;
+        }
+    }
+    printf("\n");
+}
+
+static void print_plugin(const char *what, const struct plugin *p,
+                         const struct aia_value *args)
+{
+    printf("  %-10s %s %s (%s):", what, p->h->name, p->h->version, p->path);
+    print_args(args, 0);
+}
+
+static void print_stragglers(const struct job_stragglers *st)
+{
+    printf("  %-10s", "stragglers");
+    if (!st->work && !st->nfixed && !st->random_p && !st->markov &&
+        !st->nhang) {
+        printf(" none\n");
+        return;
+    }
+    if (st->work)
+        printf(" work %g ms;", st->work * 1e3);
+    for (size_t i = 0; i < st->nfixed; i++)
+        printf(" rank %lld +%g ms;", (long long)st->fixed[i],
+               st->fixed_delay[st->nfixed_delay == 1 ? 0 : i]);
+    if (st->random_p)
+        printf(" any answer +%g ms with p %g;", st->random_delay * 1e3,
+               st->random_p);
+    if (st->markov)
+        printf(" bursts +%g ms (p_slow %g, p_fast %g);", st->markov_delay * 1e3,
+               st->p_slow, st->p_fast);
+    for (size_t i = 0; i < st->nhang; i++)
+        printf(" rank %lld hangs after %lld answers;", (long long)st->hang[i],
+               (long long)st->hang_after);
+    printf("\n");
+}
+
+/* Bytes the coordinator sent and received: payloads as doubles, encoded,
+ * and on the wire (headers included). */
+struct traffic {
+    uint64_t sent_payload, sent_encoded, sent_wire;
+    uint64_t recv_payload, recv_encoded, recv_wire;
+    double ratio; /* payloads as doubles over encoded, headers apart */
+};
+
+static struct traffic traffic(const struct recorder *r)
+{
+    struct traffic t = {0};
+    for (int w = 0; w < r->p->n; w++) {
+        const struct wstats *st = &r->st[w];
+        t.sent_payload += st->sent_payload;
+        t.sent_encoded += st->sent_encoded;
+        t.sent_wire += st->sent_encoded + st->queries * sizeof(struct wire_hdr);
+        t.recv_payload += st->recv_payload;
+        t.recv_encoded += st->recv_encoded;
+        t.recv_wire +=
+            st->recv_encoded + st->recv_msgs * sizeof(struct wire_hdr);
+    }
+    uint64_t enc = t.sent_encoded + t.recv_encoded;
+    t.ratio =
+        enc ? (double)(t.sent_payload + t.recv_payload) / (double)enc : 1.0;
+    return t;
+}
+
+static void print_traffic(const struct recorder *r)
+{
+    const struct job *job = r->job;
+    struct traffic t = traffic(r);
+    printf("  %-10s sent %llu (queries as %s; %llu as doubles), received "
+           "%llu (answers as %s",
+           "bytes", (unsigned long long)t.sent_wire,
+           codec_name(job->codec_query), (unsigned long long)t.sent_payload,
+           (unsigned long long)t.recv_wire, codec_name(job->codec_answer));
+    if (job->codec_answer == CODEC_TOPK)
+        printf(" %zu of %zu", r->acodec->k, r->acodec->n);
+    printf("; %llu as doubles); compression ratio %.3g\n",
+           (unsigned long long)t.recv_payload, t.ratio);
+}
+
+/* What ran, why it stopped, and where it ended. */
+static void report(struct recorder *r, const char *why, double loss)
+{
+    const struct setup *s = r->s;
+    const struct job *job = r->job;
+    const struct proto *p = r->p;
+    printf("aiarun %s: %s, %d ranks: coordinator 0, %d workers, %s mode",
+           PACKAGE_VERSION, job->m->path, s->size, s->nworkers,
+           job->mode == JOB_ASYNC ? "async" : "rounds");
+    if (job->topology == JOB_TREE)
+        printf(", a tree of arity %d (the table's rows are the "
+               "coordinator's children, each for its subtree)",
+               job->arity);
+    printf("\n");
+    print_plugin("algorithm", s->alg_p, s->alg_args);
+    if (job->data.path) { /* a generator's parameters do not apply */
+        printf("  %-10s %s %s (%s): reads problem.data", "problem",
+               s->prob_p->h->name, s->prob_p->h->version, s->prob_p->path);
+        print_args(s->prob_args, 1);
+    } else {
+        print_plugin("problem", s->prob_p, s->prob_args);
+    }
+    printf("  %-10s %zu rows, %zu columns, %s partition%s%s\n", "data",
+           s->total_rows, s->dim,
+           job->part_scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
+           job->data.path ? ", from " : " (generated)",
+           job->data.path ? job->data.path : "");
+    if (s->facts.smoothness > 0)
+        printf("  %-10s L = %.6g, the row-weighted mean of the workers' "
+               "(%.6g to %.6g)\n",
+               "smoothness", s->facts.smoothness, s->facts.smallest,
+               s->facts.largest);
+    const char *rule;
+    double h = host_step(&rule);
+    if (!isnan(h))
+        printf("  %-10s %.6g: %s\n", "step", h, rule);
+    if (job->mode == JOB_ROUNDS)
+        print_plugin("wait", s->wait_p, s->wait_args);
+    print_stragglers(&job->stragglers);
+    if (r->resumed)
+        printf("  %-10s from %s at iteration %lld (%.3f s)\n", "resumed",
+               job->checkpoint, (long long)r->resume.iteration,
+               r->resume.elapsed);
+    printf("  %-10s %s after %.3f s: %lld iterations, %lld epochs, %llu "
+           "answers\n",
+           "stopped", why, r->t_end - p->t0, (long long)p->iteration,
+           (long long)p->epoch, (unsigned long long)record_answers(r));
+    print_traffic(r);
+    if (p->dead)
+        printf("  %-10s %d worker%s declared dead; the run went on with "
+               "the others\n",
+               "dead", p->dead, p->dead > 1 ? "s" : "");
+    if (!isnan(loss) && r->opt_known)
+        printf("  %-10s %.10g (optimum %.10g, suboptimality %.3e)\n", "loss",
+               loss, r->fopt, loss - r->fopt);
+    else if (!isnan(loss))
+        printf("  %-10s %.10g (optimum unknown: %s)\n", "loss", loss,
+               r->opt_why.text);
+    if (r->evaluate && r->ev_missing)
+        printf("  %-10s by the workers on %llu of the %zu rows (%d "
+               "worker%s missing: %s rows are left out)\n",
+               "evaluated", (unsigned long long)r->ev_rows, s->total_rows,
+               r->ev_missing, r->ev_missing > 1 ? "s" : "",
+               r->ev_missing > 1 ? "their" : "its");
+    else if (r->evaluate)
+        printf("  %-10s by the workers on their %llu rows\n", "evaluated",
+               (unsigned long long)r->ev_rows);
+    if (r->evaluate && job->test.path) {
+        printf("  %-10s %s: loss %.10g", "test", job->test.path, r->ev[2]);
+        if (s->prob->metric_name)
+            printf(", %s %.10g", s->prob->metric_name, r->ev[3]);
+        printf("\n");
+    }
+}
+
+/* Write the final model (r->x, set by record_loss) to output.final. */
+static int write_final(struct recorder *r)
+{
+    FILE *f = fopen(r->job->final, "w");
+    if (!f)
+        return aia_seterr(&r->err, "%s: cannot write the final iterate: %s",
+                          r->job->final, strerror(errno));
+    for (size_t j = 0; j < r->s->dim; j++)
+        fprintf(f, "%.17g\n", r->x[j]);
+    if (ferror(f) | (fclose(f) != 0))
+        return aia_seterr(&r->err, "%s: write failed", r->job->final);
+    return 0;
+}
+
+/* The report (unless quiet), the per-worker table and the summary line
+ * on stdout.  0, or -1 with r->err when the metric failed. */
+static int summary(struct recorder *r, const char *why, double loss)
+{
+    const struct proto *p = r->p;
+    int rc = 0;
+    if (host_verbosity() > AIA_LOG_ERROR) {
+        report(r, why, loss);
+        stats_table(stdout, r->st, p->n);
+    }
+    for (int w = 0; w < p->n; w++)
+        if (r->st[w].unresponsive)
+            host_error("rank %d is unresponsive: busy with the query of "
+                       "round %llu for %.3g s at the stop",
+                       r->s->ranks[w], (unsigned long long)p->sent[w],
+                       r->t_end - p->sent_at[w]);
+    uint64_t late = 0;
+    for (int w = 0; w < p->n; w++)
+        late += r->st[w].late;
+    printf("stop=%s iterations=%lld epochs=%lld answers=%llu late=%llu "
+           "time=%.6f loss=%.10g",
+           why, (long long)p->iteration, (long long)p->epoch,
+           (unsigned long long)record_answers(r), (unsigned long long)late,
+           r->t_end - p->t0, loss);
+    if (r->opt_known)
+        printf(" optimum=%.10g gap=%.3e", r->fopt,
+               r->fopt != 0 ? (loss - r->fopt) / fabs(r->fopt)
+                            : loss - r->fopt);
+    if (r->evaluate) {
+        const char *mn = r->s->prob->metric_name;
+        if (mn && !isnan(r->ev[1]))
+            printf(" %s=%.10g", mn, r->ev[1]);
+        if (r->job->test.path && !isnan(r->ev[2]))
+            printf(" test_loss=%.10g", r->ev[2]);
+        if (r->job->test.path && mn && !isnan(r->ev[3]))
+            printf(" test_%s=%.10g", mn, r->ev[3]);
+        if (r->ev_missing)
+            printf(" missing=%d", r->ev_missing);
+    } else if (r->s->prob->metric && !isnan(loss)) {
+        double m;
+        rc = record_metric(r, &m);
+        if (!isnan(m))
+            printf(" %s=%.10g", r->s->prob->metric_name, m);
+    }
+    struct traffic t = traffic(r);
+    printf(" sent_bytes=%llu sent_payload=%llu recv_bytes=%llu "
+           "recv_payload=%llu ratio=%.4f",
+           (unsigned long long)t.sent_wire, (unsigned long long)t.sent_payload,
+           (unsigned long long)t.recv_wire, (unsigned long long)t.recv_payload,
+           t.ratio);
+    printf("\n");
+    fflush(stdout);
+    return rc;
+}
+
+void report_end(struct recorder *r, int ok,
+                void (*fail)(void *ctx, const char *text), void *ctx)
+{
+    const struct job *job = r->job;
+    const struct proto_stop_rule *why = r->p->why;
+    int signal = why == proto_stop_rule("signal");
+    double loss = NAN;
+    if (record_close(r) < 0) {
+        fail(ctx, r->err.text);
+        ok = 0;
+    }
+    if ((ok || signal) && record_loss(r, &loss) < 0) {
+        fail(ctx, r->err.text);
+        ok = 0;
+        loss = NAN;
+    }
+    /* the model is written whenever the run ended well, also when its
+     * loss is unknown (the workers' evaluation of it did not come back in
+     * time): the loss is then unknown, not wrong */
+    if ((ok || signal) && job->final && write_final(r) < 0)
+        fail(ctx, r->err.text);
+    if (why && why->key.type)
+        host_log(AIA_LOG_INFO, "stopped: %s (stop.%s)", why->text, why->name);
+    else if (why)
+        host_log(AIA_LOG_INFO, "stopped: %s", why->text);
+    if (summary(r, why ? why->name : "none", loss) < 0)
+        fail(ctx, r->err.text);
+    struct aia_error err;
+    if (job->workers_csv &&
+        stats_write(job->workers_csv, r->st, r->p->n, &err) < 0)
+        fail(ctx, err.text);
+}

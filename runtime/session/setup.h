@@ -1,0 +1,51 @@
+/* setup.h - what every rank of a job shares once it is set up: the job,
+ * the pool's ranks, the plugins and their states, the rows this rank
+ * holds and what every rank learnt of the problem; and the job's exit
+ * statuses.  run.c fills it (run_job); the coordinator, the workers and
+ * the simulator read it. */
+#ifndef AIARUN_SETUP_H
+#define AIARUN_SETUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <aiarun/aiarun.h>
+
+#include "record/checkpoint.h"
+#include "data/data.h"
+#include "conf/job.h"
+#include "loader.h"
+
+/* Exit statuses. */
+enum { RUN_OK = 0, RUN_FAILED = 1, RUN_BAD_JOB = 2 };
+/* The run ended, its outputs complete, but a rank was left behind
+ * (declared dead, or never stopped) and the job had to be aborted. */
+enum { RUN_INCOMPLETE = 3 };
+
+struct setup {
+    struct job *job;
+    int rank, size;
+    int nworkers;
+    int *ranks;     /* pool index -> rank */
+    int windex;     /* this rank's pool index; -1 for the coordinator and
+                       ranks outside the pool */
+    struct plugin *alg_p, *prob_p, *wait_p;
+    const struct aia_algorithm_plugin *alg;
+    const struct aia_problem_plugin *prob;
+    const struct aia_wait_plugin *wait;
+    struct aia_value *alg_args, *prob_args, *wait_args;
+    void *alg_s, *prob_s, *wait_s; /* plugin states */
+    struct aia_shape shape;
+    size_t dim;
+    size_t *rows;      /* coordinator: rows of each worker */
+    size_t total_rows; /* coordinator: sum of rows */
+    struct data_table data; /* rows of problem.data held by this rank */
+    struct aia_problem_facts facts; /* every rank: L, rows */
+    int smoothness_tried;           /* facts_smoothness asked the problem */
+    struct checkpoint_id identity; /* what a checkpoint of this job carries */
+    struct data_table test; /* rows of problem.test held by this rank */
+    void *test_s;           /* worker: the problem opened on them */
+    int resume;
+};
+
+#endif

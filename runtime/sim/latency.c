@@ -1,0 +1,153 @@
+/* latency.c - the simulate section and the latency models of --simulate:
+ * compute per row or measured, the DSAG trace model (Gamma times whose
+ * means and variances are log-normal across workers, with bursts), links
+ * of a latency and a bandwidth, and the stragglers section's delays. */
+#include <config.h>
+
+#include "latency.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "conf/params.h"
+
+/* Streams of the job's seed: a worker's draws are its own. */
+#define STREAM_LATENCY 0x4c4154454e430000ull
+
+const struct aia_param latency_keys_simulate[] = {
+    {"compute", AIA_ENUM, "rows",
+     "a worker's compute time per answer: rows: row_us per row of its "
+     "partition; measured: the plugin's real worker step, timed once before "
+     "the run (machine-dependent); dsag: drawn from simulate.dsag",
+     "rows|measured|dsag", 0, 0},
+    {"row_us", AIA_DOUBLE, "1",
+     "compute: rows: microseconds per row of a worker's partition", NULL, 0,
+     1e12},
+    {"latency_us", AIA_DOUBLE, "50",
+     "one-way latency of every message (a query down, an answer up)", NULL, 0,
+     1e12},
+    {"bandwidth_mbps", AIA_DOUBLE, "0",
+     "megabits per second of each worker's link; a message's bytes (as its "
+     "codec makes them) take bytes/bandwidth (0: stragglers.link_mbps, or "
+     "an infinite bandwidth)",
+     NULL, 0, 1e12},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+const struct aia_param latency_keys_dsag[] = {
+    {"compute_ms", AIA_DOUBLE, NULL,
+     "mean over workers of a worker's mean compute time", NULL, 0, 1e12},
+    {"compute_spread", AIA_DOUBLE, "0.2",
+     "standard deviation of the log of a worker's mean compute time across "
+     "workers (log-normal)",
+     NULL, 0, 10},
+    {"compute_cv", AIA_DOUBLE, "0.1",
+     "mean over workers of the coefficient of variation of a worker's "
+     "compute time (its times are Gamma)",
+     NULL, 1e-6, 100},
+    {"cv_spread", AIA_DOUBLE, "0.2",
+     "standard deviation of the log of a worker's coefficients of variation "
+     "across workers (log-normal)",
+     NULL, 0, 10},
+    {"comm_ms", AIA_DOUBLE, "0",
+     "mean over workers of a worker's mean communication time per answer, "
+     "added to the links' (0: none)",
+     NULL, 0, 1e12},
+    {"comm_spread", AIA_DOUBLE, "0.2", "as compute_spread, for communication",
+     NULL, 0, 10},
+    {"comm_cv", AIA_DOUBLE, "0.1", "as compute_cv, for communication", NULL,
+     1e-6, 100},
+    {"p_slow", AIA_DOUBLE, "0",
+     "chance, per answer, that a worker enters a burst", NULL, 0, 1},
+    {"p_fast", AIA_DOUBLE, "0.5", "chance, per answer, that a burst ends", NULL,
+     0, 1},
+    {"slow_factor", AIA_DOUBLE, "4",
+     "compute times in a burst are this many times longer", NULL, 1, 1e9},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+double latency_lognormal(struct aia_rng *g, double mean, double sigma)
+{
+    /* the log's mean is chosen so that the variate's mean is mean */
+    return mean * exp(sigma * aia_rng_normal(g) - sigma * sigma / 2);
+}
+
+struct latency_gamma latency_gamma_of(double mean, double cv)
+{
+    return (struct latency_gamma){1 / (cv * cv), mean * cv * cv};
+}
+
+double latency_gamma_draw(struct aia_rng *g, struct latency_gamma d)
+{
+    if (!(d.scale > 0))
+        return 0;
+    /* shape < 1: G(shape) = G(shape + 1) U^(1/shape) */
+    double boost = 1, k = d.shape;
+    if (k < 1) {
+        boost = pow(aia_rng_uniform(g) + 0x1.0p-54, 1 / k);
+        k += 1;
+    }
+    double dd = k - 1.0 / 3, c = 1 / sqrt(9 * dd);
+    for (;;) {
+        double x, v;
+        do {
+            x = aia_rng_normal(g);
+            v = 1 + c * x;
+        } while (v <= 0);
+        v = v * v * v;
+        double u = aia_rng_uniform(g);
+        if (u < 1 - 0.0331 * x * x * x * x ||
+            log(u) < 0.5 * x * x + dd * (1 - v + log(v)))
+            return boost * dd * v * d.scale;
+    }
+}
+
+void latency_init(struct latency *l, const struct job *job, int w, int rank,
+                  size_t rows, double row_s)
+{
+    const struct job_simulate *sim = &job->simulate;
+    memset(l, 0, sizeof *l);
+    l->sim = sim;
+    aia_rng_seed(&l->rng, job->seed, STREAM_LATENCY + (uint64_t)w);
+    straggle_init(&l->delays, &job->stragglers, job->seed, rank);
+    l->compute_s = (double)rows * row_s;
+    l->link_bps =
+        sim->bandwidth_bps > 0 ? sim->bandwidth_bps : job->stragglers.link_bps;
+    if (sim->compute != LATENCY_DSAG)
+        return;
+    double mean = latency_lognormal(&l->rng, sim->comp_mean, sim->comp_spread);
+    double cv = latency_lognormal(&l->rng, sim->comp_cv, sim->cv_spread);
+    l->comp = latency_gamma_of(mean, cv);
+    mean = latency_lognormal(&l->rng, sim->comm_mean, sim->comm_spread);
+    cv = latency_lognormal(&l->rng, sim->comm_cv, sim->cv_spread);
+    l->comm = latency_gamma_of(mean, cv);
+}
+
+double latency_trip(const struct latency *l, size_t bytes)
+{
+    double t = l->sim->latency_s;
+    if (l->link_bps > 0)
+        t += (double)bytes * 8 / l->link_bps;
+    return t;
+}
+
+void latency_next(struct latency *l, size_t qbytes, size_t abytes,
+                  struct latency_draw *d)
+{
+    d->down = latency_trip(l, qbytes);
+    d->up = latency_trip(l, abytes);
+    d->compute = l->compute_s;
+    d->delay = straggle_next(&l->delays);
+    d->corrupt = straggle_corrupt(&l->delays);
+    if (l->sim->compute != LATENCY_DSAG)
+        return;
+    /* the chain moves first, so a burst slows the answer that began it;
+     * one uniform a step keeps the stream aligned with the answers */
+    double u = aia_rng_uniform(&l->rng);
+    if (l->slow ? u < l->sim->p_fast : u < l->sim->p_slow)
+        l->slow = !l->slow;
+    d->compute = latency_gamma_draw(&l->rng, l->comp);
+    if (l->slow)
+        d->compute *= l->sim->slow_factor;
+    d->up += latency_gamma_draw(&l->rng, l->comm);
+}

@@ -1,0 +1,493 @@
+/* simpool.c - the plugins of a simulated run, all in one process.
+ *
+ * The coordinator's side is set up as rank 0 of an mpirun sets it up; each
+ * simulated worker gets what its rank would hold: its partition of the
+ * problem, its own algorithm state, its codecs.  A plugin is loaded once
+ * and instantiated N + 1 times, which is why plugins keep their state in
+ * the state they return and not in globals.
+ */
+#include <config.h>
+
+#include "simpool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session/facts.h"
+#include "core/host.h"
+#include "conf/params.h"
+#include "core/proto.h"
+#include "core/wire.h"
+#include "core/util.h"
+
+static int refuse(const struct job *job, const struct mnode *at,
+                  struct aia_error *err, const char *what)
+{
+    char where[256];
+    params_where(where, sizeof where, job->m->path, at);
+    return aia_seterr(err, "%s: %s: not supported by --simulate", where, what);
+}
+
+/* What a simulation cannot do, refused before anything is loaded. */
+static int check_job(const struct job *job, int n, struct aia_error *err)
+{
+    if (job->checkpoint)
+        return refuse(job, job->checkpoint_node, err, "output.checkpoint");
+    if (job->workers && job->nworkers != (size_t)n) {
+        char where[256];
+        params_where(where, sizeof where, job->m->path, job->workers_node);
+        return aia_seterr(err,
+                          "%s: pool.workers: %zu ranks listed for "
+                          "--simulate %d",
+                          where, job->nworkers, n);
+    }
+    if (job->stragglers.ncorrupt && job->topology == JOB_TREE)
+        return refuse(job, job->stragglers.corrupt_node, err,
+                      "stragglers.corrupt in a tree");
+    return 0;
+}
+
+static struct aia_context context(const struct simpool *sp, int w,
+                                  const struct aia_value *args, void *prob_s)
+{
+    const struct setup *s = &sp->s;
+    return (struct aia_context){
+        .size = sizeof(struct aia_context),
+        .role = w < 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
+        .rank = w < 0 ? 0 : s->ranks[w],
+        .worker = w,
+        .nworkers = sp->n,
+        .async = s->job->mode == JOB_ASYNC,
+        .seed = s->job->seed,
+        .args = args,
+        .jobdir = s->job->dir,
+        .host = host_get(),
+        .problem = s->prob,
+        .problem_state = prob_s,
+        .pool_ranks = s->ranks,
+        .facts = &s->facts,
+        .data = !s->job->data.path ? NULL
+                : w < 0            ? &s->data.d
+                                   : &sp->data[w].d,
+    };
+}
+
+static int load(struct simpool *sp, const struct job_plugin *sec, int kind,
+                struct plugin **p, struct aia_value **args,
+                struct aia_error *err)
+{
+    if (!(*p = loader_open(sec->spec, kind, sp->s.job->dir, err))) {
+        job_blame(sp->s.job, sec, err);
+        return -1;
+    }
+    return (*args = job_plugin_args(sp->s.job, sec, *p, err)) ? 0 : -1;
+}
+
+/* Open partition w (AIA_PART_ALL: the coordinator's view). */
+static int open_part(struct simpool *sp, int w, void **prob_s,
+                     struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    struct aia_partition part = {.index = w < 0 ? AIA_PART_ALL : w,
+                                 .count = sp->n,
+                                 .scheme = s->job->part_scheme,
+                                 .weights = s->job->weights};
+    struct aia_context ctx = context(sp, w, s->prob_args, NULL);
+    if (s->prob->open(&ctx, &part, prob_s, err) < 0) {
+        job_blame(s->job, &s->job->problem, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Create the algorithm's state of worker w (-1: the coordinator's) on its
+ * open partition, once the facts are known. */
+static int create_alg(struct simpool *sp, int w, void *prob_s, void **alg_s,
+                      struct aia_shape *shape, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    struct aia_context ctx = context(sp, w, s->alg_args, prob_s);
+    if (s->alg->create(&ctx, shape, alg_s, err) < 0) {
+        job_blame(s->job, &s->job->algorithm, err);
+        return -1;
+    }
+    return 0;
+}
+
+struct keep {
+    struct aia_partition part;
+    size_t total;
+};
+
+static int keep_own(size_t r, void *arg)
+{
+    const struct keep *k = arg;
+    return aia_partition_owner(&k->part, k->total, r) == k->part.index;
+}
+
+/* problem.data: the coordinator's rows (all of them) and each worker's,
+ * read from the file as delivery: read has each rank read them. */
+static int read_data(struct simpool *sp, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    const struct job_data *d = &s->job->data;
+    char where[256], text[AIA_ERROR_LEN];
+    params_where(where, sizeof where, s->job->m->path, d->key);
+    if (!(s->prob->flags & AIA_PROBLEM_DATA))
+        return aia_seterr(err,
+                          "%s: problem.data: problem '%s' generates "
+                          "its data and takes no data file",
+                          where, s->prob->h.name);
+    struct data_opts o;
+    data_opts_init(&o);
+    o.format = d->format;
+    o.path = d->path;
+    o.header = d->header;
+    o.target = d->target;
+    o.delimiter = d->delimiter;
+    o.rows = d->rows;
+    o.cols = d->cols;
+    o.sparse = d->sparse;
+    o.features = d->features;
+    size_t rows, cols;
+    if (!(sp->data = calloc((size_t)sp->n, sizeof *sp->data)))
+        return aia_seterr(err, "out of memory");
+    if (data_scan(&o, &rows, &cols, err) < 0)
+        goto fail;
+    if (rows < (size_t)sp->n) {
+        aia_seterr(err,
+                   "%zu rows for %d workers: every worker needs at "
+                   "least one",
+                   rows, sp->n);
+        goto fail;
+    }
+    /* libsvm: every part gets the whole file's feature count */
+    if (d->format == DATA_LIBSVM)
+        o.features = cols;
+    struct keep k = {.part = {.count = sp->n,
+                              .scheme = s->job->part_scheme,
+                              .weights = s->job->weights},
+                     .total = rows};
+    if (data_read(&o, NULL, NULL, &s->data, err) < 0)
+        goto fail;
+    for (int w = 0; w < sp->n; w++) {
+        k.part.index = w;
+        if (data_read(&o, keep_own, &k, &sp->data[w], err) < 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    snprintf(text, sizeof text, "%s", err->text);
+    return aia_seterr(err, "%s: problem.data: %s", where, text);
+}
+
+static int setup_coordinator(struct simpool *sp, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    const struct job *job = s->job;
+    if (load(sp, &job->problem, AIA_KIND_PROBLEM, &s->prob_p, &s->prob_args,
+             err) < 0 ||
+        load(sp, &job->algorithm, AIA_KIND_ALGORITHM, &s->alg_p, &s->alg_args,
+             err) < 0 ||
+        load(sp, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args, err) < 0)
+        return -1;
+    s->prob = (const void *)s->prob_p->h;
+    s->alg = (const void *)s->alg_p->h;
+    s->wait = (const void *)s->wait_p->h;
+    if (job->topology == JOB_TREE && !(s->alg->flags & AIA_ALG_ASSOCIATIVE))
+        return refuse(job, job->topology_node, err,
+                      "pool.topology: tree with an algorithm whose answers "
+                      "are not combinable (AIA_ALG_ASSOCIATIVE)");
+    if (job->codec_answer == CODEC_TOPK && !(s->alg->flags & AIA_ALG_ADDITIVE))
+        return refuse(job, job->codec_node, err,
+                      "pool.codec.answer: topk with an algorithm whose "
+                      "answers are not additive");
+    if (job->data.path && read_data(sp, err) < 0)
+        return -1;
+    if (open_part(sp, -1, &s->prob_s, err) < 0)
+        return -1;
+    s->dim = s->prob->dim(s->prob_s);
+    return 0;
+}
+
+/* The pool's facts, as facts_gather makes them under mpirun: L the
+ * row-weighted mean of the workers' own, when the algorithm asks for it
+ * (the coordinator holds every row, and finds L itself when a divergence
+ * message needs it). */
+static void gather_facts(struct simpool *sp)
+{
+    struct setup *s = &sp->s;
+    double sum[3] = {0, 0, 0}, least = INFINITY, most = 0;
+    for (int w = 0; w < sp->n; w++) {
+        double part[3], lo, hi;
+        facts_part(s->prob, sp->w[w].prob_s, facts_wanted(s), part, &lo, &hi);
+        for (int i = 0; i < 3; i++)
+            sum[i] += part[i];
+        least = fmin(least, lo);
+        most = fmax(most, hi);
+    }
+    facts_set(s, sum, least, most);
+}
+
+static int create_coordinator(struct simpool *sp, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    const struct job *job = s->job;
+    if (create_alg(sp, -1, s->prob_s, &s->alg_s, &s->shape, err) < 0)
+        return -1;
+    if (!s->alg->iterate && s->shape.query_len != s->dim)
+        return aia_seterr(err,
+                          "algorithm '%s': its queries have %zu "
+                          "values but the model has %zu, and it gives "
+                          "no iterate function",
+                          s->alg->h.name, s->shape.query_len, s->dim);
+    struct aia_context ctx = context(sp, -1, s->wait_args, s->prob_s);
+    if (s->wait->create(&ctx, &s->wait_s, err) < 0) {
+        job_blame(job, &job->wait, err);
+        return -1;
+    }
+    return 0;
+}
+
+static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    struct simworker *k = &sp->w[w];
+    struct aia_shape shape;
+    size_t alen = s->shape.answer_len;
+    if (create_alg(sp, w, k->prob_s, &k->alg_s, &shape, err) < 0)
+        return -1;
+    if (shape.query_len != s->shape.query_len || shape.answer_len != alen ||
+        s->prob->dim(k->prob_s) != s->dim)
+        return aia_seterr(err,
+                          "worker %d: query %zu, answer %zu, dimension "
+                          "%zu differ from the coordinator's %zu, %zu, "
+                          "%zu",
+                          w, shape.query_len, shape.answer_len,
+                          s->prob->dim(k->prob_s), s->shape.query_len, alen,
+                          s->dim);
+    s->rows[w] = s->prob->rows(k->prob_s);
+    s->total_rows += s->rows[w];
+    if (codec_init(&k->qc, s->job->codec_query, s->shape.query_len, 0,
+                   s->job->codec_level, err) < 0 ||
+        codec_init(&k->ac, s->job->codec_answer, alen,
+                   codec_topk_count(s->job->codec_topk, alen),
+                   s->job->codec_level, err) < 0)
+        return -1;
+    if (!(k->answer = malloc((alen ? alen : 1) * sizeof *k->answer)))
+        return aia_seterr(err, "out of memory for worker %d", w);
+    if ((s->job->codec_answer != CODEC_NONE &&
+         !(k->enc = malloc(codec_bound(&k->ac) + 1))) ||
+        (s->job->topology == JOB_TREE &&
+         !(k->up = malloc((alen ? alen : 1) * sizeof *k->up))))
+        return aia_seterr(err, "out of memory for worker %d", w);
+    latency_init(&k->lat, s->job, w, s->ranks[w], s->rows[w],
+                 s->job->simulate.row_s);
+    return 0;
+}
+
+int simpool_open(struct simpool *sp, struct job *job, int n,
+                 struct aia_error *err)
+{
+    memset(sp, 0, sizeof *sp);
+    struct setup *s = &sp->s;
+    s->job = job;
+    s->windex = -1;
+    s->size = n + 1;
+    s->nworkers = sp->n = n;
+    if (check_job(job, n, err) < 0)
+        return -1;
+    s->ranks = calloc((size_t)n, sizeof *s->ranks);
+    s->rows = calloc((size_t)n, sizeof *s->rows);
+    sp->w = calloc((size_t)n, sizeof *sp->w);
+    if (!s->ranks || !s->rows || !sp->w)
+        return aia_seterr(err, "out of memory for %d workers", n);
+    for (int w = 0; w < n; w++)
+        s->ranks[w] = job->workers ? (int)job->workers[w] : w + 1;
+    if (straggle_check(job, s->ranks, n, err) < 0)
+        return -1;
+    if (job->weights && job->nweights != (size_t)n) {
+        char where[256];
+        params_where(where, sizeof where, job->m->path, job->weights_node);
+        return aia_seterr(err,
+                          "%s: problem.weights: %zu weights for %d "
+                          "workers",
+                          where, job->nweights, n);
+    }
+    if (setup_coordinator(sp, err) < 0)
+        return -1;
+    for (int w = 0; w < n; w++)
+        if (open_part(sp, w, &sp->w[w].prob_s, err) < 0)
+            return -1;
+    gather_facts(sp);
+    if (create_coordinator(sp, err) < 0)
+        return -1;
+    for (int w = 0; w < n; w++)
+        if (setup_worker(sp, w, err) < 0)
+            return -1;
+    if (job->codec_query != CODEC_NONE &&
+        !(sp->qdec = malloc((s->shape.query_len + 1) * sizeof *sp->qdec)))
+        return aia_seterr(err, "out of memory");
+    return 0;
+}
+
+void simpool_close(struct simpool *sp)
+{
+    struct setup *s = &sp->s;
+    for (int w = 0; sp->w && w < sp->n; w++) {
+        struct simworker *k = &sp->w[w];
+        if (k->alg_s)
+            s->alg->destroy(k->alg_s);
+        if (k->prob_s)
+            s->prob->close(k->prob_s);
+        codec_free(&k->qc);
+        codec_free(&k->ac);
+        free(k->answer);
+        free(k->enc);
+        free(k->up);
+    }
+    free(sp->w);
+    free(sp->qdec);
+    for (int w = 0; sp->data && w < sp->n; w++)
+        data_free(&sp->data[w]);
+    free(sp->data);
+    data_free(&s->data);
+    if (s->wait_s)
+        s->wait->destroy(s->wait_s);
+    if (s->alg_s)
+        s->alg->destroy(s->alg_s);
+    if (s->prob_s)
+        s->prob->close(s->prob_s);
+    params_free(s->wait_args);
+    params_free(s->alg_args);
+    params_free(s->prob_args);
+    loader_close(s->wait_p);
+    loader_close(s->alg_p);
+    loader_close(s->prob_p);
+    free(s->ranks);
+    free(s->rows);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* 1 when every value is finite. */
+static int all_finite(const double *v, size_t n)
+{
+    double z = 0;
+    for (size_t i = 0; i < n; i++)
+        z += v[i] * 0.0;
+    return z == 0.0;
+}
+
+int simpool_answer(struct simpool *sp, int w, const double *query,
+                   const void *qenc, size_t qbytes, uint64_t round,
+                   struct aia_error *err)
+{
+    const struct setup *s = &sp->s;
+    struct simworker *k = &sp->w[w];
+    struct aia_error e;
+    if (qenc) {
+        if (codec_decode(&k->qc, qenc, qbytes, sp->qdec, &e) < 0)
+            return aia_seterr(err,
+                              "rank %d: a query that does not decode: "
+                              "%s",
+                              s->ranks[w], e.text);
+        query = sp->qdec;
+    }
+    struct aia_step step = {.round = round, .answers = k->answers};
+    e.text[0] = '\0';
+    if (s->alg->worker(k->alg_s, query, k->answer, &step, &e) < 0)
+        return aia_seterr(err, "rank %d: algorithm '%s': worker step: %s",
+                          s->ranks[w], s->alg->h.name, util_error_text(&e));
+    size_t alen = s->shape.answer_len;
+    if (!all_finite(k->answer, alen))
+        return aia_seterr(err,
+                          "rank %d: algorithm '%s': answer to round "
+                          "%llu holds a value that is not finite",
+                          s->ranks[w], s->alg->h.name,
+                          (unsigned long long)round);
+    k->bytes = alen * sizeof(double);
+    if (k->enc && codec_encode(&k->ac, k->answer, k->enc, &k->bytes, &e) < 0)
+        return aia_seterr(err, "rank %d: answer to round %llu: %s", s->ranks[w],
+                          (unsigned long long)round, e.text);
+    k->answers++;
+    return 0;
+}
+
+int simpool_measure(struct simpool *sp, const double *query, double *row_s,
+                    struct aia_error *err)
+{
+    struct setup *s = &sp->s;
+    struct simworker *k = &sp->w[0];
+    double best = INFINITY;
+    for (int i = 0; i < 5; i++) {
+        double t = util_now();
+        if (simpool_answer(sp, 0, query, NULL, 0, 1, err) < 0)
+            return -1;
+        best = fmin(best, util_now() - t);
+    }
+    *row_s = s->rows[0] ? best / (double)s->rows[0] : 0;
+    /* worker 0 starts afresh, as if it had not answered */
+    s->alg->destroy(k->alg_s);
+    k->alg_s = NULL;
+    struct aia_context ctx = context(sp, 0, s->alg_args, k->prob_s);
+    struct aia_shape shape;
+    if (s->alg->create(&ctx, &shape, &k->alg_s, err) < 0)
+        return -1;
+    k->answers = 0;
+    /* top-k's residual too */
+    size_t alen = s->shape.answer_len;
+    codec_free(&k->ac);
+    return codec_init(&k->ac, s->job->codec_answer, alen,
+                      codec_topk_count(s->job->codec_topk, alen),
+                      s->job->codec_level, err);
+}
+
+double simpool_subtree(struct simpool *sp, int w, const double *query,
+                       uint64_t round, double sent, struct simsub *sub,
+                       struct aia_error *err)
+{
+    const struct setup *s = &sp->s;
+    struct simworker *k = &sp->w[w];
+    size_t alen = s->shape.answer_len;
+    size_t abytes = sizeof(struct wire_hdr) + alen * sizeof(double);
+    int arity = s->job->arity < sp->n ? s->job->arity : sp->n;
+    if (simpool_answer(sp, w, query, NULL, 0, round, err) < 0)
+        return NAN;
+    int *child = malloc((size_t)arity * sizeof *child);
+    if (!child)
+        return aia_seterr(err, "out of memory"), NAN;
+    struct latency_draw d;
+    latency_next(&k->lat,
+                 sizeof(struct wire_hdr) + s->shape.query_len * sizeof(double),
+                 abytes, &d);
+    double at = sent + d.down, leave = at + d.compute + d.delay;
+    sub->compute_s = d.compute + d.delay;
+    sub->delay_s = d.delay;
+    sub->rows = (double)s->rows[w];
+    for (size_t j = 0; j < alen; j++)
+        k->up[j] = k->answer[j] * sub->rows;
+    int nc = tree_children(w + 1, arity, sp->n, child);
+    for (int c = 0; c < nc; c++) {
+        struct simsub cs;
+        int cw = child[c] - 1;
+        /* the query goes on as it arrives */
+        double back = simpool_subtree(sp, cw, query, round, at, &cs, err);
+        if (isnan(back)) {
+            free(child);
+            return NAN;
+        }
+        const double *a = sp->w[cw].up;
+        for (size_t j = 0; j < alen; j++)
+            k->up[j] += a[j] * cs.rows;
+        sub->rows += cs.rows;
+        sub->compute_s = fmax(sub->compute_s, cs.compute_s);
+        sub->delay_s = fmax(sub->delay_s, cs.delay_s);
+        leave = fmax(leave, back);
+    }
+    free(child);
+    for (size_t j = 0; j < alen; j++)
+        k->up[j] /= sub->rows;
+    k->bytes = alen * sizeof(double);
+    return leave + d.up;
+}
