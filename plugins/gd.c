@@ -111,8 +111,8 @@ static int absorb(void *state, const double *answer,
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct gd *s = state;
-    aia_table_step(&s->table, s->m.x,
-                   s->m.step * aia_table_age_factor(&s->table, 1.0));
+    double age = aia_table_age_factor(s->m.host, &s->table, 1.0);
+    aia_table_step(&s->table, s->m.x, s->m.step * age);
     return aia_method_init(state, query, err);
 }
 

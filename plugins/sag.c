@@ -103,7 +103,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         destroy(s);
         return aia_seterr(err, "variant: not sag or dsag");
     }
-    if (!s->dsag && ctx->async) {
+    if (!s->dsag && AIA_HAS(struct aia_context, ctx, async) && ctx->async) {
         destroy(s);
         return aia_seterr(err,
                           "variant: sag drops stale answers, and in async "
@@ -203,8 +203,8 @@ static int absorb(void *state, const double *answer,
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct sag *s = state;
-    aia_table_step(&s->table, s->m.x,
-                   s->m.step * aia_table_age_factor(&s->table, 2.0));
+    double age = aia_table_age_factor(s->m.host, &s->table, 2.0);
+    aia_table_step(&s->table, s->m.x, s->m.step * age);
     return aia_method_init(state, query, err);
 }
 

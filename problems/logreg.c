@@ -185,11 +185,11 @@ static int open_generated(struct logreg *p, const struct aia_context *ctx,
         p->rs.k = p->rs.m;
         return 0;
     }
-    p->rs.k = aia_owned_rows(part, p->rs.m, NULL);
+    p->rs.k = aia_owned_rows(ctx->host, part, p->rs.m, NULL);
     size_t *rows = malloc((p->rs.k ? p->rs.k : 1) * sizeof *rows);
     if (!rows)
         return -1;
-    aia_owned_rows(part, p->rs.m, rows);
+    aia_owned_rows(ctx->host, part, p->rs.m, rows);
     int rc = draw_rows(p, rows);
     free(rows);
     return rc;

@@ -159,7 +159,7 @@ static int open_generated(struct lrmse *p, const struct aia_context *ctx,
         p->rs.k = p->rs.m;
         return 0;
     }
-    p->rs.k = aia_owned_rows(part, p->rs.m, NULL);
+    p->rs.k = aia_owned_rows(ctx->host, part, p->rs.m, NULL);
     size_t *rows = malloc((p->rs.k ? p->rs.k : 1) * sizeof *rows);
     p->A = malloc((p->rs.k ? p->rs.k : 1) * p->rs.n * sizeof *p->A);
     p->b = malloc((p->rs.k ? p->rs.k : 1) * sizeof *p->b);
@@ -167,7 +167,7 @@ static int open_generated(struct lrmse *p, const struct aia_context *ctx,
         free(rows);
         return -1;
     }
-    aia_owned_rows(part, p->rs.m, rows);
+    aia_owned_rows(ctx->host, part, p->rs.m, rows);
     for (size_t i = 0; i < p->rs.k; i++)
         gen_row(p, rows[i], p->A + i * p->rs.n, &p->b[i]);
     free(rows);

@@ -100,7 +100,7 @@ static int generate(struct pca *p, const struct aia_context *ctx,
            n = (size_t)aia_arg(ctx->args, "cols")->i;
     double density = aia_arg(ctx->args, "density")->d,
            decay = aia_arg(ctx->args, "decay")->d;
-    size_t k = part->index == AIA_PART_ALL ? m : aia_owned_rows(part, m, NULL);
+    size_t k = part->index == AIA_PART_ALL ? m : aia_owned_rows(ctx->host, part, m, NULL);
     p->ids = malloc((k ? k : 1) * sizeof *p->ids);
     p->start = malloc((k + 1) * sizeof *p->start);
     p->y = calloc(k ? k : 1, sizeof *p->y);
@@ -113,7 +113,7 @@ static int generate(struct pca *p, const struct aia_context *ctx,
         for (size_t i = 0; i < m; i++)
             p->ids[i] = i;
     else
-        aia_owned_rows(part, m, p->ids);
+        aia_owned_rows(ctx->host, part, m, p->ids);
     for (size_t i = 0; i < k; i++) {
         struct aia_rng g;
         aia_rng_seed(&g, ctx->seed, STREAM_ROWS + p->ids[i]);

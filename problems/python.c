@@ -15,6 +15,11 @@
  *     metric(x) -> float      optional, named by the metric_name attribute
  *     optimum() -> (x, f)     optional (coordinator): the exact minimiser
  *     smoothness() -> L       optional: L of this rank's gradient (step: auto)
+ *
+ * The descriptor is const and has every optional function; each instance
+ * tells the runtime which its class has (offers), since the simulator's
+ * instances share the descriptor and one job's classes need not match
+ * another's.
  *     rows                    optional attribute or method: rows held
  *                             (the data file's rows when there is one)
  *
@@ -61,11 +66,9 @@ struct py {
     size_t n, rows;
     struct view x, g, idx;
     const char *cls;
+    uint32_t offers;      /* AIA_OFFER_*: what the class has */
+    char metric_name[64]; /* with AIA_OFFER_METRIC */
 };
-
-/* The descriptor, defined at the end; not const (take_metric). */
-extern struct aia_problem_plugin aia_problem_plugin;
-static char metric_name[64];
 
 /* The cached view of p, made again when the buffer changed. */
 static PyObject *cached(struct py *py, struct view *v, const void *p, size_t n,
@@ -128,39 +131,43 @@ static PyObject *method(PyObject *obj, const char *name, int need)
     return PyObject_GetAttrString(obj, name);
 }
 
-/* The coordinator reports the metric when the class has one: the
- * descriptor is this plugin's own, and filled before the runtime reads
- * it. */
-static int python_metric(void *state, const double *x, double *value,
-                         struct aia_error *err);
-
-static int python_optimum(void *state, double *x, double *f,
-                          struct aia_error *err);
-
-static int python_smoothness(void *state, double *L, struct aia_error *err);
-
-static int take_metric(struct py *py, const struct aia_context *ctx,
-                       struct aia_error *err)
+/* What the class offers: an optimum (asked on the coordinator only,
+ * where the whole problem is), a smoothness, a metric and its name (the
+ * metric_name attribute, "metric" by default; the runtime checks it). */
+static int take_offers(struct py *py, const struct aia_context *ctx)
 {
     if (ctx->role == AIA_ROLE_COORDINATOR &&
         PyObject_HasAttrString(py->obj, "optimum"))
-        aia_problem_plugin.optimum = python_optimum;
+        py->offers |= AIA_OFFER_OPTIMUM;
     if (PyObject_HasAttrString(py->obj, "smoothness"))
-        aia_problem_plugin.smoothness = python_smoothness;
+        py->offers |= AIA_OFFER_SMOOTHNESS;
     if (!(py->metric = method(py->obj, "metric", 0)))
-        return 0;
-    if (ctx->role != AIA_ROLE_COORDINATOR)
-        return 0;
+        return PyErr_Occurred() ? -1 : 0;
+    py->offers |= AIA_OFFER_METRIC;
     const char *name = "metric";
     PyObject *n = method(py->obj, "metric_name", 0);
     if (n && PyUnicode_Check(n))
         name = PyUnicode_AsUTF8(n);
-    snprintf(metric_name, sizeof metric_name, "%s", name ? name : "metric");
+    snprintf(py->metric_name, sizeof py->metric_name, "%s",
+             name ? name : "metric");
     Py_XDECREF(n);
-    aia_problem_plugin.metric_name = metric_name;
-    aia_problem_plugin.metric = python_metric;
-    (void)err;
-    return 0;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static uint32_t python_offers(void *state, const char **metric_name)
+{
+    struct py *py = state;
+    *metric_name = py->offers & AIA_OFFER_METRIC ? py->metric_name : NULL;
+    return py->offers;
+}
+
+/* A call of what the class lacks (the runtime asks offers first). */
+static int lacks(struct py *py, uint32_t what, const char *name,
+                 struct aia_error *err)
+{
+    if (py->offers & what)
+        return 0;
+    return aia_seterr(err, "%s has no %s", py->cls, name);
 }
 
 static int python_open(const struct aia_context *ctx,
@@ -221,7 +228,7 @@ static int python_open(const struct aia_context *ctx,
         py->rows = ctx->data->rows;
     if (!(py->loss = method(py->obj, "loss", 1)) ||
         !(py->gradient = method(py->obj, "gradient", 1)) ||
-        take_metric(py, ctx, err) < 0 || PyErr_Occurred()) {
+        take_offers(py, ctx) < 0 || PyErr_Occurred()) {
         embed_fail(err, what);
         goto fail;
     }
@@ -279,6 +286,8 @@ static int python_metric(void *state, const double *x, double *value,
                          struct aia_error *err)
 {
     struct py *py = state;
+    if (lacks(py, AIA_OFFER_METRIC, "metric", err) < 0)
+        return -1;
     PyObject *xa = cached(py, &py->x, x, py->n, 8, "d", 0);
     PyObject *r = xa ? PyObject_CallOneArg(py->metric, xa) : NULL;
     return number(py, r, "metric", value, err);
@@ -289,6 +298,8 @@ static int python_metric(void *state, const double *x, double *value,
 static int python_smoothness(void *state, double *L, struct aia_error *err)
 {
     struct py *py = state;
+    if (lacks(py, AIA_OFFER_SMOOTHNESS, "smoothness", err) < 0)
+        return -1;
     PyObject *r = PyObject_CallMethod(py->obj, "smoothness", NULL);
     return number(py, r, "smoothness", L, err);
 }
@@ -299,6 +310,8 @@ static int python_optimum(void *state, double *x, double *f,
                           struct aia_error *err)
 {
     struct py *py = state;
+    if (lacks(py, AIA_OFFER_OPTIMUM, "optimum on this rank", err) < 0)
+        return -1;
     char what[200];
     snprintf(what, sizeof what, "%s.optimum", py->cls);
     PyObject *r = PyObject_CallMethod(py->obj, "optimum", NULL);
@@ -347,10 +360,7 @@ static int python_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
-/* Not const: open fills smoothness, and the coordinator metric,
- * metric_name and optimum, when
- * the class has them (take_metric). */
-struct aia_problem_plugin aia_problem_plugin = {
+const struct aia_problem_plugin aia_problem_plugin = {
     .h = {AIA_ABI_VERSION, (uint32_t)sizeof(struct aia_problem_plugin),
           AIA_KIND_PROBLEM, AIA_PARAMS_OPEN, "python", "1.0",
           "a problem written in Python: a class with open, loss, gradient "
@@ -363,5 +373,9 @@ struct aia_problem_plugin aia_problem_plugin = {
     .rows = python_rows,
     .loss = python_loss,
     .gradient = python_gradient,
+    .optimum = python_optimum,
+    .metric = python_metric,
     .check = python_check,
+    .smoothness = python_smoothness,
+    .offers = python_offers,
 };

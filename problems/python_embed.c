@@ -211,8 +211,98 @@ PyObject *embed_array(PyObject *vector, const void *p, size_t n, size_t item,
     return a;
 }
 
+/* A partition as the Python side sees it: a copy of the runtime's, its
+ * weights after it, and the host whose rules say which rows it holds. */
+struct part_rule {
+    const struct aia_host *host;
+    struct aia_partition part;
+    double weights[];
+};
+
+static void rule_free(PyObject *capsule)
+{
+    free(PyCapsule_GetPointer(capsule, "aiarun.partition"));
+}
+
+/* first(m, p): aia_partition_first. */
+static PyObject *rule_first(PyObject *self, PyObject *args)
+{
+    struct part_rule *r = PyCapsule_GetPointer(self, "aiarun.partition");
+    Py_ssize_t m;
+    int p;
+    if (!r || !PyArg_ParseTuple(args, "ni", &m, &p))
+        return NULL;
+    if (m < 0)
+        return PyErr_Format(PyExc_ValueError, "%zd rows", m);
+    return PyLong_FromSize_t(
+        aia_partition_first(r->host, &r->part, (size_t)m, p));
+}
+
+/* owners(m, rows, out): out[i] = aia_partition_owner of rows[i], both
+ * contiguous int64 arrays of one length. */
+static PyObject *rule_owners(PyObject *self, PyObject *args)
+{
+    struct part_rule *r = PyCapsule_GetPointer(self, "aiarun.partition");
+    Py_ssize_t m;
+    Py_buffer in, out;
+    if (!r || !PyArg_ParseTuple(args, "ny*w*", &m, &in, &out))
+        return NULL;
+    PyObject *rc = NULL;
+    if (m < 0 || in.len != out.len || in.len % 8)
+        PyErr_SetString(PyExc_ValueError, "owners: bad arrays");
+    else {
+        const int64_t *row = in.buf;
+        int64_t *who = out.buf;
+        for (Py_ssize_t i = 0; i < in.len / 8; i++)
+            who[i] = row[i] < 0 || row[i] >= m
+                         ? -1
+                         : aia_partition_owner(r->host, &r->part, (size_t)m,
+                                               (size_t)row[i]);
+        rc = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&in);
+    PyBuffer_Release(&out);
+    return rc;
+}
+
+static PyMethodDef rule_methods[] = {
+    {"first", rule_first, METH_VARARGS, "aia_partition_first"},
+    {"owners", rule_owners, METH_VARARGS, "aia_partition_owner"},
+};
+
+/* (first, owners): the runtime's partition rules bound to a copy of part,
+ * so that Python never writes them again. */
+static PyObject *rules(const struct aia_context *ctx,
+                       const struct aia_partition *part)
+{
+    size_t n = part && part->weights ? (size_t)part->count : 0;
+    struct part_rule *r = calloc(1, sizeof *r + n * sizeof *r->weights);
+    if (!r)
+        return PyErr_NoMemory();
+    r->host = ctx->host;
+    if (part)
+        r->part = *part;
+    if (n) {
+        memcpy(r->weights, part->weights, n * sizeof *r->weights);
+        r->part.weights = r->weights;
+    }
+    PyObject *cap = PyCapsule_New(r, "aiarun.partition", rule_free);
+    if (!cap) {
+        free(r);
+        return NULL;
+    }
+    PyObject *first = PyCFunction_New(&rule_methods[0], cap);
+    PyObject *owners = PyCFunction_New(&rule_methods[1], cap);
+    Py_DECREF(cap);
+    PyObject *t = first && owners ? PyTuple_Pack(2, first, owners) : NULL;
+    Py_XDECREF(first);
+    Py_XDECREF(owners);
+    return t;
+}
+
 /* The context handed to open(): aiarun.bridge.context(...) with the
- * partition and, when the job names a data file, its rows as arrays. */
+ * partition and its rules and, when the job names a data file, its rows
+ * as arrays. */
 PyObject *embed_context(PyObject *bridge, PyObject *vector,
                         const struct aia_context *ctx,
                         const struct aia_partition *part)
@@ -249,20 +339,22 @@ PyObject *embed_context(PyObject *bridge, PyObject *vector,
             "source", d->source ? d->source : "");
     }
     PyObject *c = NULL, *kw = NULL, *f = NULL, *none = PyTuple_New(0);
-    if (w && data && none)
+    PyObject *rule = w && data && none ? rules(ctx, part) : NULL;
+    if (rule)
         kw = Py_BuildValue(
-            "{s:s,s:i,s:i,s:i,s:K,s:s,s:i,s:i,s:i,s:O,s:O}", "role",
+            "{s:s,s:i,s:i,s:i,s:K,s:s,s:i,s:i,s:i,s:O,s:O,s:O}", "role",
             ctx->role == AIA_ROLE_COORDINATOR ? "coordinator" : "worker",
             "rank", ctx->rank, "worker", ctx->worker, "nworkers", ctx->nworkers,
             "seed", (unsigned long long)ctx->seed, "jobdir",
             ctx->jobdir ? ctx->jobdir : ".", "index",
             part ? part->index : AIA_PART_ALL, "count", part ? part->count : 0,
             "scheme", part ? part->scheme : AIA_PART_BLOCK, "weights", w,
-            "data", data);
+            "data", data, "rules", rule);
     if (kw && (f = PyObject_GetAttrString(bridge, "context")))
         c = PyObject_Call(f, none, kw);
     Py_XDECREF(f);
     Py_XDECREF(kw);
+    Py_XDECREF(rule);
     Py_XDECREF(none);
     Py_XDECREF(w);
     Py_XDECREF(data);

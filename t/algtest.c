@@ -40,7 +40,9 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
     t->facts.size = sizeof t->facts;
     t->facts.rows = t->total_rows;
     double sum = 0;
-    for (int w = 0; w < nworkers && t->prob->smoothness; w++) {
+    /* only what the instances offer, as the runtime asks */
+    int smooth = loader_offered(t->prob, t->ps[1], AIA_OFFER_SMOOTHNESS);
+    for (int w = 0; w < nworkers && smooth; w++) {
         double L;
         if (t->prob->smoothness(t->ps[w + 1], &L, &err) < 0)
             bail_out("smoothness of worker %d: %s", w, err.text);
@@ -49,7 +51,7 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
             w == 0 || L < t->facts.smallest ? L : t->facts.smallest;
         t->facts.largest = L > t->facts.largest ? L : t->facts.largest;
     }
-    if (t->prob->smoothness && t->total_rows > 0)
+    if (smooth && t->total_rows > 0)
         t->facts.smoothness = sum / (double)t->total_rows;
     for (int r = 0; r <= nworkers; r++) {
         int role = r == 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER;

@@ -38,8 +38,13 @@ static void broken(void)
          "aia_algorithm_plugin descriptor",
          "a shared object without a descriptor is refused");
     like(refuse(fixture("badabi"), AIA_KIND_ALGORITHM, NULL),
-         "badabi.so: plugin ABI 999, but this aiarun speaks ABI 1",
+         "badabi.so: plugin ABI 999, but this aiarun speaks ABI 2",
          "an ABI mismatch is refused");
+    like(refuse(fixture("oldabi"), AIA_KIND_ALGORITHM, NULL),
+         "oldabi.so: plugin ABI 1, but this aiarun speaks ABI 2: rebuild the "
+         "plugin against this aiarun's header (an older aiarun's plugin: "
+         "aiarun-plugin(7) says what changed)",
+         "a plugin of ABI 1 is refused, saying where to read what changed");
     like(refuse(fixture("badsize"), AIA_KIND_ALGORITHM, NULL),
          "badsize.so: algorithm descriptor is",
          "a descriptor of the wrong size is refused");

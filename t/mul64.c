@@ -1,5 +1,6 @@
 /* mul64.c - the public header's portable 64x64->128 multiply, and the two
- * inline functions built on it (aia_rng_below, aia_partition_first), give
+ * functions built on it (aia_rng_below, and the runtime's
+ * aia_partition_first, asked through the host as a plugin asks), give
  * bit for bit what the compiler's 128-bit integers gave: the same rows on
  * every rank and the same random numbers as before. */
 #include <config.h>
@@ -9,6 +10,7 @@
 
 #include <aiarun/aiarun.h>
 
+#include "core/host.h"
 #include "tap.h"
 
 #ifndef __SIZEOF_INT128__
@@ -164,8 +166,8 @@ static void partitions(void)
             int ps[] = {-1, 0, 1, 2, c / 3, c / 2, c - 2, c - 1, c,
                         c < INT_MAX ? c + 1 : c};
             for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++, cases++)
-                bad += aia_partition_first(&part, ms[i], ps[k]) !=
-                       old_first(ms[i], ps[k], c);
+                bad += aia_partition_first(host_get(), &part, ms[i],
+                                           ps[k]) != old_first(ms[i], ps[k], c);
         }
     is_int(bad, 0, "%d block boundaries at edge sizes are the old ones", cases);
 
@@ -177,7 +179,7 @@ static void partitions(void)
         int c = 1 + (int)aia_rng_below(&r, i % 2 ? 100 : 0x7fffffff);
         int p = (int)aia_rng_below(&r, (uint64_t)c + 1);
         struct aia_partition part = {0, c, AIA_PART_BLOCK, 0, NULL};
-        bad += aia_partition_first(&part, m, p) != old_first(m, p, c);
+        bad += aia_partition_first(host_get(), &part, m, p) != old_first(m, p, c);
     }
     is_int(bad, 0, "3e5 random block boundaries are the old ones");
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conf/manifest.h"
+#include "core/host.h"
 #include "conf/params.h"
 #include "tap.h"
 
@@ -30,12 +31,19 @@ static double stub_now(const struct aia_host *host)
     return 0;
 }
 
-static const struct aia_host stub_host = {
-    .size = sizeof(struct aia_host),
-    .abi = AIA_ABI_VERSION,
-    .log = stub_log,
-    .now = stub_now,
-};
+/* The runtime's table with the log in TAP comments and a clock that
+ * stands still: the rules plugins ask for (partitions, steps) are the
+ * runtime's own. */
+static const struct aia_host *stub_host(void)
+{
+    static struct aia_host h;
+    if (!h.size) {
+        h = *host_get();
+        h.log = stub_log;
+        h.now = stub_now;
+    }
+    return &h;
+}
 
 void plugtest_load(struct plugtest *t, const char *name, int kind,
                    const char *yaml)
@@ -72,6 +80,6 @@ struct aia_context plugtest_ctx(const struct aia_value *args, int role,
         .seed = seed,
         .args = args,
         .jobdir = ".",
-        .host = &stub_host,
+        .host = stub_host(),
     };
 }

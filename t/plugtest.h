@@ -19,7 +19,8 @@ void plugtest_load(struct plugtest *t, const char *name, int kind,
 
 void plugtest_free(struct plugtest *t);
 
-/* A context for role with a stub host. */
+/* A context for role with a stub host (the runtime's rules, its log in
+ * TAP comments). */
 struct aia_context plugtest_ctx(const struct aia_value *args, int role,
                                 int rank, int nworkers, uint64_t seed);
 

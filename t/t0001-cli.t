@@ -9,7 +9,7 @@ like "$out" "AIARUN_PLUGIN_PATH" "--help says where plugins are searched"
 
 out=$("$AIARUN" --version); rc=$?
 is "$rc" 0 "--version exits 0"
-like "$out" "^aiarun [0-9]+\.[0-9]+\.[0-9]+ \(plugin ABI 1\)$" \
+like "$out" "^aiarun [0-9]+\.[0-9]+\.[0-9]+ \(plugin ABI 2\)$" \
     "--version prints the version and the ABI"
 
 err=$("$AIARUN" --no-such-option 2>&1 >/dev/null); rc=$?

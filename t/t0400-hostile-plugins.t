@@ -119,7 +119,7 @@ broken() {
     is "$(said)" 1 "$1: once"
 }
 broken "$FIXTURES/notaplugin.so" algorithm "not an aiarun plugin: it exports no aia_algorithm_plugin"
-broken "$FIXTURES/badabi.so" algorithm "plugin ABI 999, but this aiarun speaks ABI 1"
+broken "$FIXTURES/badabi.so" algorithm "plugin ABI 999, but this aiarun speaks ABI 2"
 broken "$FIXTURES/badsize.so" algorithm "algorithm descriptor is [0-9]+ bytes"
 broken "$FIXTURES/wrongkind.so" algorithm "declares kind 2 \(problem\), not algorithm"
 broken "$FIXTURES/badname.so" algorithm "descriptor is named 'someoneelse'"

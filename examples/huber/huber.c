@@ -101,7 +101,7 @@ static int generate(struct huber *p, const struct aia_context *ctx,
     int all = part->index == AIA_PART_ALL;
     p->k = 0;
     for (size_t r = 0; r < m; r++)
-        if (all || aia_partition_owner(part, m, r) == part->index)
+        if (all || aia_partition_owner(ctx->host, part, m, r) == part->index)
             p->k++;
     p->a = malloc((p->k ? p->k : 1) * p->n * sizeof *p->a);
     p->b = malloc((p->k ? p->k : 1) * sizeof *p->b);
@@ -111,7 +111,7 @@ static int generate(struct huber *p, const struct aia_context *ctx,
     }
     size_t i = 0;
     for (size_t r = 0; r < m; r++)
-        if (all || aia_partition_owner(part, m, r) == part->index) {
+        if (all || aia_partition_owner(ctx->host, part, m, r) == part->index) {
             gen_row(&q, ctx->seed, xtrue, p->n, r, p->a + i * p->n, &p->b[i]);
             i++;
         }

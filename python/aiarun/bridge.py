@@ -37,46 +37,33 @@ import numpy as np
 #: partition index of the coordinator's view: every row
 ALL = -1
 BLOCK, CYCLIC = 0, 1
-_GOLDEN = 0.6180339887498949
 
 
 class Partition:
-    """Which rows of the data a rank holds (as ``struct aia_partition``)."""
+    """Which rows of the data a rank holds (as ``struct aia_partition``).
 
-    def __init__(self, index, count, scheme, weights):
+    Which part holds which row is the runtime's rule, asked through
+    ``rules`` (the plugin's ``(first, owners)``), so that Python and the
+    runtime that delivers the rows never disagree."""
+
+    def __init__(self, index, count, scheme, weights, rules):
         self.index = index
         self.count = count
         self.scheme = "cyclic" if scheme == CYCLIC else "block"
         self.weights = None if weights is None else np.array(weights)
+        self._first, self._owners = rules
 
     def first(self, m, p):
         """First row of part ``p`` of ``m`` rows under the block scheme."""
-        if p <= 0:
-            return 0
-        if p >= self.count:
-            return m
-        if self.weights is None:
-            return m * p // self.count
-        total = upto = 0.0
-        for i, w in enumerate(self.weights):
-            total += float(w)
-            if i < p:
-                upto += float(w)
-        r = int(float(m) * (upto / total) + 0.5)
-        return min(r, m)
+        return self._first(int(m), int(p))
 
     def owner(self, m, r):
         """The part that owns rows ``r`` (an int or an array) of ``m``."""
         r = np.asarray(r, dtype=np.int64)
-        if self.scheme == "cyclic" and self.weights is None:
-            return r % self.count
-        pos = r
-        if self.scheme == "cyclic":
-            u = r.astype(np.float64) * _GOLDEN
-            u -= np.floor(u)
-            pos = np.minimum((u * float(m)).astype(np.int64), m - 1)
-        firsts = np.array([self.first(m, p) for p in range(self.count)])
-        return np.searchsorted(firsts, pos, side="right") - 1
+        rows = np.ascontiguousarray(r.reshape(-1))
+        out = np.empty_like(rows)
+        self._owners(int(m), rows, out)
+        return out.reshape(r.shape)[()]
 
     def rows(self, m):
         """The numbers of the rows this part holds, of ``m`` rows (all of
@@ -122,10 +109,10 @@ class Context:
 
 
 def context(role, rank, worker, nworkers, seed, jobdir, index, count,
-            scheme, weights, data):
+            scheme, weights, data, rules):
     """Called by the plugin: the Context handed to ``open``."""
     return Context(role, rank, worker, nworkers, seed, jobdir,
-                   Partition(index, count, scheme, weights), data)
+                   Partition(index, count, scheme, weights, rules), data)
 
 
 def vector(buf, code):

@@ -42,7 +42,8 @@ struct keep {
 static int keep_own(size_t r, void *arg)
 {
     const struct keep *k = arg;
-    return aia_partition_owner(&k->part, k->total, r) == k->part.index;
+    return aia_partition_owner(host_get(), &k->part, k->total, r) ==
+           k->part.index;
 }
 
 /* At least one element, so that malloc of an empty part is not NULL. */
@@ -399,7 +400,8 @@ static int compare_parts(const struct setup *s, const struct data_table *t,
         for (int w = 0; w < s->nworkers; w++)
             want[w] = FNV_BASIS;
         for (size_t i = 0; i < t->d.rows; i++) {
-            int w = aia_partition_owner(&k.part, k.total, t->d.row_ids[i]);
+            int w = aia_partition_owner(host_get(), &k.part, k.total,
+                                        t->d.row_ids[i]);
             if (w >= 0 && w < s->nworkers)
                 want[w] = fold_row(want[w], &t->d, i);
         }

@@ -61,9 +61,10 @@ int eval_rows(const struct setup *s, const double *x, double *out,
         if (s->prob->loss(st[t], x, &f, &e) < 0)
             return aia_seterr(err, "problem '%s': loss%s: %s", s->prob->h.name,
                               t ? " (test rows)" : "", util_error_text(&e));
-        if (s->prob->metric && s->prob->metric(st[t], x, &m, &e) < 0)
+        if (loader_offered(s->prob, st[t], AIA_OFFER_METRIC) &&
+            s->prob->metric(st[t], x, &m, &e) < 0)
             return aia_seterr(err, "problem '%s': %s%s: %s", s->prob->h.name,
-                              s->prob->metric_name, t ? " (test rows)" : "",
+                              s->metric_name, t ? " (test rows)" : "",
                               util_error_text(&e));
         out[3 * t] = f * rows;
         out[3 * t + 1] = m * rows;

@@ -263,7 +263,9 @@ static int open_problem(struct setup *s, struct aia_error *err)
         .weights = s->job->weights,
     };
     struct aia_context ctx = context(s, s->prob_args);
-    if (s->prob->open(&ctx, &part, &s->prob_s, err) < 0) {
+    if (s->prob->open(&ctx, &part, &s->prob_s, err) < 0 ||
+        loader_offers(s->prob, s->prob_s, &s->offers, &s->metric_name,
+                      err) < 0) {
         job_blame(s->job, &s->job->problem, err);
         return -1;
     }

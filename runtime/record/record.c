@@ -131,10 +131,11 @@ int record_metric(struct recorder *r, double *v)
     const struct setup *s = r->s;
     struct aia_error err = {""};
     *v = NAN;
-    if (s->prob->metric && s->prob->metric(s->prob_s, r->x, v, &err) < 0) {
+    if (s->offers & AIA_OFFER_METRIC &&
+        s->prob->metric(s->prob_s, r->x, v, &err) < 0) {
         *v = NAN;
         return aia_seterr(&r->err, "problem '%s': %s: %s", s->prob->h.name,
-                          s->prob->metric_name, util_error_text(&err));
+                          s->metric_name, util_error_text(&err));
     }
     return 0;
 }
@@ -144,7 +145,7 @@ void record_optimum(struct recorder *r)
     const struct setup *s = r->s;
     snprintf(r->opt_why.text, sizeof r->opt_why.text,
              "it has no optimum function");
-    if (!s->prob->optimum)
+    if (!(s->offers & AIA_OFFER_OPTIMUM))
         return;
     if (r->evaluate && !s->prob->combine) {
         snprintf(r->opt_why.text, sizeof r->opt_why.text,
@@ -260,7 +261,7 @@ static const struct history_column history_columns[] = {
 static int history_shown(const struct recorder *r,
                          const struct history_column *c)
 {
-    if (strstr(c->name, "%m") && !r->s->prob->metric_name)
+    if (strstr(c->name, "%m") && !r->s->metric_name)
         return 0;
     return !c->shown || c->shown(r);
 }
@@ -270,7 +271,7 @@ static int history_shown(const struct recorder *r,
 static int history_header(const struct recorder *r, struct output_column *cols,
                           char (*names)[64])
 {
-    const char *mname = r->s->prob->metric_name;
+    const char *mname = r->s->metric_name;
     int n = 0;
     for (size_t i = 0; i < NHISTORY; i++) {
         const struct history_column *c = &history_columns[i];

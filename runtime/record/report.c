@@ -198,8 +198,8 @@ static void report(struct recorder *r, const char *why, double loss)
                (unsigned long long)r->ev_rows);
     if (r->evaluate && job->test.path) {
         printf("  %-10s %s: loss %.10g", "test", job->test.path, r->ev[2]);
-        if (s->prob->metric_name)
-            printf(", %s %.10g", s->prob->metric_name, r->ev[3]);
+        if (s->metric_name)
+            printf(", %s %.10g", s->metric_name, r->ev[3]);
         printf("\n");
     }
 }
@@ -247,7 +247,7 @@ static int summary(struct recorder *r, const char *why, double loss)
                r->fopt != 0 ? (loss - r->fopt) / fabs(r->fopt)
                             : loss - r->fopt);
     if (r->evaluate) {
-        const char *mn = r->s->prob->metric_name;
+        const char *mn = r->s->metric_name;
         if (mn && !isnan(r->ev[1]))
             printf(" %s=%.10g", mn, r->ev[1]);
         if (r->job->test.path && !isnan(r->ev[2]))
@@ -256,11 +256,11 @@ static int summary(struct recorder *r, const char *why, double loss)
             printf(" test_%s=%.10g", mn, r->ev[3]);
         if (r->ev_missing)
             printf(" missing=%d", r->ev_missing);
-    } else if (r->s->prob->metric && !isnan(loss)) {
+    } else if (r->s->offers & AIA_OFFER_METRIC && !isnan(loss)) {
         double m;
         rc = record_metric(r, &m);
         if (!isnan(m))
-            printf(" %s=%.10g", r->s->prob->metric_name, m);
+            printf(" %s=%.10g", r->s->metric_name, m);
     }
     struct traffic t = traffic(r);
     printf(" sent_bytes=%llu sent_payload=%llu recv_bytes=%llu "

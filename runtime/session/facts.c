@@ -25,8 +25,8 @@ void facts_part(const struct aia_problem_plugin *prob, void *prob_s,
     struct aia_error why = {""};
     /* a worker without rows has no loss to bound, and fails later */
     if (smoothness && rows > 0 &&
-        (!prob->smoothness || prob->smoothness(prob_s, &L, &why) < 0 ||
-         !(L > 0) || !isfinite(L)))
+        (!loader_offered(prob, prob_s, AIA_OFFER_SMOOTHNESS) ||
+         prob->smoothness(prob_s, &L, &why) < 0 || !(L > 0) || !isfinite(L)))
         L = -1;
     if (*why.text)
         host_log(AIA_LOG_INFO, "problem '%s': smoothness unknown: %s",
@@ -58,8 +58,8 @@ double facts_smoothness(struct setup *s)
     if (s->facts.smoothness > 0 || s->smoothness_tried || !s->prob_s)
         return s->facts.smoothness;
     s->smoothness_tried = 1;
-    if (s->prob->smoothness && s->prob->smoothness(s->prob_s, &L, &err) == 0 &&
-        L > 0 && isfinite(L))
+    if (s->offers & AIA_OFFER_SMOOTHNESS &&
+        s->prob->smoothness(s->prob_s, &L, &err) == 0 && L > 0 && isfinite(L))
         s->facts.smoothness = L;
     return s->facts.smoothness;
 }

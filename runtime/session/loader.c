@@ -115,6 +115,49 @@ static int name_ok(const char *name)
     return 1;
 }
 
+/* A metric's name becomes a column of the history and a key of the
+ * summary line. */
+static int metric_name_ok(const char *name)
+{
+    return name_ok(name) && strlen(name) <= 32 && !strchr(name, '-');
+}
+
+int loader_offers(const struct aia_problem_plugin *p, void *state,
+                  uint32_t *what, const char **metric_name,
+                  struct aia_error *err)
+{
+    uint32_t has = (p->optimum ? AIA_OFFER_OPTIMUM : 0u) |
+                   (p->metric ? AIA_OFFER_METRIC : 0u) |
+                   (p->smoothness ? AIA_OFFER_SMOOTHNESS : 0u);
+    const char *name = p->metric_name;
+    if (p->offers) {
+        name = NULL;
+        has &= p->offers(state, &name);
+        if (has & AIA_OFFER_METRIC && !metric_name_ok(name)) {
+            char shown[100];
+            *what = 0;
+            *metric_name = NULL;
+            return aia_seterr(err, "problem '%s': the metric's name '%s': "
+                                   "give at most 32 letters, digits or '_'",
+                              p->h.name,
+                              name ? util_shown(shown, sizeof shown, name, 40)
+                                   : "(none)");
+        }
+    }
+    *what = has;
+    *metric_name = has & AIA_OFFER_METRIC ? name : NULL;
+    return 0;
+}
+
+int loader_offered(const struct aia_problem_plugin *p, void *state,
+                   uint32_t what)
+{
+    uint32_t has;
+    const char *name;
+    return loader_offers(p, state, &has, &name, NULL) == 0 &&
+           (has & what) == what;
+}
+
 int loader_check(const struct aia_plugin_header *h, int kind,
                  const char *name, const char *path, struct aia_error *err)
 {
@@ -122,8 +165,12 @@ int loader_check(const struct aia_plugin_header *h, int kind,
     if (h->abi != AIA_ABI_VERSION)
         return aia_seterr(err, "%s: plugin ABI %u, but this aiarun speaks "
                                "ABI %d: rebuild the plugin against this "
-                               "aiarun's header",
-                          path, h->abi, AIA_ABI_VERSION);
+                               "aiarun's header%s",
+                          path, h->abi, AIA_ABI_VERSION,
+                          h->abi < AIA_ABI_VERSION
+                              ? " (an older aiarun's plugin: "
+                                "aiarun-plugin(7) says what changed)"
+                              : "");
     if (h->kind != (uint32_t)kind)
         return aia_seterr(err, "%s: %s declares kind %u (%s), not %s", path,
                           symbols[kind], h->kind, loader_kind_name((int)h->kind),
@@ -169,14 +216,13 @@ int loader_check(const struct aia_plugin_header *h, int kind,
                               h->name);
     } else if (kind == AIA_KIND_PROBLEM) {
         const struct aia_problem_plugin *p = (const void *)h;
-        if (!p->metric != !p->metric_name)
+        /* with offers, each instance names its metric */
+        if (p->offers ? !p->metric && p->metric_name
+                      : !p->metric != !p->metric_name)
             return aia_seterr(err, "%s: problem '%s' must give both metric "
                                    "and metric_name, or neither",
                               path, h->name);
-        /* a column of the history and a key of the summary line */
-        if (p->metric_name && (!name_ok(p->metric_name) ||
-                               strlen(p->metric_name) > 32 ||
-                               strchr(p->metric_name, '-'))) {
+        if (p->metric_name && !metric_name_ok(p->metric_name)) {
             char shown[100];
             return aia_seterr(err, "%s: problem '%s': metric_name '%s': "
                                    "give at most 32 letters, digits or '_'",
@@ -184,7 +230,7 @@ int loader_check(const struct aia_plugin_header *h, int kind,
                               util_shown(shown, sizeof shown, p->metric_name,
                                          40));
         }
-        if (!reserved_zero(p->reserved, 3))
+        if (!reserved_zero(p->reserved, 2))
             return aia_seterr(err, "%s: '%s' sets reserved slots", path,
                               h->name);
         if (!p->summary_len != !p->summarize || !p->summary_len != !p->combine)

@@ -40,6 +40,21 @@ int loader_spec_check(const char *spec, int kind, struct aia_error *err);
 int loader_check(const struct aia_plugin_header *h, int kind,
                  const char *name, const char *path, struct aia_error *err);
 
+/* What an open instance (state) of problem p offers: in *what the
+ * AIA_OFFER_* bits of the optional functions it may be asked (those the
+ * descriptor has, narrowed by its offers function), in *metric_name its
+ * metric's name (NULL without; the instance's storage).  0, or -1 when
+ * the instance names its metric with what is not a name (err says so;
+ * nothing is offered). */
+int loader_offers(const struct aia_problem_plugin *p, void *state,
+                  uint32_t *what, const char **metric_name,
+                  struct aia_error *err);
+
+/* 1 when instance state of p offers every function in what
+ * (AIA_OFFER_*), else 0. */
+int loader_offered(const struct aia_problem_plugin *p, void *state,
+                   uint32_t what);
+
 /* "algorithm", "problem", "wait condition". */
 const char *loader_kind_name(int kind);
 

@@ -35,6 +35,11 @@ struct setup {
     const struct aia_wait_plugin *wait;
     struct aia_value *alg_args, *prob_args, *wait_args;
     void *alg_s, *prob_s, *wait_s; /* plugin states */
+    /* What prob_s offers (loader_offers): AIA_OFFER_* bits, and its
+     * metric's name (NULL without); the descriptor is the same for every
+     * instance and does not tell. */
+    uint32_t offers;
+    const char *metric_name;
     struct aia_shape shape;
     size_t dim;
     size_t *rows;      /* coordinator: rows of each worker */

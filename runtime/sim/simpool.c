@@ -94,9 +94,16 @@ static int open_part(struct simpool *sp, int w, void **prob_s,
                                  .scheme = s->job->part_scheme,
                                  .weights = s->job->weights};
     struct aia_context ctx = context(sp, w, s->prob_args, NULL);
-    if (s->prob->open(&ctx, &part, prob_s, err) < 0) {
+    uint32_t offers;
+    const char *metric_name;
+    if (s->prob->open(&ctx, &part, prob_s, err) < 0 ||
+        loader_offers(s->prob, *prob_s, &offers, &metric_name, err) < 0) {
         job_blame(s->job, &s->job->problem, err);
         return -1;
+    }
+    if (w < 0) {
+        s->offers = offers;
+        s->metric_name = metric_name;
     }
     return 0;
 }
@@ -123,7 +130,8 @@ struct keep {
 static int keep_own(size_t r, void *arg)
 {
     const struct keep *k = arg;
-    return aia_partition_owner(&k->part, k->total, r) == k->part.index;
+    return aia_partition_owner(host_get(), &k->part, k->total, r) ==
+           k->part.index;
 }
 
 /* problem.data: the coordinator's rows (all of them) and each worker's,

@@ -34,9 +34,23 @@
 extern "C" {
 #endif
 
-/* Bumped on any incompatible change to the structs below.  Growth that
- * uses a reserved slot or the end of struct aia_host keeps the number. */
-#define AIA_ABI_VERSION 1
+/* Bumped on any incompatible change to the structs below: a member moved,
+ * removed or retyped, a reserved slot's meaning changed.  The loader
+ * refuses a plugin built for another number (rebuild it against this
+ * header; aiarun-plugin(7) says what changed).  Growth that uses a
+ * reserved slot or the end of struct aia_host keeps the number; such a
+ * member is read only where AIA_HAS says the struct has it.
+ * 2: aia_context.async moved to the end, aia_problem_plugin.offers, the
+ * host's policies (partition_owner, partition_first, auto_step,
+ * age_factor); aia_partition_owner and aia_table_age_factor take the
+ * host. */
+#define AIA_ABI_VERSION 2
+
+/* Whether *p, a struct of type type that starts with its own size (struct
+ * aia_context, aia_host, aia_problem_facts), has member field: read a
+ * member added after the struct's first version only when this holds. */
+#define AIA_HAS(type, p, field)                                             \
+    ((p)->size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 enum aia_kind {
     AIA_KIND_ALGORITHM = 1,
@@ -169,7 +183,15 @@ struct aia_plugin_header {
 enum aia_log_level { AIA_LOG_ERROR = 0, AIA_LOG_WARN = 1, AIA_LOG_INFO = 2,
                      AIA_LOG_DEBUG = 3 };
 
-/* Only ever grows: check size before using a member added later. */
+struct aia_context;
+struct aia_partition;
+
+/* Only ever grows: check size (AIA_HAS) before using a member added
+ * later.  Rules that the runtime and plugins must agree on (which rows a
+ * part holds) and policies a fix should reach plugins already built (the
+ * step an algorithm derives, and the words that explain it) are the
+ * runtime's, called through here: the inline functions below only pass
+ * the call on. */
 struct aia_host {
     uint32_t size;
     uint32_t abi;
@@ -184,6 +206,22 @@ struct aia_host {
      * divergence message.  Call it through aia_note_step. */
     void (*note_step)(const struct aia_host *host, double step,
                       const char *why);
+    /* aia_partition_owner, aia_partition_first. */
+    int (*partition_owner)(const struct aia_host *host,
+                           const struct aia_partition *part, size_t m,
+                           size_t r);
+    size_t (*partition_first)(const struct aia_host *host,
+                              const struct aia_partition *part, size_t m,
+                              int p);
+    /* aia_auto_step_of. */
+    int (*auto_step)(const struct aia_host *host,
+                     const struct aia_context *ctx, const struct aia_value *v,
+                     double scale, const char *rule, double *step,
+                     struct aia_error *err);
+    /* aia_table_age_factor (alg.h), over the table's arrays. */
+    double (*age_factor)(const struct aia_host *host, const double *rows,
+                         const uint64_t *when, size_t entries, uint64_t now,
+                         double most);
 };
 
 /* host->note_step when the runtime offers it (a stub host or an older
@@ -191,10 +229,7 @@ struct aia_host {
 static inline void aia_note_step(const struct aia_host *host, double step,
                                  const char *why)
 {
-    if (host &&
-        host->size >= offsetof(struct aia_host, note_step) +
-                          sizeof host->note_step &&
-        host->note_step)
+    if (host && AIA_HAS(struct aia_host, host, note_step) && host->note_step)
         host->note_step(host, step, why);
 }
 
@@ -255,10 +290,7 @@ struct aia_context {
     int rank;      /* this process's rank; the coordinator is 0 */
     int worker;    /* pool index 0 .. nworkers-1; -1 on the coordinator */
     int nworkers;
-    /* 1 when the pool runs in async mode (pool.mode: async: every answer
-     * is an iteration and its sender is sent the next query at once); 0
-     * in rounds mode, and from a runtime that predates the field. */
-    int async;
+    int reserved0; /* 0 */
     uint64_t seed;                /* the job's seed */
     const struct aia_value *args; /* this plugin's parameters */
     const char *jobdir;           /* folder of the job file, for data paths */
@@ -274,46 +306,30 @@ struct aia_context {
     /* For algorithms (every rank): what is known of the whole problem, or
      * NULL from a runtime that predates it. */
     const struct aia_problem_facts *facts;
-    void *reserved[3];
+    /* 1 when the pool runs in async mode (pool.mode: async: every answer
+     * is an iteration and its sender is sent the next query at once); 0
+     * in rounds mode.  Read it where AIA_HAS(struct aia_context, ctx,
+     * async). */
+    int async;
+    int reserved1;
+    void *reserved[2];
 };
 
 /* The step of an algorithm whose parameter v (aia_auto_step: args[which];
  * aia_auto_step_named: the one named name) is a number or "auto": an
- * explicit number wins; auto is scale / L, L the problem's
- * smoothness (ctx->facts), with why saying where it came from.  Notes
- * the step for the report (aia_note_step, coordinator).  0, or -1 when
- * auto is asked and L is unknown. */
+ * explicit number wins; auto is scale / L, L the problem's smoothness
+ * (ctx->facts), rule saying where scale / L comes from.  The runtime
+ * notes the step and why for the report (coordinator).  0, or -1 when
+ * auto is asked and L is unknown, or the host offers no steps. */
 static inline int aia_auto_step_of(const struct aia_context *ctx,
                                    const struct aia_value *v, double scale,
                                    const char *rule, double *step,
                                    struct aia_error *err)
 {
-    char why[AIA_ERROR_LEN];
-    int has = ctx->size >= offsetof(struct aia_context, facts) +
-                               sizeof ctx->facts &&
-              ctx->facts && ctx->facts->size >= sizeof *ctx->facts;
-    double L = has ? ctx->facts->smoothness : 0;
-    if (!isnan(v->d)) {
-        *step = v->d;
-        if (L > 0)
-            snprintf(why, sizeof why, "%s %s; auto would be %.6g",
-                     v->given ? "given" : "default", v->name, scale / L);
-        else
-            snprintf(why, sizeof why, "%s %s",
-                     v->given ? "given" : "default", v->name);
-    } else {
-        if (!(L > 0))
-            return aia_seterr(err,
-                              "%s: auto needs the problem's smoothness L, "
-                              "which it does not give: set a number",
-                              v->name);
-        *step = scale / L;
-        snprintf(why, sizeof why, "auto: %s, with L = %.6g from the problem",
-                 rule, L);
-    }
-    if (ctx->role == AIA_ROLE_COORDINATOR)
-        aia_note_step(ctx->host, *step, why);
-    return 0;
+    const struct aia_host *h = ctx->host;
+    if (!h || !AIA_HAS(struct aia_host, h, auto_step) || !h->auto_step)
+        return aia_seterr(err, "%s: this host derives no steps", v->name);
+    return h->auto_step(h, ctx, v, scale, rule, step, err);
 }
 
 static inline int aia_auto_step(const struct aia_context *ctx, int which,
@@ -357,61 +373,48 @@ struct aia_partition {
 
 /* First row of part p under the block scheme: rows [first(p), first(p+1))
  * belong to part p.  Boundaries follow the cumulative weights, so the
- * parts cover 0 .. m-1 exactly once whatever the weights. */
-static inline size_t aia_partition_first(const struct aia_partition *part,
+ * parts cover 0 .. m-1 exactly once whatever the weights.  The rule is
+ * the runtime's (host->partition_first), so that a plugin and the runtime
+ * that delivers its rows always agree; m when the host has none. */
+static inline size_t aia_partition_first(const struct aia_host *host,
+                                         const struct aia_partition *part,
                                          size_t m, int p)
 {
-    if (p <= 0)
-        return 0;
-    if (p >= part->count)
+    if (!host || !AIA_HAS(struct aia_host, host, partition_first) ||
+        !host->partition_first)
         return m;
-    if (!part->weights) {
-        /* floor(m * p / count) without overflow: m = q * count + r */
-        size_t c = (size_t)part->count;
-        return m / c * (size_t)p + m % c * (size_t)p / c;
-    }
-    double total = 0, upto = 0;
-    for (int i = 0; i < part->count; i++) {
-        total += part->weights[i];
-        if (i < p)
-            upto += part->weights[i];
-    }
-    double f = (double)m * (upto / total);
-    size_t r = (size_t)(f + 0.5);
-    return r > m ? m : r;
+    return host->partition_first(host, part, m, p);
 }
 
 /* The part that owns row r of m.  Cyclic without weights deals row r to
  * part r mod count.  Cyclic with weights places row r at the point
  * frac(r * golden ratio) of [0, 1), which is equidistributed, and gives it
  * to the part whose weighted share of [0, 1) holds that point: each part
- * gets its share of the rows, spread over the whole file. */
-static inline int aia_partition_owner(const struct aia_partition *part,
+ * gets its share of the rows, spread over the whole file.  The rule is the
+ * runtime's (host->partition_owner); -1 (no part) when the host has
+ * none. */
+static inline int aia_partition_owner(const struct aia_host *host,
+                                      const struct aia_partition *part,
                                       size_t m, size_t r)
 {
-    if (part->scheme == AIA_PART_CYCLIC && !part->weights)
-        return (int)(r % (size_t)part->count);
-    size_t pos = r;
-    if (part->scheme == AIA_PART_CYCLIC) {
-        double u = (double)r * 0.6180339887498949;
-        u -= floor(u);
-        pos = (size_t)(u * (double)m);
-        if (pos >= m)
-            pos = m - 1;
-    }
-    int lo = 0, hi = part->count - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) / 2;
-        if (aia_partition_first(part, m, mid) <= pos)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    if (!host || !AIA_HAS(struct aia_host, host, partition_owner) ||
+        !host->partition_owner)
+        return -1;
+    return host->partition_owner(host, part, m, r);
 }
 
 /* The problem accepts rows from a data file (ctx->data). */
 #define AIA_PROBLEM_DATA 0x1u
+
+/* What one open instance of a problem offers (its offers function). */
+#define AIA_OFFER_OPTIMUM 0x1u    /* optimum */
+#define AIA_OFFER_METRIC 0x2u     /* metric, under the name given */
+#define AIA_OFFER_SMOOTHNESS 0x4u /* smoothness */
+
+/* The descriptor is the plugin's type: const, the same for every instance
+ * and never written after load.  What differs between instances (a
+ * bridge's classes, one with a metric and one without) is told by the
+ * instance, through offers. */
 
 struct aia_problem_plugin {
     struct aia_plugin_header h;
@@ -442,7 +445,8 @@ struct aia_problem_plugin {
     int (*optimum)(void *state, double *x, double *f, struct aia_error *err);
     /* Optional: a second figure of merit at x over this rank's rows,
      * reported beside the loss under metric_name (a classifier's
-     * "accuracy", say).  Both or neither.  0 or -1. */
+     * "accuracy", say).  Both or neither, unless offers names the metric.
+     * 0 or -1. */
     int (*metric)(void *state, const double *x, double *value,
                   struct aia_error *err);
     const char *metric_name;
@@ -462,7 +466,15 @@ struct aia_problem_plugin {
     size_t (*summary_len)(void *state);
     int (*summarize)(void *state, double *out, struct aia_error *err);
     int (*combine)(void *state, const double *sum, struct aia_error *err);
-    void (*reserved[3])(void);
+    /* Optional: which of optimum, metric and smoothness this instance
+     * offers (AIA_OFFER_* bits; the descriptor must have the functions),
+     * and with AIA_OFFER_METRIC the metric's name in *metric_name (at most
+     * 32 letters, digits or '_', valid while the instance is open;
+     * metric_name is then not needed).  The runtime calls no function
+     * that an instance does not offer.  NULL: every instance offers every
+     * one the descriptor has, the metric under metric_name. */
+    uint32_t (*offers)(void *state, const char **metric_name);
+    void (*reserved[2])(void);
 };
 
 /* ------------------------------------------------------------------ */

@@ -146,6 +146,7 @@ static inline int aia_gradients_take(struct aia_gradients *g, const double *x,
  * iterate is, whatever the runtime's rounds. */
 struct aia_method {
     struct aia_gradients grad;
+    const struct aia_host *host; /* ctx->host, for the runtime's rules */
     size_t dim;
     int versioned;
     double step;
@@ -165,6 +166,7 @@ aia_method_open(struct aia_method *m, const struct aia_context *ctx,
 {
     memset(m, 0, sizeof *m);
     m->versioned = versioned;
+    m->host = ctx->host;
     if (aia_auto_step_named(ctx, "step", scale, rule, &m->step, err) < 0 ||
         aia_gradients_open(&m->grad, ctx, batch, stream, err) < 0)
         return -1;
@@ -348,23 +350,17 @@ static inline double aia_table_step(struct aia_table *t, double *x, double step)
  * h <= 1 (every worker fresh, or a persistent straggler among fresh
  * ones).  Otherwise it is min(1, most / a), a the entries' row-weighted
  * mean age, so that h (2a + 1) stays below about 3: most = 1 / h (gd's
- * 1/L: 1; SAG's 1/(2L): 2). */
-static inline double aia_table_age_factor(const struct aia_table *t,
+ * 1/L: 1; SAG's 1/(2L): 2).  The rule is the runtime's (host->age_factor),
+ * so that a better one reaches plugins already built; 1 when the host has
+ * none. */
+static inline double aia_table_age_factor(const struct aia_host *host,
+                                          const struct aia_table *t,
                                           double most)
 {
-    double rows = 0, recent = 0, age = 0;
-    for (size_t e = 0; e < t->entries; e++) {
-        double n = t->n[e];
-        uint64_t d = t->now > t->when[e] ? t->now - t->when[e] : 0;
-        rows += n;
-        age += n * (double)d;
-        if (d <= 1)
-            recent += n;
-    }
-    if (!(rows > 0) || recent > rows / 2)
+    if (!host || !AIA_HAS(struct aia_host, host, age_factor) ||
+        !host->age_factor)
         return 1.0;
-    double a = age / rows;
-    return a > most ? most / a : 1.0;
+    return host->age_factor(host, t->n, t->when, t->entries, t->now, most);
 }
 
 /* Checkpoints: the gradients, the rows, then the steps of their queries

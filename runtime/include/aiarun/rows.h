@@ -37,21 +37,23 @@ struct aia_row {
     size_t nnz;
 };
 
-/* Rows of m that part holds: their count, and when rows is not NULL, their
- * indices in increasing order. */
-static inline size_t aia_owned_rows(const struct aia_partition *part, size_t m,
+/* Rows of m that part holds, by the runtime's rule (host: ctx->host):
+ * their count, and when rows is not NULL, their indices in increasing
+ * order. */
+static inline size_t aia_owned_rows(const struct aia_host *host,
+                                    const struct aia_partition *part, size_t m,
                                     size_t *rows)
 {
     if (part->scheme == AIA_PART_BLOCK) {
-        size_t first = aia_partition_first(part, m, part->index);
-        size_t last = aia_partition_first(part, m, part->index + 1);
+        size_t first = aia_partition_first(host, part, m, part->index);
+        size_t last = aia_partition_first(host, part, m, part->index + 1);
         for (size_t r = first; rows && r < last; r++)
             rows[r - first] = r;
-        return last - first;
+        return last > first ? last - first : 0;
     }
     size_t k = 0;
     for (size_t r = 0; r < m; r++)
-        if (aia_partition_owner(part, m, r) == part->index) {
+        if (aia_partition_owner(host, part, m, r) == part->index) {
             if (rows)
                 rows[k] = r;
             k++;
