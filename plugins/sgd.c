@@ -100,6 +100,7 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/alg.h>
 
 /* Each choice parameter's values, bound by name (aia_arg_enum), so that
  * the order of the choices in params does not matter. */
@@ -161,97 +162,45 @@ static const struct aia_param params[] = {
 };
 
 struct sgd {
-    const struct aia_problem_plugin *prob;
-    void *pstate;
-    size_t dim, rows, batch;
-    double step, decay, momentum;
-    int schedule, scale, by_rows, nworkers, table;
+    struct aia_method m; /* first: its descriptor functions take the state */
+    double decay, momentum;
+    int schedule, scale, by_rows, nworkers, by_table;
     uint64_t decay_every;
-    double *x; /* coordinator: the iterate */
     double *v; /* coordinator: the velocity (momentum only) */
-    /* coordinator, update: table */
-    double *g;       /* nworkers x dim: every worker's latest answer */
-    double *n;       /* its weight (rows), 0 before the worker answered */
-    double *sent;    /* the round of the query behind it */
-    double *sum;     /* sum_i n_i g_i, kept up to date */
-    double total;    /* sum_i n_i */
-    double sent_sum; /* sum_i n_i sent_i (integers, exact below 2^53) */
-    uint64_t since;  /* answers since sum was summed afresh */
-    size_t *idx;     /* worker: the batch's rows */
-    struct aia_rng rng;
+    /* coordinator, update: table: every worker's latest answer, its
+     * weight (rows) and round, in running sums */
+    struct aia_table table;
 };
 
 static void destroy(void *state)
 {
     struct sgd *s = state;
-    if (!s)
-        return;
-    free(s->x);
-    free(s->v);
-    free(s->idx);
-    free(s->g);
-    free(s->n);
-    free(s->sent);
-    free(s->sum);
-    free(s);
-}
-
-/* Coordinator, update: table: the table, its weights and their sum. */
-static int table_alloc(struct sgd *s)
-{
-    size_t d = s->dim ? s->dim : 1, n = (size_t)s->nworkers;
-    if (d <= SIZE_MAX / sizeof(double) / n)
-        s->g = calloc(d * n, sizeof *s->g);
-    s->n = calloc(n, sizeof *s->n);
-    s->sent = calloc(n, sizeof *s->sent);
-    s->sum = calloc(d, sizeof *s->sum);
-    return s->g && s->n && s->sent && s->sum ? 0 : -1;
-}
-
-/* sum and total summed afresh from the table. */
-static void table_sum(struct sgd *s)
-{
-    memset(s->sum, 0, s->dim * sizeof *s->sum);
-    s->total = s->sent_sum = 0;
-    for (int w = 0; w < s->nworkers; w++) {
-        const double *g = s->g + (size_t)w * s->dim;
-        if (s->n[w] == 0)
-            continue;
-        for (size_t j = 0; j < s->dim; j++)
-            s->sum[j] += s->n[w] * g[j];
-        s->total += s->n[w];
-        s->sent_sum += s->n[w] * s->sent[w];
+    if (s) {
+        aia_table_free(&s->table);
+        free(s->v);
     }
-    s->since = 0;
+    aia_method_destroy(s);
 }
 
 static int create(const struct aia_context *ctx, struct aia_shape *shape,
                   void **state, struct aia_error *err)
 {
-    struct sgd *s = calloc(1, sizeof *s);
-    if (!s)
-        return aia_seterr(err, "out of memory");
-    s->prob = ctx->problem;
-    s->pstate = ctx->problem_state;
-    s->dim = s->prob->dim(s->pstate);
-    s->rows = s->prob->rows(s->pstate);
-    s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
     const struct aia_value *a = ctx->args;
+    int n = ctx->nworkers > 0 ? ctx->nworkers : 1;
     int update = aia_arg_enum(a, "update", updates, 3);
-    s->table = update == UPDATE_TABLE ||
-               (update == UPDATE_AUTO && isnan(aia_arg(a, "step")->d));
-    if (aia_auto_step_named(ctx, "step", 1.0 / (2.0 * s->nworkers),
-                            s->table
-                                ? "1/(2nL), n workers, along the mean of "
-                                  "their latest answers (update: table): a "
-                                  "round of updates is a step 1/(2L)"
-                                : "1/(2nL), n workers: a round of answers is "
-                                  "a step 1/(2L)",
-                            &s->step, err) < 0) {
-        destroy(s);
+    int by_table = update == UPDATE_TABLE ||
+                   (update == UPDATE_AUTO && isnan(aia_arg(a, "step")->d));
+    struct sgd *s = aia_method_create(
+        ctx, sizeof *s, 1.0 / (2.0 * n),
+        by_table ? "1/(2nL), n workers, along the mean of their latest "
+                   "answers (update: table): a round of updates is a step "
+                   "1/(2L)"
+                 : "1/(2nL), n workers: a round of answers is a step 1/(2L)",
+        0x5347440000000000ull, 0, shape, err);
+    if (!s)
         return -1;
-    }
-    s->batch = (size_t)aia_arg(a, "batch")->i;
+    s->nworkers = n;
+    s->by_table = by_table;
     s->schedule = aia_arg_enum(a, "schedule", schedules, 3);
     s->decay = aia_arg(a, "decay")->d;
     s->decay_every = (uint64_t)aia_arg(a, "decay_every")->i;
@@ -264,56 +213,23 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         return aia_seterr(err, "schedule, staleness_scaling, weighting or "
                                "update: a value sgd does not know");
     }
-    aia_rng_seed(&s->rng, ctx->seed,
-                 0x5347440000000000ull + (uint64_t)ctx->rank);
     if (ctx->role == AIA_ROLE_COORDINATOR) {
-        s->x = calloc(s->dim ? s->dim : 1, sizeof *s->x);
-        if (s->momentum > 0)
-            s->v = calloc(s->dim ? s->dim : 1, sizeof *s->v);
-        if (s->table && table_alloc(s) < 0) {
-            size_t d = s->dim;
+        size_t d = s->m.dim;
+        if (s->momentum > 0 && !(s->v = calloc(d ? d : 1, sizeof *s->v))) {
+            destroy(s);
+            return aia_seterr(err, "out of memory");
+        }
+        if (s->by_table &&
+            aia_table_init(&s->table, (size_t)s->nworkers, d) < 0) {
             destroy(s);
             return aia_seterr(err,
                               "out of memory for a table of %d gradients "
                               "of dimension %zu",
                               ctx->nworkers, d);
         }
-    } else if (s->batch > 0)
-        s->idx = malloc(s->batch * sizeof *s->idx);
-    if ((ctx->role == AIA_ROLE_COORDINATOR &&
-         (!s->x || (s->momentum > 0 && !s->v))) ||
-        (ctx->role != AIA_ROLE_COORDINATOR && s->batch > 0 && !s->idx)) {
-        destroy(s);
-        return aia_seterr(err, "out of memory");
     }
-    if (ctx->role != AIA_ROLE_COORDINATOR && s->rows == 0) {
-        destroy(s);
-        return aia_seterr(err, "worker %d holds no rows of the problem",
-                          ctx->rank);
-    }
-    shape->query_len = shape->answer_len = s->dim;
     *state = s;
     return 0;
-}
-
-static int init(void *state, double *query, struct aia_error *err)
-{
-    struct sgd *s = state;
-    (void)err;
-    memcpy(query, s->x, s->dim * sizeof *query);
-    return 0;
-}
-
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    struct sgd *s = state;
-    (void)step;
-    if (s->batch == 0)
-        return s->prob->gradient(s->pstate, query, NULL, 0, answer, err);
-    for (size_t i = 0; i < s->batch; i++)
-        s->idx[i] = (size_t)aia_rng_below(&s->rng, s->rows);
-    return s->prob->gradient(s->pstate, query, s->idx, s->batch, answer, err);
 }
 
 /* The step for an answer absorbed in round t with this staleness. */
@@ -322,7 +238,7 @@ static double step_size(const struct sgd *s, uint64_t round, uint64_t staleness)
     /* Rounds count from 1; a caller that leaves the round at 0 gets the
      * first round's step rather than a division by zero. */
     double t = round > 0 ? (double)round : 1.0;
-    double h = s->step;
+    double h = s->m.step;
     if (s->schedule == SCHED_INVSQRT)
         h /= sqrt(t);
     else if (s->schedule == SCHED_STEP)
@@ -342,24 +258,15 @@ static int table_absorb(struct sgd *s, const double *answer,
                         const struct aia_answer_info *info, double *scale,
                         struct aia_error *err)
 {
+    struct aia_table *t = &s->table;
     if (info->worker < 0 || info->worker >= s->nworkers)
         return aia_seterr(err, "an answer from worker %d of a pool of %d",
                           info->worker, s->nworkers);
     double w = s->by_rows && info->rows > 0 ? (double)info->rows : 1.0;
-    double *g = s->g + (size_t)info->worker * s->dim;
-    double old = s->n[info->worker], sent = (double)info->sent_round;
-    for (size_t j = 0; j < s->dim; j++)
-        s->sum[j] += w * answer[j] - old * g[j];
-    s->total += w - old;
-    s->sent_sum += w * sent - old * s->sent[info->worker];
-    memcpy(g, answer, s->dim * sizeof *answer);
-    s->n[info->worker] = w;
-    s->sent[info->worker] = sent;
-    if (++s->since >= (uint64_t)s->nworkers)
-        table_sum(s);
-    double age = (double)info->round - s->sent_sum / s->total;
-    double most = 2.0 * s->nworkers;
-    *scale = (age > most ? most / age : 1.0) / s->total;
+    aia_table_add(t, (size_t)info->worker, answer, w, info->sent_round);
+    aia_table_heard(t, info->round);
+    double age = aia_table_mean_age(t), most = 2.0 * s->nworkers;
+    *scale = (age > most ? most / age : 1.0) / t->total;
     return 0;
 }
 
@@ -368,42 +275,38 @@ static int absorb(void *state, const double *answer,
 {
     struct sgd *s = state;
     double h = step_size(s, info->round, info->staleness);
-    if (s->table) {
+    double *x = s->m.x;
+    if (s->by_table) {
         double scale = 0;
         if (table_absorb(s, answer, info, &scale, err) < 0)
             return -1;
         h *= scale;
-        answer = s->sum;
-    } else if (s->by_rows && info->total_rows > 0)
+        answer = s->table.sum;
+    } else if (s->by_rows)
         /* Each worker's answer is the mean gradient of its own rows:
          * weighted by its share, a round of answers adds up to the whole
          * gradient. */
-        h *=
-            (double)s->nworkers * (double)info->rows / (double)info->total_rows;
+        h *= aia_row_weight(info, s->nworkers);
     if (!s->v) {
-        for (size_t j = 0; j < s->dim; j++)
-            s->x[j] -= h * answer[j];
+        for (size_t j = 0; j < s->m.dim; j++)
+            x[j] -= h * answer[j];
         return 0;
     }
-    for (size_t j = 0; j < s->dim; j++) {
+    for (size_t j = 0; j < s->m.dim; j++) {
         s->v[j] = s->momentum * s->v[j] - h * answer[j];
-        s->x[j] += s->v[j];
+        x[j] += s->v[j];
     }
     return 0;
 }
 
-static int query(void *state, double *query, struct aia_error *err)
-{
-    return init(state, query, err);
-}
-
 /* Checkpoints: the iterate, then the velocity when there is momentum,
- * then with update: table the table, its weights and their rounds. */
+ * then with update: table the table (aia_table_save: its gradients,
+ * their rows and their rounds). */
 static size_t state_size(void *state)
 {
     struct sgd *s = state;
-    size_t n = s->table ? (size_t)s->nworkers : 0;
-    return ((s->v ? 2 : 1) * s->dim + n * (s->dim + 2)) * sizeof(double);
+    size_t n = s->by_table ? (size_t)s->nworkers : 0;
+    return ((s->v ? 2 : 1) * s->m.dim + n * (s->m.dim + 2)) * sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -411,50 +314,29 @@ static int save(void *state, void *buf, struct aia_error *err)
     struct sgd *s = state;
     double *p = buf;
     (void)err;
-    memcpy(p, s->x, s->dim * sizeof *p);
-    p += s->dim;
+    memcpy(p, s->m.x, s->m.dim * sizeof *p);
+    p += s->m.dim;
     if (s->v) {
-        memcpy(p, s->v, s->dim * sizeof *p);
-        p += s->dim;
+        memcpy(p, s->v, s->m.dim * sizeof *p);
+        p += s->m.dim;
     }
-    if (s->table) {
-        memcpy(p, s->g, (size_t)s->nworkers * s->dim * sizeof *p);
-        p += (size_t)s->nworkers * s->dim;
-        memcpy(p, s->n, (size_t)s->nworkers * sizeof *p);
-        p += s->nworkers;
-        memcpy(p, s->sent, (size_t)s->nworkers * sizeof *p);
-    }
+    if (s->by_table)
+        aia_table_save(&s->table, p);
     return 0;
 }
 
+/* The table first: a bad entry leaves the state as it was. */
 static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct sgd *s = state;
     const double *p = buf;
-    if (len != state_size(state))
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          state_size(state));
-    memcpy(s->x, p, s->dim * sizeof *s->x);
-    p += s->dim;
-    if (s->v) {
-        memcpy(s->v, p, s->dim * sizeof *s->v);
-        p += s->dim;
-    }
-    if (s->table) {
-        const double *n = p + (size_t)s->nworkers * s->dim;
-        const double *sent = n + s->nworkers;
-        for (int w = 0; w < s->nworkers; w++)
-            if (!(n[w] >= 0 && isfinite(n[w]) && sent[w] >= 0 &&
-                  sent[w] < 0x1p53))
-                return aia_seterr(err,
-                                  "table entry %d has weight %g from round "
-                                  "%g, not a state of sgd",
-                                  w, n[w], sent[w]);
-        memcpy(s->g, p, (size_t)s->nworkers * s->dim * sizeof *p);
-        memcpy(s->n, n, (size_t)s->nworkers * sizeof *p);
-        memcpy(s->sent, sent, (size_t)s->nworkers * sizeof *p);
-        table_sum(s);
-    }
+    size_t dim = s->m.dim, head = (s->v ? 2 : 1) * dim;
+    if (aia_state_len(len, state_size(state), err) < 0 ||
+        (s->by_table && !aia_table_restore(&s->table, p + head, err)))
+        return -1;
+    memcpy(s->m.x, p, dim * sizeof *p);
+    if (s->v)
+        memcpy(s->v, p + dim, dim * sizeof *p);
     return 0;
 }
 
@@ -468,10 +350,10 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .flags = AIA_ALG_ADDITIVE,
     .create = create,
     .destroy = destroy,
-    .init = init,
-    .worker = worker,
+    .init = aia_method_init,
+    .worker = aia_method_worker,
     .absorb = absorb,
-    .query = query,
+    .query = aia_method_init,
     .state_size = state_size,
     .save = save,
     .load = load,

@@ -452,9 +452,30 @@ static void table(void)
     run_async(&b, 50);
     ok(algtest_maxdiff(algtest_model(&a), algtest_model(&b), N) == 0,
        "resumed from it, the table's run goes on to the same iterate");
+
+    /* A checkpoint whose entry has rows that are no count is refused
+     * before anything is read: a state saved again is the same bytes. */
+    double *bad = malloc(len), *before = malloc(len), *after = malloc(len);
+    struct aia_error err = {""};
+    if (!bad || !before || !after)
+        bail_out("out of memory");
+    a.alg->save(a.as[0], bad, &err);
+    b.alg->save(b.as[0], before, &err);
+    bad[0] += 1;                   /* the iterate, so that a read shows */
+    bad[N + W * N + 1] = INFINITY; /* worker 1's rows */
+    ok(b.alg->load(b.as[0], bad, len, &err) < 0 &&
+           strstr(err.text, "table entry 1"),
+       "an entry of infinite rows is refused (%s)", err.text);
+    b.alg->save(b.as[0], after, &err);
+    ok(memcmp(before, after, len) == 0, "and the state is as it was");
+    free(bad);
+    free(before);
+    free(after);
     algtest_close(&a);
     algtest_close(&b);
     plugtest_free(&A);
+    algtest_resume_check("sgd", "{step: 0.1, update: table, momentum: 0.5}",
+                         &Pb, W);
 }
 
 int main(void)

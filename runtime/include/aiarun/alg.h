@@ -58,6 +58,20 @@ extern "C" {
             1e-300, 1e300                                                      \
     }
 
+/* The parameter table's entries of such a count (aia_count_from_noise):
+ * name_, whose help_ line says what it counts, then the noise level's,
+ * what_ naming the count. */
+#define AIA_COUNT_PARAMS(name_, help_, what_)                                  \
+    {name_,                                                                    \
+     AIA_INT,                                                                  \
+     "0",                                                                      \
+     help_ " (0: ceil(noise/epsilon) when noise is given, else the number "    \
+           "of workers)",                                                      \
+     NULL,                                                                     \
+     0,                                                                        \
+     1e9},                                                                     \
+        AIA_NOISE_PARAMS(what_)
+
 /* The count of a method that its theory sets from the noise level
  * (Rennala's gradients S, Ringmaster's max_delay R): the parameter name
  * when not 0; else ceil(noise / epsilon), noise = sigma^2 the variance of
@@ -185,6 +199,39 @@ static inline void aia_method_close(struct aia_method *m)
     m->x = NULL;
 }
 
+/* A zeroed state of size bytes whose first member is a struct aia_method,
+ * opened by aia_method_open with the batch of the parameter "batch" (0
+ * when the plugin has none): the state, or NULL with err set and nothing
+ * left allocated.  aia_method_destroy frees it: the descriptor's destroy
+ * where the state holds nothing else. */
+static inline void aia_method_destroy(void *state)
+{
+    if (!state)
+        return;
+    aia_method_close((struct aia_method *)state);
+    free(state);
+}
+
+static inline void *aia_method_create(const struct aia_context *ctx,
+                                      size_t size, double scale,
+                                      const char *rule, uint64_t stream,
+                                      int versioned, struct aia_shape *shape,
+                                      struct aia_error *err)
+{
+    const struct aia_value *batch = aia_arg(ctx->args, "batch");
+    struct aia_method *m = (struct aia_method *)calloc(1, size);
+    if (!m) {
+        aia_seterr(err, "out of memory");
+        return NULL;
+    }
+    if (aia_method_open(m, ctx, scale, rule, batch ? (size_t)batch->i : 0,
+                        stream, versioned, shape, err) < 0) {
+        aia_method_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
 /* Descriptor functions for a state whose first member is a struct
  * aia_method.  init (and query, for a method whose step is taken in
  * absorb): the iterate (and its version).  worker: the gradient at the
@@ -253,14 +300,19 @@ static inline double aia_row_weight(const struct aia_answer_info *info,
 /* The latest gradient of each of entries sources (workers, or parts of
  * workers), the rows behind it and the step (round; update in async mode)
  * of the query it answered; a step goes with their row-weighted mean, the
- * mean gradient over those rows. */
+ * mean gradient over those rows.  A table whose mean is read after every
+ * answer keeps it in running sums (aia_table_add). */
 struct aia_table {
     size_t dim, entries;
     double *g;      /* entries x dim */
     double *n;      /* rows behind each entry, 0 before it is filled */
     uint64_t *when; /* step of the query behind each entry */
     uint64_t now;   /* the latest step an answer came in (aia_table_heard) */
-    double *sum;    /* dim scratch: sum_e n_e g_e */
+    double *sum;    /* dim: sum_e n_e g_e (scratch of aia_table_step) */
+    /* running sums, kept by aia_table_add and aia_table_resum only */
+    double total;    /* sum_e n_e */
+    double when_sum; /* sum_e n_e when_e (integers, exact below 2^53) */
+    size_t since;    /* aia_table_add calls since the last aia_table_resum */
 };
 
 /* 0, or -1 when memory runs out (call aia_table_free either way). */
@@ -304,6 +356,52 @@ static inline void aia_table_heard(struct aia_table *t, uint64_t now)
 {
     if (now > t->now)
         t->now = now;
+}
+
+/* The running sums (sum, total and when_sum) summed afresh in entry
+ * order from the entries. */
+static inline void aia_table_resum(struct aia_table *t)
+{
+    memset(t->sum, 0, t->dim * sizeof *t->sum);
+    t->total = t->when_sum = 0;
+    for (size_t e = 0; e < t->entries; e++) {
+        const double *g = t->g + e * t->dim;
+        if (t->n[e] == 0)
+            continue;
+        for (size_t j = 0; j < t->dim; j++)
+            t->sum[j] += t->n[e] * g[j];
+        t->total += t->n[e];
+        t->when_sum += t->n[e] * (double)t->when[e];
+    }
+    t->since = 0;
+}
+
+/* aia_table_put, for a table whose mean sum / total is read after every
+ * answer: the running sums change by the entry's difference, so that an
+ * answer costs O(dim) whatever the entries, and are summed afresh once
+ * every entries calls, so that rounding does not drift.  Such a table is
+ * not stepped with aia_table_step, whose scratch is sum. */
+static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
+                                 double rows, uint64_t sent)
+{
+    const double *old = t->g + e * t->dim;
+    double n = t->n[e];
+    for (size_t j = 0; j < t->dim; j++)
+        t->sum[j] += rows * g[j] - n * old[j];
+    t->total += rows - n;
+    t->when_sum += rows * (double)sent - n * (double)t->when[e];
+    aia_table_put(t, e, g, rows, sent);
+    if (++t->since >= t->entries)
+        aia_table_resum(t);
+}
+
+/* The entries' row-weighted mean age from the running sums: now (the
+ * latest step heard) less their mean step; 0 while none is filled. */
+static inline double aia_table_mean_age(const struct aia_table *t)
+{
+    if (!(t->total > 0))
+        return 0;
+    return (double)t->now - t->when_sum / t->total;
 }
 
 /* x <- x - step * (sum_e n_e g_e) / (sum_e n_e) over the filled entries,
@@ -368,7 +466,8 @@ static inline double aia_table_age_factor(const struct aia_host *host,
  * returns the end of what it wrote.  aia_table_bad is the first entry
  * whose rows or step are not a table's (entries when all are);
  * aia_table_load, once none is, reads them back, taking the latest step
- * among them for now, and returns the end of what it read. */
+ * among them for now, and returns the end of what it read;
+ * aia_table_restore does both, and sums the running sums afresh. */
 static inline double *aia_table_save(const struct aia_table *t, double *p)
 {
     memcpy(p, t->g, t->entries * t->dim * sizeof *p);
@@ -386,7 +485,7 @@ static inline size_t aia_table_bad(const struct aia_table *t, const double *p,
     const double *n = p + t->entries * t->dim, *when = n + t->entries;
     const double exact = 9007199254740992.0; /* 2^53 */
     for (size_t e = 0; e < t->entries; e++)
-        if (!(n[e] >= 0 && when[e] >= 0 && when[e] < exact)) {
+        if (!(n[e] >= 0 && isfinite(n[e]) && when[e] >= 0 && when[e] < exact)) {
             *rows = n[e];
             *sent = when[e];
             return e;
@@ -407,6 +506,23 @@ static inline const double *aia_table_load(struct aia_table *t, const double *p)
         aia_table_heard(t, t->when[e]);
     }
     return p + t->entries;
+}
+
+/* The end of what it read, or NULL with err naming the bad entry and the
+ * table unchanged. */
+static inline const double *
+aia_table_restore(struct aia_table *t, const double *p, struct aia_error *err)
+{
+    double rows, sent;
+    size_t e = aia_table_bad(t, p, &rows, &sent);
+    if (e < t->entries) {
+        aia_seterr(err, "table entry %zu: %g rows from round %g, not a table's",
+                   e, rows, sent);
+        return NULL;
+    }
+    p = aia_table_load(t, p);
+    aia_table_resum(t);
+    return p;
 }
 
 /* A checkpoint's load refuses a state of another size than its own
