@@ -1,10 +1,13 @@
 /* params.c - sections bound to parameter tables, and whole job files. */
 #include <config.h>
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conf/job.h"
+#include "conf/job_keys.h"
 #include "conf/manifest.h"
 #include "conf/params.h"
 #include "tap.h"
@@ -125,8 +128,9 @@ static void refusals(void)
     struct aia_error err;
     ok(bind("sec: {}\n", required, "myplugin", &err) == NULL,
        "a missing required key is refused");
-    like(err.text, "job.yaml:1:1: sec: missing required key 'path' of "
-                   "plugin 'myplugin'",
+    like(err.text,
+         "job.yaml:1:1: sec: missing required key 'path' of "
+         "plugin 'myplugin'",
          "naming the section, the key and the plugin");
     ok(bind("sec: {pth: a}\n", required, "myplugin", &err) == NULL,
        "an unknown plugin key is refused");
@@ -210,14 +214,14 @@ static void jobs(void)
     is_string(job->wait.spec, "standard", "the standard wait by default");
     is_int(job->part_scheme, AIA_PART_CYCLIC, "partition scheme");
     ok(job->nworkers == 2 && job->workers[0] == 2, "pool workers");
-    is_int(job->max_iterations, 10, "stop iterations");
+    is_int(job->stop.iterations, 10, "stop iterations");
     is_string(job->history, "h.csv", "history file");
     is_string(job->dir, "dir", "the job's folder");
     job_free(job);
 
     const char *o[] = {"stop.iterations=25", "algorithm.step=0.5", NULL};
     job = load(good_job, o, &err);
-    ok(job && job->max_iterations == 25, "-o overrides a runtime key");
+    ok(job && job->stop.iterations == 25, "-o overrides a runtime key");
     job_free(job);
     const char *bad[] = {"stop.iterations=lots", NULL};
     ok(load(good_job, bad, &err) == NULL, "a bad override is refused");
@@ -253,6 +257,129 @@ static void jobs(void)
          "an unknown partition is refused");
 }
 
+/* The value a row's field holds, as a double (NAN: not a number field). */
+static double field_value(const struct job *job, const struct job_section *s,
+                          const struct job_key *k)
+{
+    const char *p = (const char *)job + s->base + k->off;
+    switch (k->kind) {
+    case JF_INT64:
+        return (double)*(const int64_t *)p;
+    case JF_INT:
+        return *(const int *)p;
+    case JF_SIZE:
+        return (double)*(const size_t *)p;
+    case JF_DOUBLE:
+        return *(const double *)p;
+    default:
+        return NAN;
+    }
+}
+
+/* Each key is one row: the check tables, the reserved names and the
+ * binding all come from it, so a row that lands in the wrong field or a
+ * key written twice shows here. */
+static void rows(void)
+{
+    struct aia_error err;
+    if (!ok(job_sections_init() == 0, "the derived tables fit their room"))
+        return;
+    int nsec = 0, nrows = 0, bad_table = 0, twice = 0, differ = 0;
+    for (const struct job_section *s = job_sections; s->path; s++, nsec++) {
+        const struct aia_param *t = job_section_params(s);
+        if (params_check_table(t, s->path, &err) < 0 &&
+            !strstr(err.text, "reserved")) /* the runtime's own 'plugin' */
+            bad_table++, diag("%s", err.text);
+        int n = 0;
+        for (const struct job_key *k = s->keys; k->p.name; k++, n++) {
+            nrows++;
+            differ += t[n].name != k->p.name || t[n].help != k->p.help ||
+                      t[n].def != k->p.def || t[n].max != k->p.max;
+            for (const struct job_key *q = s->keys; q < k; q++)
+                twice += strcmp(q->p.name, k->p.name) == 0;
+        }
+        differ += t[n].name != NULL;
+    }
+    ok(nsec >= 19 && nrows >= 80, "%d sections, %d rows", nsec, nrows);
+    is_int(bad_table, 0, "every section's check table is a valid table");
+    is_int(differ, 0, "each check table is its rows, in their order");
+    is_int(twice, 0, "no key has two rows in a section");
+
+    /* the stop section: one row per limited rule, in the rules' order */
+    const struct job_section *stop = job_sections;
+    while (stop->path && strcmp(stop->path, "stop") != 0)
+        stop++;
+    const struct job_key *k = stop->keys;
+    int keyed = 0, inorder = 0;
+    for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++) {
+        if (!r->keyed)
+            continue;
+        keyed++;
+        inorder += k->p.name && strcmp(k->p.name, r->name) == 0;
+        if (k->p.name)
+            k++;
+    }
+    is_int(inorder, keyed, "each limited stop rule has its row, in order");
+    ok(k->p.name && strcmp(k->p.name, "check_every") == 0 && k[1].p.name &&
+           strcmp(k[1].p.name, "diverge") == 0 && !k[2].p.name,
+       "then the section's other keys, check_every and diverge");
+
+    const struct job_section *prob = job_sections;
+    while (prob->path && strcmp(prob->path, "problem") != 0)
+        prob++;
+    const char *const *res = job_section_reserved(prob);
+    const char *want[] = {"plugin", "partition", "weights", "data", "test"};
+    int same = 1;
+    for (int i = 0; i < 5; i++)
+        same &= res[i] && strcmp(res[i], want[i]) == 0;
+    ok(same && !res[5],
+       "the problem section reserves its rows and sub-sections");
+
+    /* Each number row, given a value of its own through -o, lands in its
+     * field: the row's offset, kind and scale agree with the struct.  The
+     * sections that need other keys given are skipped. */
+    int tried = 0, landed = 0;
+    for (const struct job_section *s = job_sections; s->path; s++) {
+        if (s->kind != JS_PLAIN)
+            continue;
+        for (const struct job_key *q = s->keys; q->p.name; q++) {
+            if (q->p.type != AIA_INT && q->p.type != AIA_DOUBLE)
+                continue;
+            /* a whole value inside the bounds, unlike the default */
+            double v = floor(q->p.min) + 1;
+            if (v > q->p.max)
+                v = q->p.max;
+            if (q->p.def && strtod(q->p.def, NULL) == v && v + 1 <= q->p.max)
+                v += 1;
+            char o1[128], o2[64] = "";
+            snprintf(o1, sizeof o1, "%s%s%s=%.17g", s->path,
+                     *s->path ? "." : "", q->p.name, v);
+            if (strcmp(s->path, "stop") != 0 || !strcmp(q->p.name, "time"))
+                snprintf(o2, sizeof o2, "stop.iterations=5");
+            else
+                snprintf(o2, sizeof o2, "stop.time=5");
+            const char *o[] = {o1, o2, NULL};
+            struct job *job = load("algorithm: {plugin: sgd}\n"
+                                   "problem: {plugin: lrmse}\n",
+                                   o, &err);
+            tried++;
+            if (!job) {
+                diag("%s: %s", o1, err.text);
+                continue;
+            }
+            double got = field_value(job, s, q);
+            double scaled = q->scale ? v * q->scale : v;
+            if (got == scaled)
+                landed++;
+            else
+                diag("%s: the field holds %g", o1, got);
+            job_free(job);
+        }
+    }
+    ok(tried >= 20, "%d number keys tried", tried);
+    is_int(landed, tried, "each lands in its row's field, scaled");
+}
+
 int main(void)
 {
     plan(0);
@@ -260,5 +387,6 @@ int main(void)
     refusals();
     tables();
     jobs();
+    rows();
     return done_testing();
 }

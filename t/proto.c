@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "core/builtin.h"
-#include "conf/job_fields.h"
 #include "plugtest.h"
 #include "core/proto.h"
 #include "tap.h"
@@ -71,7 +70,7 @@ static void fresh_and_stale(void)
     struct plugtest t;
     void *ws = wait_make("{nwait: 2}", &t);
     struct proto p;
-    start(&p, JOB_ROUNDS);
+    start(&p, PROTO_ROUNDS);
     is_int(proto_check(&p, 0, 1), PROTO_ACCEPT,
            "an answer to the query "
            "sent is accepted");
@@ -122,7 +121,7 @@ static void fresh_and_stale(void)
 static void distrusted_and_late(void)
 {
     struct proto p;
-    start(&p, JOB_ROUNDS);
+    start(&p, PROTO_ROUNDS);
     is_int(proto_check(&p, 1, 7), PROTO_DISTRUST,
            "an answer to a round the worker was not sent is distrusted");
     answer(&p, 2, 1, 0.1);
@@ -148,7 +147,7 @@ static void distrusted_and_late(void)
 static void dead_and_epochs(void)
 {
     struct proto p;
-    start(&p, JOB_ROUNDS);
+    start(&p, PROTO_ROUNDS);
     double next;
     is_int(proto_overdue(&p, 0.5, 1.0, &next), -1,
            "nobody is overdue "
@@ -200,7 +199,7 @@ static void deadline_round(void)
     struct plugtest t;
     void *ws = wait_make("{timeout_ms: 20}", &t);
     struct proto p;
-    start(&p, JOB_ROUNDS);
+    start(&p, PROTO_ROUNDS);
     proto_end_round(&p, 10.0);
     for (int w = 0; w < W; w++)
         proto_sent(&p, w, 10.0);
@@ -227,7 +226,7 @@ static void async_mode(void)
     struct plugtest t;
     void *ws = wait_make("{timeout_ms: 20}", &t);
     struct proto p;
-    start(&p, JOB_ASYNC);
+    start(&p, PROTO_ASYNC);
     ok(isinf(proto_deadline(&p, P, ws, 0.0)), "async mode has no round "
                                               "deadline");
     is_int(answer(&p, 2, 1, 0.1), PROTO_END_ROUND,
@@ -263,91 +262,91 @@ static int loss_of(void *ctx, double *loss)
     return m_fail ? -1 : 0;
 }
 
-static const char *stop_after(struct proto *p, const struct job *job,
+static const char *stop_after(struct proto *p, const struct proto_limits *lim,
                               const struct proto_measure *m)
 {
     p->why = NULL;
-    const struct proto_stop_rule *r = proto_stop_check(p, job, m);
+    const struct proto_stop_rule *r = proto_stop_check(p, lim, m);
     return r ? r->name : "none";
 }
 
 static void stop_rules(void)
 {
     struct proto p;
-    struct job job = {.check_every = 1};
+    struct proto_limits lim = {.check_every = 1};
     struct proto_measure m = {
         .change = change_of, .loss = loss_of, .fopt = 2.0};
-    start(&p, JOB_ROUNDS);
-    is_string(stop_after(&p, &job, &m), "none", "no limit: no stop");
+    start(&p, PROTO_ROUNDS);
+    is_string(stop_after(&p, &lim, &m), "none", "no limit: no stop");
     is_int(loss_calls, 0, "without a loss target the loss is not measured");
-    job.max_iterations = 3;
+    lim.iterations = 3;
     p.iteration = 2;
-    is_string(stop_after(&p, &job, &m), "none", "2 of 3 iterations");
+    is_string(stop_after(&p, &lim, &m), "none", "2 of 3 iterations");
     p.iteration = 3;
-    is_string(stop_after(&p, &job, &m), "iterations", "3 of 3 iterations");
-    job.max_iterations = 0;
-    job.max_epochs = 2;
+    is_string(stop_after(&p, &lim, &m), "iterations", "3 of 3 iterations");
+    lim.iterations = 0;
+    lim.epochs = 2;
     p.epoch = 2;
-    is_string(stop_after(&p, &job, &m), "epochs", "2 of 2 epochs");
-    job.max_epochs = 0;
-    job.precision = 1e-3;
+    is_string(stop_after(&p, &lim, &m), "epochs", "2 of 2 epochs");
+    lim.epochs = 0;
+    lim.precision = 1e-3;
     m_change = NAN;
-    is_string(stop_after(&p, &job, &m), "none",
+    is_string(stop_after(&p, &lim, &m), "none",
               "no change yet: no "
               "precision stop");
     m_change = 1e-4;
-    is_string(stop_after(&p, &job, &m), "precision",
+    is_string(stop_after(&p, &lim, &m), "precision",
               "a small change "
               "stops");
-    job.precision = 0;
-    job.target_loss = 0.5;
+    lim.precision = 0;
+    lim.loss = 0.5;
     m_loss = 0.6;
-    is_string(stop_after(&p, &job, &m), "none", "loss above its target");
+    is_string(stop_after(&p, &lim, &m), "none", "loss above its target");
     m_loss = 0.4;
-    job.check_every = 2; /* iteration 3 */
-    is_string(stop_after(&p, &job, &m), "none",
+    lim.check_every = 2; /* iteration 3 */
+    is_string(stop_after(&p, &lim, &m), "none",
               "the loss is checked "
               "every check_every only");
     p.iteration = 4;
-    is_string(stop_after(&p, &job, &m), "loss", "loss at its target");
-    job.target_loss = 0;
-    job.target_gap = 0.01;
+    is_string(stop_after(&p, &lim, &m), "loss", "loss at its target");
+    lim.loss = 0;
+    lim.gap = 0.01;
     m_loss = 2.1;
-    is_string(stop_after(&p, &job, &m), "none", "gap 5%% above 1%%");
+    is_string(stop_after(&p, &lim, &m), "none", "gap 5%% above 1%%");
     m_loss = 2.01;
-    is_string(stop_after(&p, &job, &m), "gap", "gap 0.5%% within 1%%");
+    is_string(stop_after(&p, &lim, &m), "gap", "gap 0.5%% within 1%%");
     m.fopt = 0;
     m_loss = 1e-10;
-    is_string(stop_after(&p, &job, &m), "none",
+    is_string(stop_after(&p, &lim, &m), "none",
               "optimum 0: loss 1e-10 is above the floor's 1e-11");
     m_loss = 1e-12;
-    is_string(stop_after(&p, &job, &m), "gap",
+    is_string(stop_after(&p, &lim, &m), "gap",
               "optimum 0: the gap's absolute floor stops the run");
     m.fopt = 2.0;
     m_fail = 1;
-    is_string(stop_after(&p, &job, &m), "error",
+    is_string(stop_after(&p, &lim, &m), "error",
               "a failed loss is an "
               "error stop");
     ok(proto_failed(&p), "proto_failed says so");
     m_fail = 0;
 
-    job = (struct job){.max_time = 2.0, .check_every = 1};
-    ok(!proto_time_up(&p, &job, 1.9), "before the time limit");
-    ok(proto_time_up(&p, &job, 2.0), "at the time limit");
-    job.max_time = 0;
-    ok(!proto_time_up(&p, &job, 1e9), "no time limit");
-    ok(!proto_time_stop(&p, &job, 1e9), "no time limit: no time stop");
+    lim = (struct proto_limits){.time = 2.0, .check_every = 1};
+    ok(!proto_time_up(&p, &lim, 1.9), "before the time limit");
+    ok(proto_time_up(&p, &lim, 2.0), "at the time limit");
+    lim.time = 0;
+    ok(!proto_time_up(&p, &lim, 1e9), "no time limit");
+    ok(!proto_time_stop(&p, &lim, 1e9), "no time limit: no time stop");
     proto_free(&p);
 
     /* A time limit that cuts a round: its answers make no iteration. */
-    start(&p, JOB_ROUNDS);
-    job.max_time = 2.0;
+    start(&p, PROTO_ROUNDS);
+    lim.time = 2.0;
     uint64_t it = p.iteration;
     answer(&p, 0, p.round, 1.0);
     is_int(p.arrived, 1, "one answer of the round arrived");
-    ok(!proto_time_stop(&p, &job, 1.5), "before the limit: no stop");
+    ok(!proto_time_stop(&p, &lim, 1.5), "before the limit: no stop");
     ok(p.why == NULL, "no reason yet");
-    ok(proto_time_stop(&p, &job, 2.5), "the limit passed mid-round: stop");
+    ok(proto_time_stop(&p, &lim, 2.5), "the limit passed mid-round: stop");
     is_string(p.why->name, "time", "with the time rule");
     is_int((int)p.iteration, (int)it,
            "the cut round counts no iteration (the history's last row "
@@ -363,9 +362,9 @@ static void stop_rules(void)
     p.why = NULL;
     proto_stop(&p, "signal");
     is_string(p.why->name, "signal", "the signal stop");
-    job.max_iterations = 1;
+    lim.iterations = 1;
     p.iteration = 5;
-    is_string(proto_stop_check(&p, &job, &m)->name, "signal",
+    is_string(proto_stop_check(&p, &lim, &m)->name, "signal",
               "a reason set is kept by the check");
     proto_free(&p);
 }
@@ -386,36 +385,12 @@ static void registry(void)
     }
     ok(proto_stop_rule("iterations")->check && !proto_stop_rule("time")->check,
        "limits are checked each iteration, time is an event");
-    const struct proto_stop_rule *gap = proto_stop_rule("gap");
-    ok(gap->key.type == AIA_DOUBLE && gap->key.kind == JF_DOUBLE &&
-           gap->key.off == offsetof(struct job, target_gap),
-       "gap's key, stop.gap, is a number bound to target_gap");
-    ok(!proto_stop_rule("signal")->key.type &&
-           !proto_stop_rule("error")->key.type,
-       "signal and error have no key");
-    /* the stop section's tables come from the rules */
-    ok(job_fields_init() == 0, "the stop section's tables are filled");
-    int keyed = 0, listed = 0, bound = 0;
-    for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++) {
-        if (!r->key.type)
-            continue;
-        keyed++;
-        for (const struct aia_param *q = job_fields_stop_keys; q->name; q++)
-            listed += strcmp(q->name, r->name) == 0 && q->type == r->key.type &&
-                      q->help == r->key.help && q->max == r->key.max;
-        for (const struct job_field *f = job_fields_stop; f->key; f++)
-            bound += strcmp(f->key, r->name) == 0 && f->off == r->key.off &&
-                     f->kind == r->key.kind;
-    }
-    is_int(keyed, 6, "six rules have a key");
-    is_int(listed, keyed,
-           "each is a key of the stop section, as the rule says");
-    is_int(bound, keyed, "each bound to the rule's field");
-    const struct aia_param *o = job_fields_stop_keys;
-    while (o->name && strcmp(o->name, "check_every") != 0)
-        o++;
-    ok(o->name && o[1].name && strcmp(o[1].name, "diverge") == 0 && !o[2].name,
-       "then the section's other keys, check_every and diverge");
+    int keyed = 0;
+    for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++)
+        keyed += r->keyed;
+    is_int(keyed, 6, "six rules have a limit of the stop section");
+    ok(!proto_stop_rule("signal")->keyed && !proto_stop_rule("error")->keyed,
+       "signal and error have none");
     ok(proto_stop_rule("nonsense") == NULL, "an unknown rule is NULL");
 }
 
@@ -435,12 +410,12 @@ static void tree(void)
     int r[70];
     for (int i = 0; i < 70; i++)
         r[i] = i + 1;
-    if (proto_init(&p, 70, JOB_ROUNDS, 100, r, &err) < 0)
+    if (proto_init(&p, 70, PROTO_ROUNDS, 100, r, &err) < 0)
         bail_out("proto_init: %s", err.text);
     is_int(p.live, 70, "arity 100: every one of 70 workers is talked to");
     ok(p.direct[65] && p.direct[69], "workers past 64 included");
     proto_free(&p);
-    if (proto_init(&p, 6, JOB_ROUNDS, 2, r, &err) < 0)
+    if (proto_init(&p, 6, PROTO_ROUNDS, 2, r, &err) < 0)
         bail_out("proto_init: %s", err.text);
     ok(p.live == 2 && p.direct[0] && p.direct[1] && !p.direct[2] && !p.alive[2],
        "arity 2: the coordinator talks to its two children only");

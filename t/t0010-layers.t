@@ -54,9 +54,11 @@ broken() {
 
 # The recorder reads what a run holds (setup.h) and its facts, the
 # session's types, below the session's lifecycle that calls the recorder.
-# The stop rules' table still binds its keys to struct job (core/proto.h).
+# The stop rules work over the core's own struct proto_limits, which the
+# configuration binds the stop section to: the core includes no
+# configuration.
 rules="mpi.h mpi
-core core conf/job.h conf/job_keys.h
+core core
 data data core
 sim sim session record conf data core
 mpi mpi session record conf data core

@@ -1,5 +1,5 @@
-/* job.c - the runtime's sections of a job file: each key bound by name to
- * its field of struct job (job_keys.h), then the checks that span keys. */
+/* job.c - the runtime's sections of a job file: each section's rows
+ * (job_keys.h) bound into its struct, then the checks that span keys. */
 #include <config.h>
 
 #include "job.h"
@@ -12,7 +12,6 @@
 
 #include "core/codec.h"
 #include "data/data.h"
-#include "job_fields.h"
 #include "job_keys.h"
 #include "sim/latency.h"
 #include "record/output.h"
@@ -82,11 +81,11 @@ static int bind_section(struct job *job, size_t index, struct aia_error *err)
     }
     subs[nsub] = NULL;
     const struct aia_value *v = job->v[index] = params_bind(
-        job->m->path, s->path, node, key, s->keys,
+        job->m->path, s->path, node, key, job_section_params(s),
         s->kind == JS_PLUGIN || s->kind == JS_PLUGIN_OPT ? params_other_keys
                                                          : subs,
         NULL, err);
-    if (!v || job_fields_store(job, s->path, node, s->fields, v, err) < 0)
+    if (!v || job_keys_store(job, s, node, v, err) < 0)
         return -1;
     return s->check ? s->check(job, node, key, v, err) : 0;
 }
@@ -111,17 +110,24 @@ static int apply_overrides(struct job *job, const char *const *overrides,
 /* ------------------------------------------------------------------ */
 /* Checks of what single keys cannot say                               */
 
-static const char *const plugin_key[] = {"plugin", NULL};
-static const char *const problem_keys[] = {"plugin", "partition", "weights",
-                                           "data",   "test",      NULL};
+/* The section of job_sections at path (a plugin section's, for the keys
+ * the runtime reserves in it). */
+static const struct job_section *section(const char *path)
+{
+    const struct job_section *s = job_sections;
+    while (s->path && strcmp(s->path, path) != 0)
+        s++;
+    return s;
+}
 
 static int check_algorithm(struct job *job, const struct mnode *node,
                            const struct mnode *key, const struct aia_value *v,
                            struct aia_error *err)
 {
     (void)err;
-    job->algorithm = (struct job_plugin){"algorithm", node, key,
-                                         aia_arg(v, "plugin")->s, plugin_key};
+    job->algorithm =
+        (struct job_plugin){"algorithm", node, key, aia_arg(v, "plugin")->s,
+                            job_section_reserved(section("algorithm"))};
     return 0;
 }
 
@@ -130,8 +136,9 @@ static int check_problem(struct job *job, const struct mnode *node,
                          struct aia_error *err)
 {
     (void)err;
-    job->problem = (struct job_plugin){"problem", node, key,
-                                       aia_arg(v, "plugin")->s, problem_keys};
+    job->problem =
+        (struct job_plugin){"problem", node, key, aia_arg(v, "plugin")->s,
+                            job_section_reserved(section("problem"))};
     return 0;
 }
 
@@ -143,7 +150,8 @@ static int check_wait(struct job *job, const struct mnode *node,
     const struct mnode *pool_key;
     find(job->m->root, "pool", &pool_key);
     job->wait = (struct job_plugin){"pool.wait", node, key ? key : pool_key,
-                                    aia_arg(v, "plugin")->s, plugin_key};
+                                    aia_arg(v, "plugin")->s,
+                                    job_section_reserved(section("pool.wait"))};
     return 0;
 }
 
@@ -244,7 +252,8 @@ static int check_stop(struct job *job, const struct mnode *node,
 {
     (void)node;
     (void)v;
-    if (job->max_iterations == 0 && job->max_time == 0 && job->max_epochs == 0)
+    if (job->stop.iterations == 0 && job->stop.time == 0 &&
+        job->stop.epochs == 0)
         return blame(job, key, err,
                      "stop: give 'iterations', 'epochs' or "
                      "'time': a job must end even if its "
@@ -330,67 +339,69 @@ static int check_across(struct job *job, struct aia_error *err)
     return 0;
 }
 
-/* In binding order: a check may read the fields of sections above it. */
+/* In binding order: a check may read the fields of sections above it.
+ * Each section's rows bind into its own struct, at base in struct job. */
+#define AT(field) offsetof(struct job, field)
 const struct job_section job_sections[] = {
-    {"", job_keys_top, JS_PLAIN, job_fields_top, NULL,
+    {"", job_keys_top, JS_PLAIN, 0, NULL,
      "Sections: `algorithm`, `problem`, `pool`, `stop`, `output`, "
      "`limits`, `stragglers`, `simulate`."},
-    {"algorithm", job_keys_algorithm, JS_PLUGIN, NULL, check_algorithm,
+    {"algorithm", job_keys_algorithm, JS_PLUGIN, 0, check_algorithm,
      "Every other key is a parameter of the algorithm plugin (`aiarun "
      "--list-plugins`)."},
-    {"problem", job_keys_problem, JS_PLUGIN, job_fields_problem, check_problem,
+    {"problem", job_keys_problem, JS_PLUGIN, 0, check_problem,
      "Every other key is a parameter of the problem plugin."},
-    {"problem.data", job_keys_data, JS_PRESENT, job_fields_data, check_data,
+    {"problem.data", job_keys_data, JS_PRESENT, AT(data), check_data,
      "Rows from a file instead of generated ones, for problems that take "
      "them. Each worker holds only its rows and the coordinator none: the "
      "workers compute the loss and the metric on their rows (in a tree the "
      "coordinator holds them all)."},
-    {"problem.test", job_keys_data, JS_PRESENT, job_fields_test, check_test,
+    {"problem.test", job_keys_data, JS_PRESENT, AT(test), check_test,
      "Held-out rows, the same keys as `problem.data`: each worker holds "
      "its share, and their loss and metric are reported beside the "
      "training ones (`test_loss`, `test_<metric>`)."},
-    {"pool", job_keys_pool, JS_PLAIN, job_fields_pool, NULL, NULL},
-    {"pool.codec", job_keys_codec, JS_PLAIN, job_fields_codec, check_codec,
+    {"pool", job_keys_pool, JS_PLAIN, 0, NULL, NULL},
+    {"pool.codec", job_keys_codec, JS_PLAIN, 0, check_codec,
      "How the doubles of queries and answers travel (see Compression); "
      "star topology only."},
-    {"pool.wait", job_keys_wait, JS_PLUGIN_OPT, NULL, check_wait,
+    {"pool.wait", job_keys_wait, JS_PLUGIN_OPT, 0, check_wait,
      "Every other key is a parameter of the wait condition."},
-    {"stop", job_fields_stop_keys, JS_PLAIN, job_fields_stop, check_stop,
+    {"stop", job_keys_stop, JS_PLAIN, AT(stop), check_stop,
      "The run stops at the first limit or target reached; one of "
      "iterations, epochs and time is required."},
-    {"output", job_keys_output, JS_PLAIN, job_fields_output, NULL, NULL},
-    {"limits", job_keys_limits, JS_PLAIN, job_fields_limits, check_limits,
+    {"output", job_keys_output, JS_PLAIN, 0, NULL, NULL},
+    {"limits", job_keys_limits, JS_PLAIN, 0, check_limits,
      "Bounds a job is checked against before it allocates."},
-    {"stragglers", job_keys_stragglers, JS_PLAIN, job_fields_stragglers, NULL,
+    {"stragglers", job_keys_stragglers, JS_PLAIN, AT(stragglers), NULL,
      "Injected delays, seeded by `seed`, for experiments and tests. A "
      "worker that is delayed still notices a stop at once."},
-    {"stragglers.fixed", job_keys_fixed, JS_PRESENT, job_fields_fixed,
+    {"stragglers.fixed", job_keys_fixed, JS_PRESENT, AT(stragglers),
      check_fixed, NULL},
-    {"stragglers.random", job_keys_random, JS_PRESENT, job_fields_random, NULL,
+    {"stragglers.random", job_keys_random, JS_PRESENT, AT(stragglers), NULL,
      NULL},
-    {"stragglers.markov", job_keys_markov, JS_PRESENT, job_fields_markov,
+    {"stragglers.markov", job_keys_markov, JS_PRESENT, AT(stragglers),
      check_markov,
      "Each worker switches between a fast and a slow state, per answer, as "
      "cluster traces show bursts."},
-    {"stragglers.hang", job_keys_hang, JS_PRESENT, job_fields_hang, NULL, NULL},
-    {"stragglers.corrupt", job_keys_corrupt, JS_PRESENT, job_fields_corrupt,
-     NULL, NULL},
-    {"simulate", latency_keys_simulate, JS_PLAIN, job_fields_simulate,
-     check_simulate,
+    {"stragglers.hang", job_keys_hang, JS_PRESENT, AT(stragglers), NULL, NULL},
+    {"stragglers.corrupt", job_keys_corrupt, JS_PRESENT, AT(stragglers), NULL,
+     NULL},
+    {"simulate", latency_keys_simulate, JS_PLAIN, AT(simulate), check_simulate,
      "Virtual times of `aiarun --simulate N` (see Simulation); ignored "
      "under mpirun. The stragglers section's delays are added as "
      "under mpirun."},
-    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, job_fields_dsag, NULL,
+    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, AT(simulate), NULL,
      "The DSAG trace model: each worker's compute (and communication) "
      "times are Gamma, with a mean and a coefficient of variation "
      "drawn once per worker from log-normals; a two-state chain puts "
      "workers in bursts."},
-    {NULL, NULL, 0, NULL, NULL, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
 };
 
-int job_sections_init(void)
+const struct mnode *job_value_node(const struct job *job, const char *path)
 {
-    return job_fields_init();
+    const struct mnode *key;
+    return find(job->m->root, path, &key);
 }
 
 struct job *job_load(const char *path, const char *text, size_t len,
@@ -409,7 +420,7 @@ struct job *job_load(const char *path, const char *text, size_t len,
         goto fail;
     }
     if (job_sections_init() < 0) {
-        aia_seterr(err, "%s: the stop section's tables are too small", path);
+        aia_seterr(err, "%s: the job keys' derived tables are too small", path);
         goto fail;
     }
     for (size_t i = 0; job_sections[i].path; i++)

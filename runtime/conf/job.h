@@ -9,58 +9,59 @@
 
 #include <aiarun/aiarun.h>
 
-#include "session/loader.h"
+#include "core/proto.h"
 #include "manifest.h"
+#include "session/loader.h"
 
 /* The data file of problem.data, for data_scan and data_read. */
 enum job_delivery { JOB_READ = 0, JOB_SCATTER = 1 };
 
 struct job_data {
-    char *path;        /* resolved against the job's folder; NULL: none */
-    int format;        /* enum data_format */
-    int header;        /* DATA_HEADER_* */
+    char *path;         /* resolved against the job's folder; NULL: none */
+    int format;         /* enum data_format */
+    int header;         /* DATA_HEADER_* */
     const char *target; /* NULL: the last column */
-    char delimiter;    /* 0: detect */
-    size_t rows, cols; /* binary shape */
+    char delimiter;     /* 0: detect */
+    size_t rows, cols;  /* binary shape */
     int sparse;
     size_t features;
-    int delivery;      /* enum job_delivery */
+    int delivery;            /* enum job_delivery */
     const char *targets_key; /* targets as the job gives it */
-    char *targets;       /* npy, idx: a file (resolved); hdf5: a dataset */
-    const char *dataset; /* hdf5: the rows' dataset */
-    double scale;        /* multiplies every feature (npy, idx, hdf5) */
+    char *targets;           /* npy, idx: a file (resolved); hdf5: a dataset */
+    const char *dataset;     /* hdf5: the rows' dataset */
+    double scale;            /* multiplies every feature (npy, idx, hdf5) */
     const struct mnode *key; /* problem.data's key, for messages */
 };
 
 /* A section that names a plugin: algorithm, problem, pool.wait. */
 struct job_plugin {
-    const char *name;         /* dotted section name, for messages */
-    const struct mnode *node; /* the section's mapping (NULL: absent) */
-    const struct mnode *key;  /* the section's key */
-    const char *spec;         /* the plugin as the job names it */
+    const char *name;            /* dotted section name, for messages */
+    const struct mnode *node;    /* the section's mapping (NULL: absent) */
+    const struct mnode *key;     /* the section's key */
+    const char *spec;            /* the plugin as the job names it */
     const char *const *reserved; /* the runtime's keys in this section */
 };
 
-enum job_mode { JOB_ROUNDS = 0, JOB_ASYNC = 1 };
+enum job_mode { JOB_ROUNDS = PROTO_ROUNDS, JOB_ASYNC = PROTO_ASYNC };
 enum job_topology { JOB_STAR = 0, JOB_TREE = 1 };
 
 /* Injected delays (the stragglers section), all in seconds. */
 struct job_stragglers {
-    double work;                 /* added to every answer of every worker */
-    double link_bps;             /* emulated link, bits a second; 0: none */
-    const int64_t *fixed;        /* persistent stragglers' ranks */
+    double work;          /* added to every answer of every worker */
+    double link_bps;      /* emulated link, bits a second; 0: none */
+    const int64_t *fixed; /* persistent stragglers' ranks */
     size_t nfixed;
-    const double *fixed_delay;   /* one, or one per rank of fixed */
+    const double *fixed_delay; /* one, or one per rank of fixed */
     size_t nfixed_delay;
     double random_p, random_delay;
     int markov;                  /* the burst model is on */
     const int64_t *markov_ranks; /* NULL: every worker */
     size_t nmarkov;
     double p_slow, p_fast, markov_delay;
-    const int64_t *hang;         /* ranks that stop answering */
+    const int64_t *hang; /* ranks that stop answering */
     size_t nhang;
-    int64_t hang_after;          /* answers they give first */
-    const int64_t *corrupt;      /* ranks that send malformed answers */
+    int64_t hang_after;     /* answers they give first */
+    const int64_t *corrupt; /* ranks that send malformed answers */
     size_t ncorrupt;
     int64_t corrupt_after;
     /* where the rank lists are, for messages */
@@ -86,8 +87,8 @@ struct job {
     uint64_t seed;
     struct job_plugin algorithm, problem, wait;
     /* problem */
-    int part_scheme;        /* enum aia_scheme */
-    const double *weights;  /* NULL: equal shares */
+    int part_scheme;       /* enum aia_scheme */
+    const double *weights; /* NULL: equal shares */
     size_t nweights;
     const struct mnode *weights_node;
     struct job_data data;
@@ -97,7 +98,7 @@ struct job {
     size_t nworkers;
     const struct mnode *workers_node;
     double shutdown_timeout;
-    double dead_after;  /* seconds of silence; 0: never */
+    double dead_after; /* seconds of silence; 0: never */
     /* bounds on silence (pool.setup_timeout, pool.coordinator_timeout);
      * seconds, 0: none */
     double setup_timeout, coordinator_timeout;
@@ -108,32 +109,23 @@ struct job {
     int poll;     /* pool.poll: enum poll_mode */
     int wake;     /* pool.wake: 0 bell, 1 timer (poll_configure) */
     const struct mnode *topology_node;
-    int codec_query, codec_answer; /* enum codec_id */
-    double codec_topk;             /* fraction (< 1) or count */
-    int codec_level;               /* zstd */
+    int codec_query, codec_answer;  /* enum codec_id */
+    double codec_topk;              /* fraction (< 1) or count */
+    int codec_level;                /* zstd */
     const struct mnode *codec_node; /* pool.codec's key, NULL: absent */
-    /* stop */
-    int64_t max_iterations; /* 0: no limit */
-    double max_time;        /* seconds; 0: no limit */
-    int64_t max_epochs;     /* 0: no limit */
-    double precision;       /* norm of the query's change; 0: none */
-    double target_loss;     /* 0: none */
-    double target_gap;      /* relative suboptimality; 0: none */
-    int64_t check_every;    /* iterations between loss checks */
-    double diverge;         /* stop.diverge: factor of the initial loss */
-    const struct mnode *gap_node;
+    struct proto_limits stop;       /* the stop section, the protocol's */
     struct job_stragglers stragglers;
     struct job_simulate simulate;
     /* output */
-    const char *history;    /* NULL: none */
+    const char *history; /* NULL: none */
     int64_t every;
-    const char *answers;    /* per-answer log, NULL: none */
-    const char *workers_csv; /* per-worker table, NULL: none */
-    int format;             /* enum output_format, history and answers */
-    int64_t every_epochs;   /* 0: rows by iterations only */
-    const char *iterates;   /* binary file of saved iterates, NULL: none */
-    const char *final;      /* text file of the final iterate, NULL: none */
-    const char *checkpoint; /* NULL: none */
+    const char *answers;       /* per-answer log, NULL: none */
+    const char *workers_csv;   /* per-worker table, NULL: none */
+    int format;                /* enum output_format, history and answers */
+    int64_t every_epochs;      /* 0: rows by iterations only */
+    const char *iterates;      /* binary file of saved iterates, NULL: none */
+    const char *final;         /* text file of the final iterate, NULL: none */
+    const char *checkpoint;    /* NULL: none */
     int64_t checkpoint_every;  /* iterations; 0: not by iterations */
     double checkpoint_seconds; /* 0: not by time */
     const struct mnode *checkpoint_node;
@@ -182,8 +174,11 @@ int job_parse_bytes(const char *s, double *out);
  * parameters (rows, cols of a generator).  0, or -1 with err giving the
  * estimate, the limit and the key to change. */
 int job_check_memory(const struct job *job, const struct aia_value *args,
-                     int nworkers, int local, int coord,
-                     struct aia_error *err);
+                     int nworkers, int local, int coord, struct aia_error *err);
+
+/* The value at a dotted path ("stop.gap"), for messages that name where
+ * it was given; NULL when neither the file nor -o gives it. */
+const struct mnode *job_value_node(const struct job *job, const char *path);
 
 /* Print the reference of the job file's runtime keys in markdown. */
 void job_reference(FILE *out);

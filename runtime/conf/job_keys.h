@@ -1,10 +1,18 @@
-/* job_keys.h - the job file's runtime sections, and how each key is bound
- * by name to its field of struct job (as nginx binds its directives).
+/* job_keys.h - the job file's runtime sections, one row per key.
  *
- * Adding a key: one line in its table in job_keys.c and, when it lands in
- * a field, one line in that section's fields in job_fields.c.  Adding a
- * section: its table here, one entry in job_sections (job.c).  A stop
- * rule brings its own key (proto_stop_rules, proto.c).
+ * A row holds everything aiarun knows of a key, as nginx's ngx_command_t
+ * does: its name, type, default, help and bounds (the check of the job
+ * file and its reference at once), and how its value lands in the
+ * section's own struct (a kind, an offsetof, a scale or a table of
+ * names).  The loader's check tables, the binding, --job-reference and
+ * the generated tables of man/aiarun.5 all come from the rows
+ * (job_fields.c); nothing joins two tables by a key's name.
+ *
+ * Adding a key: one row in its section's table (job_keys.c, or the table
+ * of the module that owns the section).  Adding a section: its rows, and
+ * one entry in job_sections (job.c) with the offset of its struct in
+ * struct job.  A stop rule's key is a row of the stop section bound to
+ * its field of struct proto_limits.
  */
 #ifndef AIARUN_JOB_KEYS_H
 #define AIARUN_JOB_KEYS_H
@@ -25,6 +33,7 @@ struct job_name {
 };
 
 enum job_field_kind {
+    JF_NONE,    /* checked only: a section's check reads it */
     JF_INT64,   /* int64_t */
     JF_INT,     /* int */
     JF_SIZE,    /* size_t */
@@ -34,19 +43,31 @@ enum job_field_kind {
     JF_CHAR,    /* char, from names */
     JF_INTS,    /* const int64_t *, NULL when empty; count at count_off */
     JF_DOUBLES, /* const double *, NULL when empty; count at count_off */
-    JF_NODE,    /* const struct mnode *: where the key's value is */
 };
 
-/* One key bound to the field at off (offsetof(struct job, ...)). */
-struct job_field {
-    const char *key;
+/* One key of a section.  Offsets are into the section's struct (struct
+ * job_section's base). */
+struct job_key {
+    struct aia_param p; /* name, type, default, help, choices, bounds */
     enum job_field_kind kind;
     size_t off;
     size_t count_off;                /* JF_INTS, JF_DOUBLES */
     const struct job_name *names;    /* JF_ENUM, JF_CHAR */
     int (*lookup)(const char *name); /* JF_ENUM after names: -1 unknown */
     double scale;
+    /* where the key's node is kept for messages, plus one (0: nowhere):
+     * write it with JOB_NODE */
+    size_t node_at;
 };
+
+/* A row's initializer for node_at: the key's node kept at offset off. */
+#define JOB_NODE(off) .node_at = (off) + 1
+
+/* The row that ends a section's table. */
+#define JOB_KEYS_END                                                           \
+    {                                                                          \
+        .p = {.name = NULL }                                                   \
+    }
 
 enum job_section_kind {
     JS_PLAIN,      /* optional; absent: every key its default */
@@ -55,13 +76,14 @@ enum job_section_kind {
     JS_PRESENT,    /* bound only when present (its keys may be required) */
 };
 
-/* A section: its keys, their fields, and a check of what the keys alone
- * cannot say (node is NULL when the section is absent). */
+/* A section: its rows, the offset of its struct in struct job, and a
+ * check of what the keys alone cannot say (node is NULL when the section
+ * is absent). */
 struct job_section {
-    const char *path; /* dotted; "" for the top level */
-    const struct aia_param *keys;
+    const char *path;           /* dotted; "" for the top level */
+    const struct job_key *keys; /* ended by a row whose name is NULL */
     enum job_section_kind kind;
-    const struct job_field *fields;
+    size_t base;
     int (*check)(struct job *job, const struct mnode *node,
                  const struct mnode *key, const struct aia_value *v,
                  struct aia_error *err);
@@ -71,16 +93,35 @@ struct job_section {
 /* In job.c, ended by an entry whose path is NULL. */
 extern const struct job_section job_sections[];
 
-/* Fill what job_sections takes from registries (the stop rules' keys),
- * before it is read: job_load does; a reader of the tables alone calls
- * it first.  0, or -1 when a table has outgrown its room. */
-int job_sections_init(void);
-
-extern const struct aia_param job_keys_top[], job_keys_algorithm[],
+/* Each section's rows: job_keys.c, and the simulator's two (latency.c). */
+extern const struct job_key job_keys_top[], job_keys_algorithm[],
     job_keys_problem[], job_keys_data[], job_keys_pool[], job_keys_codec[],
     job_keys_wait[], job_keys_stop[], job_keys_stragglers[], job_keys_fixed[],
     job_keys_random[], job_keys_markov[], job_keys_hang[], job_keys_corrupt[],
     job_keys_output[], job_keys_limits[];
+
+/* Derive from the rows what the loader reads as tables (each section's
+ * struct aia_param table and the keys the runtime reserves in it), after
+ * the registries the rows name are filled (codecs, data formats).  Later
+ * calls do nothing.  0, or -1 when the room for them is outgrown (a
+ * build defect: t/params checks it). */
+int job_sections_init(void);
+
+/* The check table of section s, in its rows' order, ended by a NULL name
+ * (job_sections_init first). */
+const struct aia_param *job_section_params(const struct job_section *s);
+
+/* The names the runtime reads in section s, its sub-sections' included,
+ * NULL-terminated: the keys a plugin section's plugin may not take, and
+ * those a plain section passes to its sub-sections. */
+const char *const *job_section_reserved(const struct job_section *s);
+
+/* Store the bound values v of section s (its mapping node, for messages)
+ * into its struct in job.  0, or -1 with err naming the file, line and
+ * key of a choice this aiarun does not know. */
+int job_keys_store(struct job *job, const struct job_section *s,
+                   const struct mnode *node, const struct aia_value *v,
+                   struct aia_error *err);
 
 /* Print the reference of the job file's runtime keys as roff, the
  * generated part of man/aiarun.5 (--job-reference=man). */

@@ -13,103 +13,70 @@
 
 /* ---------------------------------------------------------- stop rules */
 
-static int check_iterations(const struct proto *p, const struct job *job,
+static int check_iterations(const struct proto *p,
+                            const struct proto_limits *lim,
                             const struct proto_measure *m)
 {
     (void)m;
-    return job->max_iterations && p->iteration >= job->max_iterations;
+    return lim->iterations && p->iteration >= lim->iterations;
 }
 
-static int check_epochs(const struct proto *p, const struct job *job,
+static int check_epochs(const struct proto *p, const struct proto_limits *lim,
                         const struct proto_measure *m)
 {
     (void)m;
-    return job->max_epochs && p->epoch >= job->max_epochs;
+    return lim->epochs && p->epoch >= lim->epochs;
 }
 
-static int check_precision(const struct proto *p, const struct job *job,
+static int check_precision(const struct proto *p,
+                           const struct proto_limits *lim,
                            const struct proto_measure *m)
 {
     (void)p;
-    return job->precision > 0 && m->change(m->ctx) <= job->precision;
+    return lim->precision > 0 && m->change(m->ctx) <= lim->precision;
 }
 
 /* The loss is measured once every stop.check_every iterations (the
  * measure keeps it for the iteration, so loss and gap share it). */
-static int loss_due(const struct proto *p, const struct job *job)
+static int loss_due(const struct proto *p, const struct proto_limits *lim)
 {
-    return p->iteration % job->check_every == 0;
+    return lim->check_every > 0 && p->iteration % lim->check_every == 0;
 }
 
-static int check_loss(const struct proto *p, const struct job *job,
+static int check_loss(const struct proto *p, const struct proto_limits *lim,
                       const struct proto_measure *m)
 {
     double loss;
-    if (job->target_loss <= 0 || !loss_due(p, job))
+    if (lim->loss <= 0 || !loss_due(p, lim))
         return 0;
     if (m->loss(m->ctx, &loss) < 0)
         return -1;
-    return loss <= job->target_loss;
+    return loss <= lim->loss;
 }
 
-static int check_gap(const struct proto *p, const struct job *job,
+static int check_gap(const struct proto *p, const struct proto_limits *lim,
                      const struct proto_measure *m)
 {
     double loss;
-    if (job->target_gap <= 0 || !loss_due(p, job))
+    if (lim->gap <= 0 || !loss_due(p, lim))
         return 0;
     if (m->loss(m->ctx, &loss) < 0)
         return -1;
-    return (loss - m->fopt) <=
-           job->target_gap * fmax(fabs(m->fopt), PROTO_GAP_FLOOR);
+    return (loss - m->fopt) <= lim->gap * fmax(fabs(m->fopt), PROTO_GAP_FLOOR);
 }
 
-#define F(field) offsetof(struct job, field)
-
-/* In the order they are checked, and of their keys in the stop section. */
+/* In the order they are checked. */
 const struct proto_stop_rule proto_stop_rules[] = {
-    {"iterations",
-     check_iterations,
-     "the iteration limit was reached",
-     {AIA_INT, "0",
-      "stop after this many iterations (central updates; 0: no limit)", 0,
-      9.2e18, JF_INT64, F(max_iterations)}},
-    {"time",
-     NULL,
-     "the time limit passed",
-     {AIA_DOUBLE, "0",
-      "stop after this many seconds of wall time (0: no "
-      "limit)",
-      0, 1e9, JF_DOUBLE, F(max_time)}},
-    {"epochs",
-     check_epochs,
-     "the epoch limit was reached",
-     {AIA_INT, "0",
-      "stop after this many epochs: passes in which every live worker "
-      "answered at least once (0: no limit)",
-      0, 9.2e18, JF_INT64, F(max_epochs)}},
-    {"precision",
-     check_precision,
-     "the query changed less than the precision asked for",
-     {AIA_DOUBLE, "0",
-      "stop when the query changes by at most this much (Euclidean norm) "
-      "from one iteration to the next (0: never)",
-      0, 1e300, JF_DOUBLE, F(precision)}},
-    {"loss",
-     check_loss,
-     "the loss reached its target",
-     {AIA_DOUBLE, "0", "stop when the loss is at most this (0: never)", 0,
-      1e300, JF_DOUBLE, F(target_loss)}},
-    {"gap",
-     check_gap,
-     "the relative suboptimality reached its target",
-     {AIA_DOUBLE, "0",
-      "stop when (loss - optimum) / optimum is at most this; needs a "
-      "problem that knows its optimum (0: never)",
-      0, 1e300, JF_DOUBLE, F(target_gap)}},
-    {"signal", NULL, "a signal stopped the run", {0}},
-    {"error", NULL, "an error stopped the run", {0}},
-    {NULL, NULL, NULL, {0}},
+    {"iterations", check_iterations, "the iteration limit was reached", 1},
+    {"time", NULL, "the time limit passed", 1},
+    {"epochs", check_epochs, "the epoch limit was reached", 1},
+    {"precision", check_precision,
+     "the query changed less than the precision asked for", 1},
+    {"loss", check_loss, "the loss reached its target", 1},
+    {"gap", check_gap, "the relative suboptimality reached its target", 1},
+    {"signal", NULL, "a signal stopped the run", 0},
+    {"error", NULL, "an error stopped the run", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 const struct proto_stop_rule *proto_stop_rule(const char *name)
@@ -121,7 +88,7 @@ const struct proto_stop_rule *proto_stop_rule(const char *name)
 }
 
 const struct proto_stop_rule *proto_stop_check(struct proto *p,
-                                               const struct job *job,
+                                               const struct proto_limits *lim,
                                                const struct proto_measure *m)
 {
     if (p->why)
@@ -129,7 +96,7 @@ const struct proto_stop_rule *proto_stop_check(struct proto *p,
     for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++) {
         if (!r->check)
             continue;
-        int got = r->check(p, job, m);
+        int got = r->check(p, lim, m);
         if (got < 0) {
             proto_fail(p);
             return p->why;
@@ -161,14 +128,15 @@ int proto_fail(struct proto *p)
     return 1;
 }
 
-int proto_time_up(const struct proto *p, const struct job *job, double now)
+int proto_time_up(const struct proto *p, const struct proto_limits *lim,
+                  double now)
 {
-    return job->max_time > 0 && now >= p->t0 + job->max_time;
+    return lim->time > 0 && now >= p->t0 + lim->time;
 }
 
-int proto_time_stop(struct proto *p, const struct job *job, double now)
+int proto_time_stop(struct proto *p, const struct proto_limits *lim, double now)
 {
-    if (!proto_time_up(p, job, now))
+    if (!proto_time_up(p, lim, now))
         return 0;
     /* The answers of a round the limit cuts are absorbed, but the round
      * makes no iteration: with nwait all a partial round is a step with
@@ -301,7 +269,7 @@ enum proto_next proto_absorbed(struct proto *p, int w, uint64_t staleness)
         p->epoch_count++;
         close_epoch(p);
     }
-    if (p->mode == JOB_ASYNC)
+    if (p->mode == PROTO_ASYNC)
         return PROTO_END_ROUND;
     if (staleness == 0) {
         p->fresh++;
@@ -399,7 +367,7 @@ int proto_ready(const struct proto *p, const struct aia_wait_plugin *wait,
 double proto_deadline(const struct proto *p, const struct aia_wait_plugin *wait,
                       void *wait_s, double now)
 {
-    if (p->mode != JOB_ROUNDS || !wait->deadline)
+    if (p->mode != PROTO_ROUNDS || !wait->deadline)
         return INFINITY;
     struct aia_pool_view v;
     proto_view(p, &v, now);

@@ -45,10 +45,26 @@
 
 #include <aiarun/aiarun.h>
 
-#include "conf/job.h"
-#include "conf/job_keys.h"
-
 struct proto;
+
+/* How rounds work (pool.mode): a query to every idle worker, then the
+ * wait condition; or async, every answer an iteration. */
+enum proto_mode { PROTO_ROUNDS = 0, PROTO_ASYNC = 1 };
+
+/* The limits and targets the stop rules hold the run to: the protocol's
+ * own struct, which the configuration fills from the stop section (its
+ * rows bind each stop.NAME key to a field here).  0 is "none" for each
+ * limit and target. */
+struct proto_limits {
+    int64_t iterations;  /* stop.iterations */
+    double time;         /* stop.time, seconds */
+    int64_t epochs;      /* stop.epochs */
+    double precision;    /* stop.precision: norm of the query's change */
+    double loss;         /* stop.loss: target loss */
+    double gap;          /* stop.gap: relative suboptimality */
+    int64_t check_every; /* stop.check_every: iterations between loss checks */
+    double diverge;      /* stop.diverge: factor of the initial loss */
+};
 
 /* What a stop rule may read that the protocol does not know: the model's
  * change and loss, measured by the driver (the recorder). */
@@ -59,30 +75,19 @@ struct proto_measure {
     double fopt;                          /* the optimum, for stop.gap */
 };
 
-/* A stop rule's key, stop.NAME (the rule's name), when it has one: its
- * type (AIA_INT or AIA_DOUBLE; 0: none, the rule is reached by an event),
- * default, help and bounds as in struct aia_param (the check of the job
- * file and the reference at once: job_fields.c derives the stop section's
- * table from the rules), and the field of struct job its value lands in
- * (kind JF_INT64 or JF_DOUBLE, at off). */
-struct proto_stop_key {
-    enum aia_type type;
-    const char *def, *help;
-    double min, max;
-    enum job_field_kind kind;
-    size_t off;
-};
-
 /* A stop rule: its name (the report's stop=NAME), its check (NULL:
  * reached by an event, not at the end of an iteration; else 1: reached,
- * 0: not, -1: the measure failed), why it stops, and its job key.  Adding
- * a rule is one entry of proto_stop_rules (proto.c) and its check. */
+ * 0: not, -1: the measure failed), why it stops, and whether a job key
+ * stop.NAME sets its bound (a field of struct proto_limits; the
+ * configuration's stop rows bind it).  Adding a rule is one entry of
+ * proto_stop_rules (proto.c), its check, and its row in the stop
+ * section when it is keyed. */
 struct proto_stop_rule {
     const char *name;
-    int (*check)(const struct proto *p, const struct job *job,
+    int (*check)(const struct proto *p, const struct proto_limits *lim,
                  const struct proto_measure *m);
     const char *text;
-    struct proto_stop_key key;
+    int keyed;
 };
 
 /* Every stop rule, checked in this order; ends with a NULL name. */
@@ -107,7 +112,7 @@ enum proto_next {
 
 struct proto {
     int n;            /* workers */
-    int mode;         /* enum job_mode */
+    int mode;         /* enum proto_mode */
     const int *ranks; /* pool index -> rank (borrowed) */
     uint64_t round;   /* the current round (the first is 1) */
     int64_t iteration, epoch;
@@ -201,7 +206,7 @@ int proto_idle(const struct proto *p, int w);
 /* The first stop rule that holds at the end of an iteration; sets p->why
  * unless it is set already.  NULL: none. */
 const struct proto_stop_rule *proto_stop_check(struct proto *p,
-                                               const struct job *job,
+                                               const struct proto_limits *lim,
                                                const struct proto_measure *m);
 
 /* Stop with the named event rule ("time", "signal"), unless a reason is
@@ -214,13 +219,15 @@ int proto_fail(struct proto *p);
 /* Whether p->why is the error rule. */
 int proto_failed(const struct proto *p);
 
-/* Whether the job's time limit has passed at now. */
-int proto_time_up(const struct proto *p, const struct job *job, double now);
+/* Whether the time limit lim->time has passed at now. */
+int proto_time_up(const struct proto *p, const struct proto_limits *lim,
+                  double now);
 
 /* Stop with the time rule when the limit has passed at now; returns 1
  * then (the run stops at the last complete round: a round the limit cuts
  * counts no iteration), else 0. */
-int proto_time_stop(struct proto *p, const struct job *job, double now);
+int proto_time_stop(struct proto *p, const struct proto_limits *lim,
+                    double now);
 
 /* stop.gap compares loss - optimum with gap * max(|optimum|, this): an
  * optimum of about 0 still lets the gap stop the run. */

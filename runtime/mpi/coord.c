@@ -90,7 +90,7 @@ static void end_round(struct coord *c, double now)
         coord_fail(c, "%s", c->r.err.text);
     /* a step far larger than the first ones: the loss says whether the
      * run diverged */
-    if (diverge_change(&c->r.dv, c->job->diverge,
+    if (diverge_change(&c->r.dv, c->job->stop.diverge,
                        record_change_watch(&c->r)) &&
         measure_loss(c, &(double){0}) < 0)
         return;
@@ -98,7 +98,7 @@ static void end_round(struct coord *c, double now)
                               .change = measure_change,
                               .loss = measure_loss,
                               .fopt = c->r.fopt};
-    if (proto_stop_check(&c->p, c->job, &m))
+    if (proto_stop_check(&c->p, &c->job->stop, &m))
         return;
     for (int w = 0; w < c->n; w++)
         if (proto_idle(&c->p, w) && send_query(c, w, now) < 0)
@@ -260,7 +260,7 @@ static void loop(struct coord *c)
 {
     const struct setup *s = c->s;
     double stop_at =
-        c->job->max_time > 0 ? c->p.t0 + c->job->max_time : INFINITY;
+        c->job->stop.time > 0 ? c->p.t0 + c->job->stop.time : INFINITY;
     while (!c->p.why) {
         double now = util_now();
         double deadline =
@@ -287,7 +287,7 @@ static void loop(struct coord *c)
             coord_take(c, c->idx[i], &c->mst[i], now);
         if (c->p.why)
             break;
-        if (proto_time_stop(&c->p, c->job, now))
+        if (proto_time_stop(&c->p, &c->job->stop, now))
             break;
         if (c->job->mode == JOB_ROUNDS &&
             proto_ready(&c->p, s->wait, s->wait_s, now))
@@ -341,7 +341,7 @@ int coord_run(struct setup *s)
     c.r.ckpt_at = util_now() + s->job->checkpoint_seconds;
     if (record_iteration(&c.r, 1, util_now()) < 0)
         coord_fail(&c, "%s", c.r.err.text);
-    if (s->job->diverge > 0 && /* the initial loss that bounds the others */
+    if (s->job->stop.diverge > 0 && /* the initial loss that bounds the others */
         measure_loss(&c, &(double){0}) < 0)
         goto stop;
     for (int w = 0; w < c.n && !c.p.why; w++)

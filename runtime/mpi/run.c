@@ -522,7 +522,7 @@ int run_job(const struct run_opts *opts)
         goto out;
     if (agree(&s, active && open_problem(&s, &err) < 0, &err) < 0 ||
         agree(&s, facts_gather(&s, active,
-                                  s.job->diverge > 0 && eval_by_workers(&s),
+                                  s.job->stop.diverge > 0 && eval_by_workers(&s),
                                   &err) < 0, &err) < 0 ||
         agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||
         agree(&s, coordinator && create_wait(&s, &err) < 0, &err) < 0 ||

@@ -73,14 +73,14 @@ int record_loss(struct recorder *r, double *loss)
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
         return aia_seterr(&r->err, "problem '%s': loss: %s",
                           r->s->prob->h.name, util_error_text(&err));
-    if (diverge_loss(&r->dv, r->job->diverge, *loss)) {
+    if (diverge_loss(&r->dv, r->job->stop.diverge, *loss)) {
         char line[AIA_ERROR_LEN];
         const char *why;
         double step = host_step(&why);
         return aia_seterr(
             &r->err, "%s",
             diverge_message(line, sizeof line, r->p->iteration, 0, *loss,
-                            &r->dv, r->job->diverge, step, why,
+                            &r->dv, r->job->stop.diverge, step, why,
                             /* L is found once, then kept */
                             facts_smoothness((struct setup *)r->s)));
     }
@@ -397,7 +397,7 @@ int record_evaluated(struct recorder *r, const double *row, const double *vals,
     r->ev_rows = rows;
     /* the workers' loss goes through the divergence detector as the
      * coordinator's own would */
-    if (rows && diverge_loss(&r->dv, r->job->diverge, vals[0])) {
+    if (rows && diverge_loss(&r->dv, r->job->stop.diverge, vals[0])) {
         char line[AIA_ERROR_LEN];
         const char *why;
         double step = host_step(&why);
@@ -405,7 +405,7 @@ int record_evaluated(struct recorder *r, const double *row, const double *vals,
             &r->err, "%s",
             diverge_message(line, sizeof line,
                             row ? (int64_t)row[0] : r->p->iteration, 0, vals[0],
-                            &r->dv, r->job->diverge, step, why,
+                            &r->dv, r->job->stop.diverge, step, why,
                             facts_smoothness((struct setup *)r->s)));
     }
     if (!row || !r->hist)
@@ -470,8 +470,9 @@ int record_check(struct recorder *r)
     const struct setup *s = r->s;
     const struct job *job = r->job;
     char where[256];
-    if (job->target_gap > 0 && !r->opt_known) {
-        params_where(where, sizeof where, job->m->path, job->gap_node);
+    if (job->stop.gap > 0 && !r->opt_known) {
+        params_where(where, sizeof where, job->m->path,
+                     job_value_node(job, "stop.gap"));
         return aia_seterr(&r->err,
                           "%s: stop.gap: problem '%s' cannot give "
                           "its optimum (%s)",

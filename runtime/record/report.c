@@ -294,7 +294,7 @@ void report_end(struct recorder *r, int ok,
      * time): the loss is then unknown, not wrong */
     if ((ok || signal) && job->final && write_final(r) < 0)
         fail(ctx, r->err.text);
-    if (why && why->key.type)
+    if (why && why->keyed)
         host_log(AIA_LOG_INFO, "stopped: %s (stop.%s)", why->text, why->name);
     else if (why)
         host_log(AIA_LOG_INFO, "stopped: %s", why->text);

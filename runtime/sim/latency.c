@@ -7,63 +7,109 @@
 #include "latency.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "conf/job_keys.h"
 #include "conf/params.h"
 
 /* Streams of the job's seed: a worker's draws are its own. */
 #define STREAM_LATENCY 0x4c4154454e430000ull
 
-const struct aia_param latency_keys_simulate[] = {
-    {"compute", AIA_ENUM, "rows",
-     "a worker's compute time per answer: rows: row_us per row of its "
-     "partition; measured: the plugin's real worker step, timed once before "
-     "the run (machine-dependent); dsag: drawn from simulate.dsag",
-     "rows|measured|dsag", 0, 0},
-    {"row_us", AIA_DOUBLE, "1",
-     "compute: rows: microseconds per row of a worker's partition", NULL, 0,
-     1e12},
-    {"latency_us", AIA_DOUBLE, "50",
-     "one-way latency of every message (a query down, an answer up)", NULL, 0,
-     1e12},
-    {"bandwidth_mbps", AIA_DOUBLE, "0",
-     "megabits per second of each worker's link; a message's bytes (as its "
-     "codec makes them) take bytes/bandwidth (0: stragglers.link_mbps, or "
-     "an infinite bandwidth)",
-     NULL, 0, 1e12},
-    {NULL, 0, NULL, NULL, NULL, 0, 0},
+/* The simulate section's rows, into struct job_simulate (job.c binds
+ * them at job->simulate). */
+#define SIM(field) offsetof(struct job_simulate, field)
+
+static const struct job_name compute_names[] = {{"rows", LATENCY_ROWS},
+                                                {"measured", LATENCY_MEASURED},
+                                                {"dsag", LATENCY_DSAG},
+                                                {NULL, 0}};
+
+const struct job_key latency_keys_simulate[] = {
+    {{"compute", AIA_ENUM, "rows",
+      "a worker's compute time per answer: rows: row_us per row of its "
+      "partition; measured: the plugin's real worker step, timed once before "
+      "the run (machine-dependent); dsag: drawn from simulate.dsag",
+      "rows|measured|dsag", 0, 0},
+     .kind = JF_ENUM,
+     .off = SIM(compute),
+     .names = compute_names,
+     JOB_NODE(SIM(compute_node))},
+    {{"row_us", AIA_DOUBLE, "1",
+      "compute: rows: microseconds per row of a worker's partition", NULL, 0,
+      1e12},
+     .kind = JF_DOUBLE,
+     .off = SIM(row_s),
+     .scale = 1e-6},
+    {{"latency_us", AIA_DOUBLE, "50",
+      "one-way latency of every message (a query down, an answer up)", NULL, 0,
+      1e12},
+     .kind = JF_DOUBLE,
+     .off = SIM(latency_s),
+     .scale = 1e-6},
+    {{"bandwidth_mbps", AIA_DOUBLE, "0",
+      "megabits per second of each worker's link; a message's bytes (as its "
+      "codec makes them) take bytes/bandwidth (0: stragglers.link_mbps, or "
+      "an infinite bandwidth)",
+      NULL, 0, 1e12},
+     .kind = JF_DOUBLE,
+     .off = SIM(bandwidth_bps),
+     .scale = 1e6},
+    JOB_KEYS_END,
 };
 
-const struct aia_param latency_keys_dsag[] = {
-    {"compute_ms", AIA_DOUBLE, NULL,
-     "mean over workers of a worker's mean compute time", NULL, 0, 1e12},
-    {"compute_spread", AIA_DOUBLE, "0.2",
-     "standard deviation of the log of a worker's mean compute time across "
-     "workers (log-normal)",
-     NULL, 0, 10},
-    {"compute_cv", AIA_DOUBLE, "0.1",
-     "mean over workers of the coefficient of variation of a worker's "
-     "compute time (its times are Gamma)",
-     NULL, 1e-6, 100},
-    {"cv_spread", AIA_DOUBLE, "0.2",
-     "standard deviation of the log of a worker's coefficients of variation "
-     "across workers (log-normal)",
-     NULL, 0, 10},
-    {"comm_ms", AIA_DOUBLE, "0",
-     "mean over workers of a worker's mean communication time per answer, "
-     "added to the links' (0: none)",
-     NULL, 0, 1e12},
-    {"comm_spread", AIA_DOUBLE, "0.2", "as compute_spread, for communication",
-     NULL, 0, 10},
-    {"comm_cv", AIA_DOUBLE, "0.1", "as compute_cv, for communication", NULL,
-     1e-6, 100},
-    {"p_slow", AIA_DOUBLE, "0",
-     "chance, per answer, that a worker enters a burst", NULL, 0, 1},
-    {"p_fast", AIA_DOUBLE, "0.5", "chance, per answer, that a burst ends", NULL,
-     0, 1},
-    {"slow_factor", AIA_DOUBLE, "4",
-     "compute times in a burst are this many times longer", NULL, 1, 1e9},
-    {NULL, 0, NULL, NULL, NULL, 0, 0},
+const struct job_key latency_keys_dsag[] = {
+    {{"compute_ms", AIA_DOUBLE, NULL,
+      "mean over workers of a worker's mean compute time", NULL, 0, 1e12},
+     .kind = JF_DOUBLE,
+     .off = SIM(comp_mean),
+     .scale = 1e-3},
+    {{"compute_spread", AIA_DOUBLE, "0.2",
+      "standard deviation of the log of a worker's mean compute time across "
+      "workers (log-normal)",
+      NULL, 0, 10},
+     .kind = JF_DOUBLE,
+     .off = SIM(comp_spread)},
+    {{"compute_cv", AIA_DOUBLE, "0.1",
+      "mean over workers of the coefficient of variation of a worker's "
+      "compute time (its times are Gamma)",
+      NULL, 1e-6, 100},
+     .kind = JF_DOUBLE,
+     .off = SIM(comp_cv)},
+    {{"cv_spread", AIA_DOUBLE, "0.2",
+      "standard deviation of the log of a worker's coefficients of variation "
+      "across workers (log-normal)",
+      NULL, 0, 10},
+     .kind = JF_DOUBLE,
+     .off = SIM(cv_spread)},
+    {{"comm_ms", AIA_DOUBLE, "0",
+      "mean over workers of a worker's mean communication time per answer, "
+      "added to the links' (0: none)",
+      NULL, 0, 1e12},
+     .kind = JF_DOUBLE,
+     .off = SIM(comm_mean),
+     .scale = 1e-3},
+    {{"comm_spread", AIA_DOUBLE, "0.2", "as compute_spread, for communication",
+      NULL, 0, 10},
+     .kind = JF_DOUBLE,
+     .off = SIM(comm_spread)},
+    {{"comm_cv", AIA_DOUBLE, "0.1", "as compute_cv, for communication", NULL,
+      1e-6, 100},
+     .kind = JF_DOUBLE,
+     .off = SIM(comm_cv)},
+    {{"p_slow", AIA_DOUBLE, "0",
+      "chance, per answer, that a worker enters a burst", NULL, 0, 1},
+     .kind = JF_DOUBLE,
+     .off = SIM(p_slow)},
+    {{"p_fast", AIA_DOUBLE, "0.5", "chance, per answer, that a burst ends",
+      NULL, 0, 1},
+     .kind = JF_DOUBLE,
+     .off = SIM(p_fast)},
+    {{"slow_factor", AIA_DOUBLE, "4",
+      "compute times in a burst are this many times longer", NULL, 1, 1e9},
+     .kind = JF_DOUBLE,
+     .off = SIM(slow_factor)},
+    JOB_KEYS_END,
 };
 
 double latency_lognormal(struct aia_rng *g, double mean, double sigma)

@@ -17,6 +17,7 @@
 #include <aiarun/aiarun.h>
 
 #include "conf/job.h"
+#include "conf/job_keys.h"
 #include "session/straggle.h"
 
 /* How a worker's compute time is found (simulate.compute). */
@@ -49,9 +50,9 @@ struct latency_draw {
     int corrupt; /* stragglers.corrupt: the answer arrives malformed */
 };
 
-/* The keys of the simulate and simulate.dsag sections (job.c binds
- * them into job->simulate). */
-extern const struct aia_param latency_keys_simulate[], latency_keys_dsag[];
+/* The rows of the simulate and simulate.dsag sections (job_keys.h; job.c
+ * binds them into job->simulate). */
+extern const struct job_key latency_keys_simulate[], latency_keys_dsag[];
 
 /* The model of worker w (pool index) of rank rank (whose draws of the
  * stragglers section it makes, as that rank does under mpirun) holding

@@ -210,7 +210,7 @@ static void end_round(struct sim *m)
         return;
     recorder_failed(m, record_iteration(&m->r, 0, m->now));
     struct proto_measure measure = {m, measure_change, measure_loss, m->r.fopt};
-    proto_stop_check(&m->p, m->job, &measure);
+    proto_stop_check(&m->p, &m->job->stop, &measure);
     if (m->p.why)
         return;
     for (int w = 0; w < m->n && !m->p.why; w++)
@@ -381,7 +381,7 @@ static void loop(struct sim *m)
              * moves on would meet it */
             m->now = deadline > m->now ? deadline : nextafter(m->now, INFINITY);
         }
-        if (!m->p.why && proto_time_up(&m->p, m->job, m->now)) {
+        if (!m->p.why && proto_time_up(&m->p, &m->job->stop, m->now)) {
             /* answers absorbed since the last query make one more,
              * partial, round, as under MPI */
             if (m->p.arrived > 0 && finish_round(m) == 0)
@@ -536,7 +536,7 @@ static int simulate(struct job *job, int n)
     m.r.query = m.qbuf[0];
     m.r.progress_at = 1.0; /* progress for runs over a virtual second */
     proto_start(&m.p, 1, 0, 0);
-    m.stop_at = job->max_time > 0 ? job->max_time : INFINITY;
+    m.stop_at = job->stop.time > 0 ? job->stop.time : INFINITY;
     if (seal(&m) == 0) {
         recorder_failed(&m, record_iteration(&m.r, 1, m.now));
         for (int w = 0; w < n && !m.p.why; w++)
