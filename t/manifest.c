@@ -141,6 +141,27 @@ static void overrides(void)
     like(err.text, "'algorithm.step' is not a section", "and says why");
     ok(manifest_set(m, "algorithm..x", "1", &err) < 0, "an empty key is refused");
     ok(manifest_set(m, "a", "[1, 2", &err) < 0, "a bad value is refused");
+
+    /* -o KEY= removes */
+    is_int(manifest_unset(m, "pool.wait.nwait", &err), 1, "a key is removed");
+    const struct mnode *pool = mnode_get(m->root, "pool", NULL);
+    wait = mnode_get(pool, "wait", NULL);
+    ok(wait && wait->n == 0 && mnode_get(pool, "workers", NULL),
+       "and only that key");
+    is_int(manifest_unset(m, "pool.wait", &err), 1, "a section is removed");
+    ok(!mnode_get(pool, "wait", NULL) && mnode_get(pool, "workers", NULL),
+       "its neighbours stay");
+    is_int(manifest_unset(m, "pool.wait", &err), 0,
+           "removing what is absent removes nothing");
+    is_int(manifest_unset(m, "stop.iterations", &err), 0,
+           "nor under an absent section");
+    ok(manifest_unset(m, "algorithm.step.x", &err) < 0 &&
+           strstr(err.text, "'algorithm.step' is not a section"),
+       "a path through a value is refused, as for a set");
+    ok(manifest_unset(m, "algorithm..x", &err) < 0, "an empty key is refused");
+    is_int(manifest_unset(m, "algorithm", &err), 1, "a whole top section");
+    ok(!mnode_get(m->root, "algorithm", NULL) && m->root->n == 1,
+       "leaves the others");
     manifest_free(m);
 }
 

@@ -227,6 +227,33 @@ static void jobs(void)
     ok(load(good_job, bad, &err) == NULL, "a bad override is refused");
     like(err.text, "command line (-o): stop.iterations: expected an integer",
          "naming the command line and the key");
+    /* -o KEY= removes a key (its default again) or a section */
+    const char *unset[] = {"seed=", "pool.wait=", "output.history=", NULL};
+    job = load(good_job, unset, &err);
+    ok(job && job->seed == 1 && !job->wait.node && !job->history,
+       "-o KEY= restores a key's default and removes a section");
+    job_free(job);
+    const char *tree[] = {"pool.wait=", "pool.topology=tree", NULL};
+    job = load(good_job, tree, &err);
+    ok(job && job->topology == JOB_TREE,
+       "a job with a wait condition becomes a tree without it");
+    job_free(job);
+    ok(load(good_job, tree + 1, &err) == NULL &&
+           strstr(err.text, "pool.topology: a tree waits for every worker"),
+       "which a tree with the wait section refuses");
+    const char *again[] = {"pool.wait=", "pool.wait=", "algorithm.nothing=",
+                           "stragglers.fixed=", NULL};
+    ok((job = load(good_job, again, &err)) != NULL,
+       "removing what the file lacks is no error for a known key");
+    job_free(job);
+    const char *typo[] = {"pool.wiat=", NULL};
+    ok(load(good_job, typo, &err) == NULL &&
+           strstr(err.text, "-o pool.wiat=: no such key or section"),
+       "a key aiarun does not know is refused");
+    const char *through[] = {"seed.x=", NULL};
+    ok(load(good_job, through, &err) == NULL &&
+           strstr(err.text, "'seed' is not a section"),
+       "a path through a value is refused");
     const char *noeq[] = {"stop.iterations", NULL};
     ok(load(good_job, noeq, &err) == NULL &&
            strstr(err.text, "expected key=value"),

@@ -113,6 +113,18 @@ like "$out" "command line \(-o\): algorithm.stpe: unknown key" \
 out=$(check -o stop.iterations=0 -o stop.time=0 "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
 like "$out" "stop: give 'iterations', 'epochs' or 'time'" "-o values are checked like the file's"
 
+# -o KEY= (empty) removes a key or a section: an example that waits
+# becomes a tree without editing its file
+ex="$top_srcdir/etc/average-lrmse.yaml"
+out=$(check -o pool.topology=tree "$ex"); rc=$?
+like "$out" "pool.topology: a tree waits for every worker each round: it takes no pool.wait" \
+    "a tree is refused beside the example's pool.wait"
+out=$(check -o pool.wait= -o pool.topology=tree "$ex"); rc=$?
+is "$rc" 0 "-o pool.wait= removes the section: the tree checks"
+out=$(check -o pool.wiat= "$ex"); rc=$?
+is "$rc" 2 "removing a key aiarun does not know exits 2"
+like "$out" "-o pool.wiat=: no such key or section to remove" "and names it"
+
 printf 'algorithm: [unclosed\n' > "$trash/syntax.yaml"
 out=$(check "$trash/syntax.yaml"); rc=$?
 test_expect "a YAML syntax error names the place" \

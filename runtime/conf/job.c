@@ -90,6 +90,28 @@ static int bind_section(struct job *job, size_t index, struct aia_error *err)
     return s->check ? s->check(job, node, key, v, err) : 0;
 }
 
+/* Whether the dotted path names a runtime section, one of its keys, or a
+ * key in a plugin's section (which the plugin checks once loaded). */
+static int known_path(const char *path)
+{
+    for (const struct job_section *s = job_sections; s->path; s++) {
+        size_t n = strlen(s->path);
+        const char *rest = path + n + (n > 0);
+        if (strcmp(path, s->path) == 0)
+            return 1;
+        if (n && (strncmp(path, s->path, n) != 0 || path[n] != '.'))
+            continue;
+        if ((s->kind == JS_PLUGIN || s->kind == JS_PLUGIN_OPT) && n)
+            return 1;
+        for (const struct job_key *k = s->keys; k->p.name; k++)
+            if (strcmp(rest, k->p.name) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* -o KEY=VALUE sets a key; -o KEY= (nothing after '=') removes a key,
+ * which takes its default again, or a whole section. */
 static int apply_overrides(struct job *job, const char *const *overrides,
                            struct aia_error *err)
 {
@@ -98,8 +120,17 @@ static int apply_overrides(struct job *job, const char *const *overrides,
         if (!eq || eq == *o)
             return aia_seterr(err, "-o %s: expected key=value", *o);
         char *key = strndup(*o, (size_t)(eq - *o));
-        int rc = key ? manifest_set(job->m, key, eq + 1, err)
-                     : aia_seterr(err, "out of memory");
+        int rc;
+        if (!key)
+            rc = aia_seterr(err, "out of memory");
+        else if (eq[1])
+            rc = manifest_set(job->m, key, eq + 1, err);
+        else if ((rc = manifest_unset(job->m, key, err)) == 0 &&
+                 !known_path(key))
+            rc = aia_seterr(err,
+                            "-o %s: no such key or section to remove "
+                            "(the file has none, and aiarun knows none)",
+                            *o);
         free(key);
         if (rc < 0)
             return -1;

@@ -536,3 +536,39 @@ int manifest_set(struct manifest *m, const char *dotted, const char *value,
         p = dot + 1;
     }
 }
+
+int manifest_unset(struct manifest *m, const char *dotted,
+                   struct aia_error *err)
+{
+    struct mnode *map = m->root;
+    const char *p = dotted;
+    for (;;) {
+        const char *dot = strchr(p, '.');
+        size_t klen = dot ? (size_t)(dot - p) : strlen(p);
+        if (!klen)
+            return aia_seterr(err, "-o %s: empty key", dotted);
+        size_t i = 0;
+        while (i < map->n && (strlen(map->item[2 * i]->text) != klen ||
+                              memcmp(map->item[2 * i]->text, p, klen) != 0))
+            i++;
+        if (i == map->n)
+            return 0;
+        struct mnode *v = map->item[2 * i + 1];
+        if (!dot) {
+            mnode_free(map->item[2 * i]);
+            mnode_free(v);
+            memmove(&map->item[2 * i], &map->item[2 * i + 2],
+                    2 * (map->n - i - 1) * sizeof *map->item);
+            map->n--;
+            return 1;
+        }
+        /* a section given empty ("pool:") holds nothing to remove */
+        if (v && v->kind == MNODE_SCALAR && !*v->text)
+            return 0;
+        if (!v || v->kind != MNODE_MAP)
+            return aia_seterr(err, "-o %s: '%.*s' is not a section", dotted,
+                              (int)(p + klen - dotted), dotted);
+        map = v;
+        p = dot + 1;
+    }
+}

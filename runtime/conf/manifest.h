@@ -48,6 +48,12 @@ const struct mnode *mnode_get(const struct mnode *map, const char *key,
 int manifest_set(struct manifest *m, const char *dotted, const char *value,
                  struct aia_error *err);
 
+/* Remove the key or section at a dotted path, as -o KEY= (empty) asks, so
+ * the key takes its default and a section is absent.  1: removed, 0: the
+ * file has no such key, -1 with err: the path runs through a value. */
+int manifest_unset(struct manifest *m, const char *dotted,
+                   struct aia_error *err);
+
 /* Parse text as one YAML value ("0.1", "[1, 2]", "{a: 1}"); the node is
  * the caller's, freed with mnode_free.  NULL with err on a syntax error. */
 struct mnode *mnode_parse_value(const char *text, struct aia_error *err);
