@@ -25,10 +25,9 @@
  * min(1, 1/a), a the entries' row-weighted mean age in rounds, updates in
  * async mode, unless entries at most one step old hold more than half the
  * rows).  Waiting for every worker, or for all but a straggler, the step
- * is whole.  Without it, step 1/L diverged in async mode with 4 workers
- * (iteration 50 to 64 under mpirun), and with nwait 1 of 4 workers whose
- * delays differ (fixed, 1 to 10 ms) in 5 of 12 simulated pools (none of
- * 40 with it).
+ * is whole.  Without it step 1/L diverged in async mode and with a pool
+ * whose delays differ (bench/ANALYSIS.md, "The age factor of gd and
+ * sag", has the runs).
  */
 #include <config.h>
 
@@ -48,9 +47,8 @@ static const struct aia_param params[] = {
 };
 
 struct gd {
-    struct aia_method m; /* first: its descriptor functions take the state */
+    struct aia_table_method t; /* first: the descriptor functions take it */
     int nworkers;
-    struct aia_table table; /* coordinator: each worker's latest gradient */
 };
 
 static void destroy(void *state)
@@ -58,8 +56,7 @@ static void destroy(void *state)
     struct gd *s = state;
     if (!s)
         return;
-    aia_method_close(&s->m);
-    aia_table_free(&s->table);
+    aia_table_method_close(&s->t);
     free(s);
 }
 
@@ -70,20 +67,11 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     if (!s)
         return aia_seterr(err, "out of memory");
     s->nworkers = ctx->nworkers;
-    if (aia_method_open(&s->m, ctx, 1.0, "1/L, gradient descent's step", 0, 0,
-                        0, shape, err) < 0) {
+    if (aia_table_method_open(
+            &s->t, ctx, 1.0, "1/L, gradient descent's step", 1.0,
+            ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0, shape, err) < 0) {
         destroy(s);
         return -1;
-    }
-    if (ctx->role == AIA_ROLE_COORDINATOR &&
-        aia_table_init(&s->table, ctx->nworkers > 0 ? (size_t)ctx->nworkers : 0,
-                       s->m.dim) < 0) {
-        size_t dim = s->m.dim;
-        destroy(s);
-        return aia_seterr(err,
-                          "out of memory for the gradients of %d workers of "
-                          "dimension %zu",
-                          ctx->nworkers, dim);
     }
     *state = s;
     return 0;
@@ -101,55 +89,9 @@ static int absorb(void *state, const double *answer,
                           "an answer from worker %d, which holds no rows: its "
                           "gradient would have no weight",
                           info->worker);
-    aia_table_put(&s->table, (size_t)info->worker, answer, (double)info->rows,
+    aia_table_put(&s->t.table, (size_t)info->worker, answer, (double)info->rows,
                   info->sent_round);
-    aia_table_heard(&s->table, info->round);
-    return 0;
-}
-
-/* With no answer yet there is nothing to step with: the query stays. */
-static int query(void *state, double *query, struct aia_error *err)
-{
-    struct gd *s = state;
-    double age = aia_table_age_factor(s->m.host, &s->table, 1.0);
-    aia_table_step(&s->table, s->m.x, s->m.step * age);
-    return aia_method_init(state, query, err);
-}
-
-/* Checkpoints: the iterate, each worker's latest gradient and its rows,
- * then the round of each one's query (a double, exact below 2^53). */
-static size_t state_size(void *state)
-{
-    struct gd *s = state;
-    size_t n = (size_t)s->nworkers;
-    return (s->m.dim + n * s->m.dim + 2 * n) * sizeof(double);
-}
-
-static int save(void *state, void *buf, struct aia_error *err)
-{
-    struct gd *s = state;
-    double *p = buf;
-    (void)err;
-    memcpy(p, s->m.x, s->m.dim * sizeof *p);
-    aia_table_save(&s->table, p + s->m.dim);
-    return 0;
-}
-
-static int load(void *state, const void *buf, size_t len, struct aia_error *err)
-{
-    struct gd *s = state;
-    const double *p = buf;
-    double rows, sent;
-    if (aia_state_len(len, state_size(state), err) < 0)
-        return -1;
-    size_t w = aia_table_bad(&s->table, p + s->m.dim, &rows, &sent);
-    if (w < s->table.entries)
-        return aia_seterr(err,
-                          "worker %zu's gradient: %g rows from round %g, not "
-                          "a state of gd",
-                          w, rows, sent);
-    memcpy(s->m.x, p, s->m.dim * sizeof *p);
-    aia_table_load(&s->table, p + s->m.dim);
+    aia_table_heard(&s->t.table, info->round);
     return 0;
 }
 
@@ -165,8 +107,8 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .init = aia_method_init,
     .worker = aia_method_worker,
     .absorb = absorb,
-    .query = query,
-    .state_size = state_size,
-    .save = save,
-    .load = load,
+    .query = aia_table_method_query,
+    .state_size = aia_table_method_size,
+    .save = aia_table_method_save,
+    .load = aia_table_method_load,
 };

@@ -45,11 +45,8 @@
 static const struct aia_param params[] = {
     AIA_STEP_PARAM("step size applied to the mean of a batch (auto: "
                    "1/(2L), L the problem's smoothness)"),
-    {"gradients", AIA_INT, "0",
-     "S, the fresh gradients a step waits for (0: ceil(noise/epsilon) when "
-     "noise is given, else the number of workers)",
-     NULL, 0, 1e9},
-    AIA_NOISE_PARAMS("S"),
+    AIA_COUNT_PARAMS("gradients", "S, the fresh gradients a step waits for",
+                     "S"),
     AIA_BATCH_PARAM,
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
@@ -66,26 +63,20 @@ struct rennala {
 static void destroy(void *state)
 {
     struct rennala *s = state;
-    if (!s)
-        return;
-    aia_method_close(&s->m);
-    free(s->acc);
-    free(s);
+    if (s)
+        free(s->acc);
+    aia_method_destroy(s);
 }
 
 static int create(const struct aia_context *ctx, struct aia_shape *shape,
                   void **state, struct aia_error *err)
 {
-    struct rennala *s = calloc(1, sizeof *s);
+    struct rennala *s =
+        aia_method_create(ctx, sizeof *s, 0.5, "1/(2L), Rennala SGD's step",
+                          0x52454e0000000000ull, 1, shape, err);
     if (!s)
-        return aia_seterr(err, "out of memory");
-    s->S = aia_count_from_noise(ctx, "gradients");
-    if (aia_method_open(&s->m, ctx, 0.5, "1/(2L), Rennala SGD's step",
-                        (size_t)aia_arg(ctx->args, "batch")->i,
-                        0x52454e0000000000ull, 1, shape, err) < 0) {
-        destroy(s);
         return -1;
-    }
+    s->S = aia_count_from_noise(ctx, "gradients");
     if (ctx->role == AIA_ROLE_COORDINATOR &&
         !(s->acc = calloc(s->m.dim ? s->m.dim : 1, sizeof *s->acc))) {
         destroy(s);

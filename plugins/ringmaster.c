@@ -38,11 +38,9 @@
 static const struct aia_param params[] = {
     AIA_STEP_PARAM("step size applied to each answer kept (auto: 1/(2RL), "
                    "L the problem's smoothness)"),
-    {"max_delay", AIA_INT, "0",
-     "R: answers computed R or more steps ago are discarded (0: "
-     "ceil(noise/epsilon) when noise is given, else the number of workers)",
-     NULL, 0, 1e9},
-    AIA_NOISE_PARAMS("R"),
+    AIA_COUNT_PARAMS("max_delay",
+                     "R: answers computed R or more steps ago are discarded",
+                     "R"),
     AIA_BATCH_PARAM,
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
@@ -53,30 +51,18 @@ struct ringmaster {
     int nworkers;
 };
 
-static void destroy(void *state)
-{
-    struct ringmaster *s = state;
-    if (!s)
-        return;
-    aia_method_close(&s->m);
-    free(s);
-}
-
 static int create(const struct aia_context *ctx, struct aia_shape *shape,
                   void **state, struct aia_error *err)
 {
-    struct ringmaster *s = calloc(1, sizeof *s);
+    uint64_t R = aia_count_from_noise(ctx, "max_delay");
+    struct ringmaster *s =
+        aia_method_create(ctx, sizeof *s, 1.0 / (2.0 * (double)R),
+                          "1/(2RL), Ringmaster ASGD's step",
+                          0x52494e0000000000ull, 1, shape, err);
     if (!s)
-        return aia_seterr(err, "out of memory");
-    s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
-    s->R = aia_count_from_noise(ctx, "max_delay");
-    if (aia_method_open(&s->m, ctx, 1.0 / (2.0 * (double)s->R),
-                        "1/(2RL), Ringmaster ASGD's step",
-                        (size_t)aia_arg(ctx->args, "batch")->i,
-                        0x52494e0000000000ull, 1, shape, err) < 0) {
-        destroy(s);
         return -1;
-    }
+    s->R = R;
+    s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
     *state = s;
     return 0;
 }
@@ -100,38 +86,6 @@ static int absorb(void *state, const double *answer,
     return 0;
 }
 
-/* Checkpoints: the iterate, then its version (an answer's delay is
- * counted from it, so it must go on where it was). */
-static size_t state_size(void *state)
-{
-    struct ringmaster *s = state;
-    return (s->m.dim + 1) * sizeof(double);
-}
-
-static int save(void *state, void *buf, struct aia_error *err)
-{
-    struct ringmaster *s = state;
-    double *p = buf;
-    (void)err;
-    memcpy(p, s->m.x, s->m.dim * sizeof *p);
-    p[s->m.dim] = s->m.version;
-    return 0;
-}
-
-static int load(void *state, const void *buf, size_t len, struct aia_error *err)
-{
-    struct ringmaster *s = state;
-    const double *p = buf;
-    if (aia_state_len(len, state_size(state), err) < 0)
-        return -1;
-    if (!(p[s->m.dim] >= 0))
-        return aia_seterr(err, "version %g: not a state of ringmaster",
-                          p[s->m.dim]);
-    memcpy(s->m.x, p, s->m.dim * sizeof *p);
-    s->m.version = p[s->m.dim];
-    return 0;
-}
-
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin,
                     "ringmaster", "1.0",
@@ -139,13 +93,13 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     "computed R or more steps ago",
                     params),
     .create = create,
-    .destroy = destroy,
+    .destroy = aia_method_destroy,
     .init = aia_method_init,
     .worker = aia_method_worker,
     .absorb = absorb,
     .query = aia_method_init,
     .iterate = aia_method_iterate,
-    .state_size = state_size,
-    .save = save,
-    .load = load,
+    .state_size = aia_method_size,
+    .save = aia_method_save,
+    .load = aia_method_load,
 };

@@ -33,10 +33,9 @@
  * rounds or updates in async mode, unless entries at most one step old
  * hold more than half the rows, as with every worker fresh or a
  * persistent straggler among fresh ones).  Without it DSAG's stale
- * entries made x oscillate and grow at the step 1/(2L): with nwait 1 of
- * 4 workers whose delays differ (fixed, 1 to 10 ms) and 3 sub-partitions
- * 9 of 40 simulated pools diverged (none with it), and async mode, where
- * the entries are about n updates old, diverged with 4 workers.
+ * entries made x oscillate and grow at the step 1/(2L), with a pool whose
+ * delays differ and in async mode, where the entries are about n updates
+ * old (bench/ANALYSIS.md, "The age factor of gd and sag", has the runs).
  *
  * An answer is the gradient (dim doubles), then the sub-partition's index
  * and its rows.  The coordinator holds nworkers x p x dim doubles.
@@ -70,12 +69,11 @@ static const struct aia_param params[] = {
 };
 
 struct sag {
-    struct aia_method m; /* first: its descriptor functions take the state */
+    struct aia_table_method t; /* first: the descriptor functions take it;
+                                  its table has nworkers x parts entries */
     size_t rows, parts;
     int nworkers, dsag;
     size_t *idx; /* worker: the rows of one sub-partition */
-    /* coordinator */
-    struct aia_table table; /* nworkers x parts entries */
 };
 
 static void destroy(void *state)
@@ -83,8 +81,7 @@ static void destroy(void *state)
     struct sag *s = state;
     if (!s)
         return;
-    aia_method_close(&s->m);
-    aia_table_free(&s->table);
+    aia_table_method_close(&s->t);
     free(s->idx);
     free(s);
 }
@@ -111,15 +108,16 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                           "table would never change (variant: dsag keeps "
                           "them)");
     }
-    if (aia_method_open(&s->m, ctx, 0.5,
-                        "1/(2L): the table mixes gradients of several "
-                        "iterates",
-                        0, 0, 0, shape, err) < 0) {
+    if (aia_table_method_open(&s->t, ctx, 0.5,
+                              "1/(2L): the table mixes gradients of several "
+                              "iterates",
+                              2.0, (size_t)s->nworkers * s->parts, shape,
+                              err) < 0) {
         destroy(s);
         return -1;
     }
-    s->rows = s->m.grad.rows;
-    shape->answer_len = s->m.dim + 2;
+    s->rows = s->t.m.grad.rows;
+    shape->answer_len = s->t.m.dim + 2;
     if (ctx->role != AIA_ROLE_COORDINATOR) {
         if (s->rows < s->parts) {
             size_t rows = s->rows, parts = s->parts;
@@ -132,16 +130,6 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         if (!(s->idx = malloc((s->rows / s->parts + 1) * sizeof *s->idx))) {
             destroy(s);
             return aia_seterr(err, "out of memory");
-        }
-    } else {
-        size_t entries = (size_t)s->nworkers * s->parts;
-        if (aia_table_init(&s->table, entries, s->m.dim) < 0) {
-            size_t d = s->m.dim ? s->m.dim : 1;
-            destroy(s);
-            return aia_seterr(err,
-                              "out of memory for a table of %zu gradients "
-                              "of dimension %zu",
-                              entries, d);
         }
     }
     *state = s;
@@ -160,17 +148,17 @@ static int worker(void *state, const double *query, double *answer,
     struct sag *s = state;
     size_t j = (size_t)(step->answers % s->parts);
     size_t lo = first(s, j), hi = first(s, j + 1);
+    struct aia_gradients *g = &s->t.m.grad;
     int rc;
     if (s->parts == 1)
-        rc = aia_gradients_take(&s->m.grad, query, answer, err);
+        rc = aia_gradients_take(g, query, answer, err);
     else {
         for (size_t i = lo; i < hi; i++)
             s->idx[i - lo] = i;
-        rc = s->m.grad.prob->gradient(s->m.grad.pstate, query, s->idx, hi - lo,
-                                      answer, err);
+        rc = g->prob->gradient(g->pstate, query, s->idx, hi - lo, answer, err);
     }
-    answer[s->m.dim] = (double)j;
-    answer[s->m.dim + 1] = (double)(hi - lo);
+    answer[s->t.m.dim] = (double)j;
+    answer[s->t.m.dim + 1] = (double)(hi - lo);
     return rc;
 }
 
@@ -178,7 +166,7 @@ static int absorb(void *state, const double *answer,
                   const struct aia_answer_info *info, struct aia_error *err)
 {
     struct sag *s = state;
-    double part = answer[s->m.dim], rows = answer[s->m.dim + 1];
+    double part = answer[s->t.m.dim], rows = answer[s->t.m.dim + 1];
     if (info->worker < 0 || info->worker >= s->nworkers)
         return aia_seterr(err, "an answer from worker %d of a pool of %d",
                           info->worker, s->nworkers);
@@ -187,61 +175,15 @@ static int absorb(void *state, const double *answer,
                           "an answer for sub-partition %g of %zu rows "
                           "%g: not one of this job's",
                           part, s->parts, rows);
-    aia_table_heard(&s->table, info->round);
+    aia_table_heard(&s->t.table, info->round);
     if (info->staleness > 0 && !s->dsag)
         return 0;
     size_t e = (size_t)info->worker * s->parts + (size_t)part;
     /* an older answer than the entry's (possible for DSAG) changes
      * nothing: the table keeps the freshest gradient */
-    if (s->table.n[e] > 0 && info->sent_round < s->table.when[e])
+    if (s->t.table.n[e] > 0 && info->sent_round < s->t.table.when[e])
         return 0;
-    aia_table_put(&s->table, e, answer, rows, info->sent_round);
-    return 0;
-}
-
-/* No entry yet: nothing to step with, the query stays. */
-static int query(void *state, double *query, struct aia_error *err)
-{
-    struct sag *s = state;
-    double age = aia_table_age_factor(s->m.host, &s->table, 2.0);
-    aia_table_step(&s->table, s->m.x, s->m.step * age);
-    return aia_method_init(state, query, err);
-}
-
-/* Checkpoints: the iterate, then the table: every entry's gradient, its
- * rows and the round of its query (a double, exact below 2^53). */
-static size_t state_size(void *state)
-{
-    struct sag *s = state;
-    size_t entries = (size_t)s->nworkers * s->parts;
-    return (s->m.dim + entries * (s->m.dim + 2)) * sizeof(double);
-}
-
-static int save(void *state, void *buf, struct aia_error *err)
-{
-    struct sag *s = state;
-    double *p = buf;
-    (void)err;
-    memcpy(p, s->m.x, s->m.dim * sizeof *p);
-    aia_table_save(&s->table, p + s->m.dim);
-    return 0;
-}
-
-static int load(void *state, const void *buf, size_t len, struct aia_error *err)
-{
-    struct sag *s = state;
-    const double *p = buf;
-    double rows, sent;
-    if (aia_state_len(len, state_size(state), err) < 0)
-        return -1;
-    size_t e = aia_table_bad(&s->table, p + s->m.dim, &rows, &sent);
-    if (e < s->table.entries)
-        return aia_seterr(err,
-                          "table entry %zu: %g rows from round %g, not a "
-                          "state of sag",
-                          e, rows, sent);
-    memcpy(s->m.x, p, s->m.dim * sizeof *p);
-    aia_table_load(&s->table, p + s->m.dim);
+    aia_table_put(&s->t.table, e, answer, rows, info->sent_round);
     return 0;
 }
 
@@ -257,8 +199,8 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .init = aia_method_init,
     .worker = worker,
     .absorb = absorb,
-    .query = query,
-    .state_size = state_size,
-    .save = save,
-    .load = load,
+    .query = aia_table_method_query,
+    .state_size = aia_table_method_size,
+    .save = aia_table_method_save,
+    .load = aia_table_method_load,
 };

@@ -281,6 +281,8 @@ int main(void)
     stale_and_partial();
     auto_step();
     table_blocks();
+    /* a checkpoint: the iterate, every worker's gradient, rows and round */
+    algtest_resume_check("gd", "{step: 0.5}", &Pb, W);
     plugtest_free(&A);
     plugtest_free(&Pb);
     return done_testing();

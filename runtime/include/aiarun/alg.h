@@ -267,6 +267,52 @@ static inline int aia_method_iterate(void *state, double *x,
     return 0;
 }
 
+/* A checkpoint's load refuses a state of another size than its own
+ * state_size: 0 when len is want, else -1 with err naming both. */
+static inline int aia_state_len(size_t len, size_t want, struct aia_error *err)
+{
+    if (len == want)
+        return 0;
+    return aia_seterr(err, "a state of %zu bytes, expected %zu", len, want);
+}
+
+/* Checkpoints of a state whose first member is a struct aia_method and
+ * that holds nothing else to save: the iterate, then its version when
+ * versioned (an answer's delay counts from it, so it goes on where it
+ * was).  load refuses another size or a version that is no count of
+ * steps, and changes nothing then. */
+static inline size_t aia_method_size(void *state)
+{
+    const struct aia_method *m = (struct aia_method *)state;
+    return (m->dim + (m->versioned ? 1 : 0)) * sizeof(double);
+}
+
+static inline int aia_method_save(void *state, void *buf, struct aia_error *err)
+{
+    const struct aia_method *m = (struct aia_method *)state;
+    double *p = (double *)buf;
+    (void)err;
+    memcpy(p, m->x, m->dim * sizeof *p);
+    if (m->versioned)
+        p[m->dim] = m->version;
+    return 0;
+}
+
+static inline int aia_method_load(void *state, const void *buf, size_t len,
+                                  struct aia_error *err)
+{
+    struct aia_method *m = (struct aia_method *)state;
+    const double *p = (const double *)buf;
+    if (aia_state_len(len, aia_method_size(state), err) < 0)
+        return -1;
+    if (m->versioned && !(p[m->dim] >= 0 && p[m->dim] < 9007199254740992.0))
+        return aia_seterr(err, "version %g: not a count of steps", p[m->dim]);
+    memcpy(m->x, p, m->dim * sizeof *p);
+    if (m->versioned)
+        m->version = p[m->dim];
+    return 0;
+}
+
 /* The weight of an answer's step: its worker's share m_i / m of the rows
  * times the n workers, 1 on even parts, so that a round of answers of
  * uneven parts adds up to the whole problem's gradient; 1 when the total
@@ -525,13 +571,89 @@ aia_table_restore(struct aia_table *t, const double *p, struct aia_error *err)
     return p;
 }
 
-/* A checkpoint's load refuses a state of another size than its own
- * state_size: 0 when len is want, else -1 with err naming both. */
-static inline int aia_state_len(size_t len, size_t want, struct aia_error *err)
+/* ------------------------------------------------------------------ */
+/* A method that steps along its table once a round                    */
+
+/* The first member of the state of a method whose coordinator keeps a
+ * table of the latest gradients and at the end of every round steps
+ * along their mean, its step times the table's age factor (gd, sag). */
+struct aia_table_method {
+    struct aia_method m;
+    struct aia_table table; /* coordinator */
+    double most;            /* the age factor's: 1 / (step L) */
+};
+
+/* Open tm: the step (aia_method_open's scale / L and rule; no batch, no
+ * version), most, and on the coordinator a table of entries gradients.
+ * 0, or -1 with err set (call aia_table_method_close either way). */
+static inline int aia_table_method_open(struct aia_table_method *tm,
+                                        const struct aia_context *ctx,
+                                        double scale, const char *rule,
+                                        double most, size_t entries,
+                                        struct aia_shape *shape,
+                                        struct aia_error *err)
 {
-    if (len == want)
-        return 0;
-    return aia_seterr(err, "a state of %zu bytes, expected %zu", len, want);
+    memset(&tm->table, 0, sizeof tm->table);
+    tm->most = most;
+    if (aia_method_open(&tm->m, ctx, scale, rule, 0, 0, 0, shape, err) < 0)
+        return -1;
+    if (ctx->role == AIA_ROLE_COORDINATOR &&
+        aia_table_init(&tm->table, entries, tm->m.dim) < 0)
+        return aia_seterr(err,
+                          "out of memory for a table of %zu gradients of "
+                          "dimension %zu",
+                          entries, tm->m.dim);
+    return 0;
+}
+
+static inline void aia_table_method_close(struct aia_table_method *tm)
+{
+    aia_method_close(&tm->m);
+    aia_table_free(&tm->table);
+}
+
+/* Descriptor functions for a state whose first member is a struct
+ * aia_table_method.  query: a step along the table's mean (none while it
+ * is empty), then the iterate.  Checkpoints: the iterate, then the table
+ * (aia_table_save), (dim + entries (dim + 2)) doubles; load refuses
+ * another size or a bad entry, and changes nothing then. */
+static inline int aia_table_method_query(void *state, double *query,
+                                         struct aia_error *err)
+{
+    struct aia_table_method *tm = (struct aia_table_method *)state;
+    double age = aia_table_age_factor(tm->m.host, &tm->table, tm->most);
+    aia_table_step(&tm->table, tm->m.x, tm->m.step * age);
+    return aia_method_init(state, query, err);
+}
+
+static inline size_t aia_table_method_size(void *state)
+{
+    const struct aia_table_method *tm = (struct aia_table_method *)state;
+    size_t d = tm->m.dim, e = tm->table.entries;
+    return (d + e * (d + 2)) * sizeof(double);
+}
+
+static inline int aia_table_method_save(void *state, void *buf,
+                                        struct aia_error *err)
+{
+    const struct aia_table_method *tm = (struct aia_table_method *)state;
+    double *p = (double *)buf;
+    (void)err;
+    memcpy(p, tm->m.x, tm->m.dim * sizeof *p);
+    aia_table_save(&tm->table, p + tm->m.dim);
+    return 0;
+}
+
+static inline int aia_table_method_load(void *state, const void *buf,
+                                        size_t len, struct aia_error *err)
+{
+    struct aia_table_method *tm = (struct aia_table_method *)state;
+    const double *p = (const double *)buf;
+    if (aia_state_len(len, aia_table_method_size(state), err) < 0 ||
+        !aia_table_restore(&tm->table, p + tm->m.dim, err))
+        return -1;
+    memcpy(tm->m.x, p, tm->m.dim * sizeof *p);
+    return 0;
 }
 
 #ifdef __cplusplus
