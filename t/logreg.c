@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plugtest.h"
+#include "probtest.h"
 #include "tap.h"
 
 #define M 400
@@ -17,64 +18,6 @@
 
 static const struct aia_problem_plugin *P;
 static struct plugtest T; /* rows 400, cols 5, l2 0.05, flip 0.1 */
-
-/* Open part index of count with t's parameters, on rows given by data
- * (NULL: generated); NULL when open fails, with err filled. */
-static void *try_open(const struct plugtest *t, int index, int count,
-                      int scheme, const double *weights, uint64_t seed,
-                      const struct aia_dataset *data, struct aia_error *err)
-{
-    struct aia_partition part = {index, count, scheme, 0, weights};
-    struct aia_context ctx = plugtest_ctx(
-        t->args, index == AIA_PART_ALL ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
-        index + 1, count, seed);
-    ctx.data = data;
-    void *s;
-    return P->open(&ctx, &part, &s, err) < 0 ? NULL : s;
-}
-
-static void *open_with(const struct plugtest *t, int index, int count,
-                       const struct aia_dataset *data, uint64_t seed)
-{
-    struct aia_error err;
-    void *s = try_open(t, index, count, AIA_PART_BLOCK, NULL, seed, data, &err);
-    if (!s)
-        bail_out("open: %s", err.text);
-    return s;
-}
-
-static double loss(void *s, const double *x)
-{
-    double f;
-    struct aia_error err;
-    if (P->loss(s, x, &f, &err) < 0)
-        bail_out("loss: %s", err.text);
-    return f;
-}
-
-static void grad(void *s, const double *x, double *g)
-{
-    struct aia_error err;
-    if (P->gradient(s, x, NULL, 0, g, &err) < 0)
-        bail_out("gradient: %s", err.text);
-}
-
-static double accuracy(void *s, const double *x)
-{
-    double a;
-    struct aia_error err;
-    if (P->metric(s, x, &a, &err) < 0)
-        bail_out("metric: %s", err.text);
-    return a;
-}
-
-static double maxdiff(const double *a, const double *b, size_t n)
-{
-    double d = 0;
-    for (size_t i = 0; i < n; i++)
-        d = fmax(d, fabs(a[i] - b[i]));
-    return d;
-}
 
 static double maxabs(const double *a, size_t n)
 {
@@ -96,96 +39,6 @@ static void signed_row(void *s, size_t i, double *sa)
         sa[j] *= -2;
 }
 
-/* Storage for a data set of up to M rows of N columns. */
-struct rows {
-    size_t ids[M], start[M + 1];
-    uint32_t col[M * N];
-    double val[M * N];
-    struct aia_dataset d;
-};
-
-/* Rows [first, first + k) of A with labels y, dense or sparse (zeros
- * left out). */
-static void make(struct rows *r, int sparse, const double *A, const double *y,
-                 size_t first, size_t k, size_t total)
-{
-    memset(r, 0, sizeof *r);
-    size_t nz = 0;
-    for (size_t i = 0; i < k; i++) {
-        r->ids[i] = first + i;
-        r->start[i] = nz;
-        for (size_t j = 0; j < N && sparse; j++)
-            if (A[(first + i) * N + j] != 0) {
-                r->col[nz] = (uint32_t)j;
-                r->val[nz++] = A[(first + i) * N + j];
-            }
-    }
-    r->start[k] = nz;
-    r->d = (struct aia_dataset){.rows = k,
-                                .cols = N,
-                                .total_rows = total,
-                                .row_ids = r->ids,
-                                .y = y + first,
-                                .source = sparse ? "rows.svm" : "rows.csv"};
-    if (sparse) {
-        r->d.row_start = r->start;
-        r->d.col = r->col;
-        r->d.val = r->val;
-    } else {
-        r->d.x = A + first * N;
-    }
-}
-
-/* Store each sparse row's entries in descending column order. */
-static void reverse_rows(struct rows *r, size_t k)
-{
-    for (size_t i = 0; i < k; i++)
-        for (size_t a = r->start[i], b = r->start[i + 1]; a + 1 < b; a++, b--) {
-            uint32_t c = r->col[a];
-            double v = r->val[a];
-            r->col[a] = r->col[b - 1];
-            r->val[a] = r->val[b - 1];
-            r->col[b - 1] = c;
-            r->val[b - 1] = v;
-        }
-}
-
-static void gradient_vs_differences(void)
-{
-    void *s = open_with(&T, 1, W, NULL, 5);
-    double x[N], g[N], xp[N], xm[N], fd[N];
-    for (int j = 0; j < N; j++)
-        x[j] = 0.4 * j - 0.9;
-    grad(s, x, g);
-    for (int j = 0; j < N; j++) {
-        memcpy(xp, x, sizeof x);
-        memcpy(xm, x, sizeof x);
-        xp[j] += 1e-5;
-        xm[j] -= 1e-5;
-        fd[j] = (loss(s, xp) - loss(s, xm)) / 2e-5;
-    }
-    ok(maxdiff(g, fd, N) < 1e-8,
-       "a worker's gradient matches central differences of its loss "
-       "(max diff %.2g)",
-       maxdiff(g, fd, N));
-
-    size_t idx[M / W];
-    for (size_t i = 0; i < M / W; i++)
-        idx[i] = i;
-    double gi[N], g0[N];
-    struct aia_error err;
-    P->gradient(s, x, idx, M / W, gi, &err);
-    ok(maxdiff(g, gi, N) < 1e-14,
-       "the gradient over every row by index equals the full one");
-    size_t one = 3;
-    P->gradient(s, x, &one, 1, g0, &err);
-    ok(maxdiff(g, g0, N) > 1e-6, "a one-row gradient differs from the mean");
-    ok(P->gradient(s, x, (size_t[]){M}, 1, g0, &err) < 0 &&
-           strstr(err.text, "not among"),
-       "a row the worker does not hold is refused");
-    P->close(s);
-}
-
 /* Margins of a thousand: the loss is 0 or 1000, never inf or NaN. */
 static void stability(void)
 {
@@ -193,14 +46,14 @@ static void stability(void)
     static const double y[] = {1, 0};
     struct plugtest t;
     plugtest_load(&t, "logreg", AIA_KIND_PROBLEM, "{}");
-    struct rows r;
-    make(&r, 0, A, y, 0, 2, 2);
-    void *s = open_with(&t, AIA_PART_ALL, 1, &r.d, 1);
+    struct probtest_rows r = {0};
+    probtest_rows_make(&r, 0, A, y, N, 0, 2, 2);
+    void *s = probtest_open(&t, AIA_PART_ALL, 1, &r.d, 1);
     double x[N] = {1000, 0, 0, 0, 0}, g[N], f;
-    f = loss(s, x);
+    f = probtest_loss(P, s, x);
     is_double(f, 500, 1e-9,
               "margins +1000 and -1000: the mean loss is (0 + 1000)/2");
-    grad(s, x, g);
+    probtest_grad(P, s, x, g);
     ok(isfinite(g[0]) && fabs(g[0] - 0.5) < 1e-15 && maxabs(g + 1, N - 1) == 0,
        "and the gradient is finite: (0.5, 0, ...) (got %g)", g[0]);
     size_t first = 0, second = 1;
@@ -210,19 +63,20 @@ static void stability(void)
     P->gradient(s, x, &second, 1, g, &err);
     ok(g[0] == 1, "a row at margin -1000 has gradient a (%g)", g[0]);
     x[0] = -1e6;
-    f = loss(s, x);
+    f = probtest_loss(P, s, x);
     is_double(f, 5e5, 1e-6, "margins of a million: %g", f);
     P->close(s);
 
-    make(&r, 0, A, y, 0, 1, 1);
-    s = open_with(&t, AIA_PART_ALL, 1, &r.d, 1);
+    probtest_rows_make(&r, 0, A, y, N, 0, 1, 1);
+    s = probtest_open(&t, AIA_PART_ALL, 1, &r.d, 1);
     x[0] = 1000;
-    f = loss(s, x);
+    f = probtest_loss(P, s, x);
     ok(f >= 0 && f < 1e-300, "one row right by 1000: a loss of 0 (%g)", f);
     x[0] = 30;
-    is_double(loss(s, x), exp(-30), 1e-25,
+    is_double(probtest_loss(P, s, x), exp(-30), 1e-25,
               "right by 30: exp(-30), not rounded away by 1 + exp(-30)");
     P->close(s);
+    probtest_rows_free(&r);
     plugtest_free(&t);
 }
 
@@ -238,29 +92,30 @@ static void metric(void)
     plugtest_load(&t, "logreg", AIA_KIND_PROBLEM, "{}");
     is_string(P->metric_name, "accuracy", "the metric is named accuracy");
     double x[N] = {1, -1, 0, 0, 0};
+    struct probtest_rows r = {0};
     for (int sp = 0; sp < 2; sp++)
         for (int pm = 0; pm < 2; pm++) {
-            struct rows r;
-            make(&r, sp, A, pm ? ypm : y01, 0, 5, 5);
-            void *s = open_with(&t, AIA_PART_ALL, 1, &r.d, 1);
-            is_double(accuracy(s, x), 0.6, 0,
+            probtest_rows_make(&r, sp, A, pm ? ypm : y01, N, 0, 5, 5);
+            void *s = probtest_open(&t, AIA_PART_ALL, 1, &r.d, 1);
+            is_double(probtest_metric(P, s, x), 0.6, 0,
                       "%s rows, labels %s: accuracy 3/5",
                       sp ? "sparse" : "dense", pm ? "-1/+1" : "0/1");
             x[0] = -1;
             x[1] = 1;
-            is_double(accuracy(s, x), 0.2, 0,
+            is_double(probtest_metric(P, s, x), 0.2, 0,
                       "%s rows, labels %s: 1/5 at the opposite model",
                       sp ? "sparse" : "dense", pm ? "-1/+1" : "0/1");
             x[0] = 1;
             x[1] = -1;
             P->close(s);
         }
-    struct rows r;
-    make(&r, 0, A, y01, 0, 5, 5);
-    void *s = open_with(&t, AIA_PART_ALL, 1, &r.d, 1);
+    probtest_rows_make(&r, 0, A, y01, N, 0, 5, 5);
+    void *s = probtest_open(&t, AIA_PART_ALL, 1, &r.d, 1);
     double zero[N] = {0};
-    is_double(accuracy(s, zero), 0, 0, "at 0 every row is on the boundary");
+    is_double(probtest_metric(P, s, zero), 0, 0,
+              "at 0 every row is on the boundary");
     P->close(s);
+    probtest_rows_free(&r);
     plugtest_free(&t);
 }
 
@@ -274,16 +129,17 @@ static void labels(void)
         y01[i] = (i * 5) % 3 == 0;
         ypm[i] = y01[i] ? 1 : -1;
     }
-    struct rows r1, r2;
-    make(&r1, 0, A, y01, 0, M, M);
-    make(&r2, 0, A, ypm, 0, M, M);
-    void *a = open_with(&T, AIA_PART_ALL, W, &r1.d, 5);
-    void *b = open_with(&T, AIA_PART_ALL, W, &r2.d, 5);
+    struct probtest_rows r1 = {0}, r2 = {0};
+    probtest_rows_make(&r1, 0, A, y01, N, 0, M, M);
+    probtest_rows_make(&r2, 0, A, ypm, N, 0, M, M);
+    void *a = probtest_open(&T, AIA_PART_ALL, W, &r1.d, 5);
+    void *b = probtest_open(&T, AIA_PART_ALL, W, &r2.d, 5);
     double x[N] = {0.3, -0.2, 0.1, 0.5, -0.4}, ga[N], gb[N];
-    grad(a, x, ga);
-    grad(b, x, gb);
-    ok(loss(a, x) == loss(b, x) && memcmp(ga, gb, sizeof ga) == 0 &&
-           accuracy(a, x) == accuracy(b, x),
+    probtest_grad(P, a, x, ga);
+    probtest_grad(P, b, x, gb);
+    ok(probtest_loss(P, a, x) == probtest_loss(P, b, x) &&
+           memcmp(ga, gb, sizeof ga) == 0 &&
+           probtest_metric(P, a, x) == probtest_metric(P, b, x),
        "labels -1/+1 give the very loss, gradient and accuracy of 0/1");
     P->close(a);
     P->close(b);
@@ -291,24 +147,27 @@ static void labels(void)
     struct aia_error err;
     memcpy(ybad, y01, sizeof ybad);
     ybad[12] = 2;
-    make(&r1, 1, A, ybad, 10, 20, M);
-    ok(!try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
+    probtest_rows_make(&r1, 1, A, ybad, N, 10, 20, M);
+    ok(!probtest_try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
            strstr(err.text, "rows.svm: row 13: label 2 "),
        "a label 2 is refused, naming the row (%s)", err.text);
     ybad[12] = 0.5;
-    ok(!try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
+    ok(!probtest_try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
            strstr(err.text, "label 0.5 "),
        "a label 0.5 is refused");
     ybad[12] = NAN;
-    ok(!try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
+    ok(!probtest_try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
            strstr(err.text, "label nan "),
        "a label NaN is refused");
     memcpy(ybad, y01, sizeof ybad);
     ybad[30] = -1;
-    make(&r1, 0, A, ybad, 0, M, M);
-    ok(!try_open(&T, AIA_PART_ALL, W, AIA_PART_BLOCK, NULL, 5, &r1.d, &err) &&
+    probtest_rows_make(&r1, 0, A, ybad, N, 0, M, M);
+    ok(!probtest_try_open(&T, AIA_PART_ALL, W, AIA_PART_BLOCK, NULL, 5, &r1.d,
+                          &err) &&
            strstr(err.text, "0 and -1 both"),
        "labels 0, -1 and 1 together are three classes: refused (%s)", err.text);
+    probtest_rows_free(&r1);
+    probtest_rows_free(&r2);
 }
 
 /* The hidden plane: w_true from its own stream (the generator's contract,
@@ -335,14 +194,14 @@ static void separable(void)
     for (int j = 0; j < N; j++)
         wn += w[j] * w[j];
     wn = sqrt(wn);
-    void *all = open_with(&t, AIA_PART_ALL, W, NULL, 7);
-    is_double(accuracy(all, w), 1, 0, "flip 0: accuracy 1 at w_true");
+    void *all = probtest_open(&t, AIA_PART_ALL, W, NULL, 7);
+    is_double(probtest_metric(P, all, w), 1, 0, "flip 0: accuracy 1 at w_true");
     P->close(all);
     double dmin = INFINITY, dmax = 0, pushed = 0, onmargin = 0, flipped = 0;
     for (int p = 0; p < W; p++) {
-        void *s = open_with(&t, p, W, NULL, 7);
-        void *f = open_with(&tf, p, W, NULL, 7);
-        is_double(accuracy(s, w), 1, 0, "flip 0: worker %d too", p);
+        void *s = probtest_open(&t, p, W, NULL, 7);
+        void *f = probtest_open(&tf, p, W, NULL, 7);
+        is_double(probtest_metric(P, s, w), 1, 0, "flip 0: worker %d too", p);
         for (size_t i = 0; i < P->rows(s); i++) {
             double sa[N], fa[N], d = 0;
             signed_row(s, i, sa);
@@ -353,10 +212,10 @@ static void separable(void)
             dmax = fmax(dmax, d);
             pushed += d < 0.5;
             onmargin += d < 0.25 + 1e-9;
-            if (maxdiff(sa, fa, N) != 0) {
+            if (probtest_maxdiff(sa, fa, N) != 0) {
                 for (int j = 0; j < N; j++)
                     fa[j] = -fa[j];
-                flipped += maxdiff(sa, fa, N) == 0 ? 1 : 1e9;
+                flipped += probtest_maxdiff(sa, fa, N) == 0 ? 1 : 1e9;
             }
         }
         P->close(s);
@@ -376,8 +235,8 @@ static void separable(void)
     ok(flipped > 2000 * 0.17 && flipped < 2000 * 0.23,
        "flip 0.2 negates the labels of about a fifth of the same rows (%g)",
        flipped);
-    all = open_with(&tf, AIA_PART_ALL, W, NULL, 7);
-    is_double(accuracy(all, w), 1 - flipped / 2000, 1e-15,
+    all = probtest_open(&tf, AIA_PART_ALL, W, NULL, 7);
+    is_double(probtest_metric(P, all, w), 1 - flipped / 2000, 1e-15,
               "flip 0.2: the accuracy at w_true is the unflipped share");
     P->close(all);
     plugtest_free(&t);
@@ -388,19 +247,19 @@ static void separable(void)
  * in the workers' rows; with l2 = 0 on separable rows there is none. */
 static void optimum(void)
 {
-    void *all = open_with(&T, AIA_PART_ALL, W, NULL, 5);
+    void *all = probtest_open(&T, AIA_PART_ALL, W, NULL, 5);
     double xs[N], fs, g[N], gsum[N] = {0};
     struct aia_error err;
     if (!ok(P->optimum(all, xs, &fs, &err) == 0, "l2 0.05: the optimum is "
                                                  "known"))
         diag("%s", err.text);
-    grad(all, xs, g);
+    probtest_grad(P, all, xs, g);
     ok(maxabs(g, N) < 1e-12, "the gradient vanishes there (%.2g)",
        maxabs(g, N));
     for (int p = 0; p < W; p++) {
-        void *s = open_with(&T, p, W, NULL, 5);
+        void *s = probtest_open(&T, p, W, NULL, 5);
         double gp[N];
-        grad(s, xs, gp);
+        probtest_grad(P, s, xs, gp);
         for (int j = 0; j < N; j++)
             gsum[j] += (double)P->rows(s) / M * gp[j];
         ok(P->optimum(s, g, &fs, &err) < 0 && strstr(err.text, "coordinator"),
@@ -410,7 +269,7 @@ static void optimum(void)
     P->optimum(all, xs, &fs, &err);
     ok(maxabs(gsum, N) < 1e-12, "and in the workers' rows, weighted (%.2g)",
        maxabs(gsum, N));
-    is_double(loss(all, xs), fs, 0, "its loss is the loss there");
+    is_double(probtest_loss(P, all, xs), fs, 0, "its loss is the loss there");
     ok(maxabs(xs, N) > 0.1, "it is not 0");
     int above = 1;
     for (int j = 0; j < N; j++)
@@ -418,14 +277,14 @@ static void optimum(void)
             double x[N];
             memcpy(x, xs, sizeof x);
             x[j] += h;
-            above &= loss(all, x) > fs;
+            above &= probtest_loss(P, all, x) > fs;
         }
     ok(above, "every nearby point has a higher loss");
     P->close(all);
 
     struct plugtest t;
     plugtest_load(&t, "logreg", AIA_KIND_PROBLEM, "{rows: 400, cols: 5}");
-    all = open_with(&t, AIA_PART_ALL, W, NULL, 5);
+    all = probtest_open(&t, AIA_PART_ALL, W, NULL, 5);
     ok(P->optimum(all, xs, &fs, &err) < 0 && strstr(err.text, "separable") &&
            strstr(err.text, "no finite minimiser"),
        "l2 0, flip 0: no optimum, and it says why (%s)", err.text);
@@ -436,7 +295,7 @@ static void optimum(void)
 
     plugtest_load(&t, "logreg", AIA_KIND_PROBLEM,
                   "{rows: 1000, cols: 4000, l2: 1}");
-    all = open_with(&t, AIA_PART_ALL, W, NULL, 5);
+    all = probtest_open(&t, AIA_PART_ALL, W, NULL, 5);
     ok(P->optimum(all, xs, &fs, &err) < 0 && strstr(err.text, "operations"),
        "1000 rows of 4000 columns: no optimum, the job would wait (%s)",
        err.text);
@@ -445,11 +304,11 @@ static void optimum(void)
 
     plugtest_load(&t, "logreg", AIA_KIND_PROBLEM,
                   "{rows: 400, cols: 5, flip: 0.1}");
-    all = open_with(&t, AIA_PART_ALL, W, NULL, 5);
+    all = probtest_open(&t, AIA_PART_ALL, W, NULL, 5);
     if (!ok(P->optimum(all, xs, &fs, &err) == 0,
             "l2 0, flip 0.1: not separable, the optimum is known"))
         diag("%s", err.text);
-    grad(all, xs, g);
+    probtest_grad(P, all, xs, g);
     ok(maxabs(g, N) < 1e-12, "and the gradient vanishes there (%.2g)",
        maxabs(g, N));
     P->close(all);
@@ -471,114 +330,50 @@ static void hard_start(void)
     }
     struct plugtest t;
     plugtest_load(&t, "logreg", AIA_KIND_PROBLEM, "{l2: 0.01}");
+    struct probtest_rows r = {0};
     for (int sp = 0; sp < 2; sp++) {
-        static struct rows r;
-        make(&r, sp, A, y, 0, 8, 8);
+        probtest_rows_make(&r, sp, A, y, N, 0, 8, 8);
         if (sp)
-            reverse_rows(&r, 8);
+            probtest_rows_reverse(&r, 8);
         const char *what = sp ? "sparse, columns out of order" : "dense";
-        void *all = open_with(&t, AIA_PART_ALL, 1, &r.d, 1);
+        void *all = probtest_open(&t, AIA_PART_ALL, 1, &r.d, 1);
         double xs[N], fs, g[N], g0[N], zero[N] = {0};
         struct aia_error err;
         if (!ok(P->optimum(all, xs, &fs, &err) == 0,
                 "badly scaled rows (%s): the optimum is known", what))
             diag("%s", err.text);
-        grad(all, zero, g0);
-        grad(all, xs, g);
+        probtest_grad(P, all, zero, g0);
+        probtest_grad(P, all, xs, g);
         ok(maxabs(g, N) < 1e-12 * maxabs(g0, N),
            "badly scaled rows (%s): the gradient vanishes there (%.2g, "
            "%.2g at 0)",
            what, maxabs(g, N), maxabs(g0, N));
         P->close(all);
     }
+    probtest_rows_free(&r);
     plugtest_free(&t);
-}
-
-/* Every row is in exactly one part; the parts' losses, gradients and
- * accuracies, weighted by their rows, give the whole problem's. */
-static void partitions(int scheme, const double *weights, const char *what)
-{
-    struct aia_error err;
-    void *all = try_open(&T, AIA_PART_ALL, W, scheme, weights, 5, NULL, &err);
-    if (!all)
-        bail_out("open: %s", err.text);
-    is_int((long long)P->rows(all), M, "%s: the coordinator sees every row",
-           what);
-    double x[N], gall[N], g[N], gsum[N] = {0}, fsum = 0, asum = 0;
-    for (int j = 0; j < N; j++)
-        x[j] = sin(j + 1.0);
-    grad(all, x, gall);
-    size_t total = 0;
-    for (int p = 0; p < W; p++) {
-        void *s = try_open(&T, p, W, scheme, weights, 5, NULL, &err);
-        if (!s)
-            bail_out("open: %s", err.text);
-        size_t k = P->rows(s);
-        total += k;
-        grad(s, x, g);
-        for (int j = 0; j < N; j++)
-            gsum[j] += (double)k * g[j] / M;
-        fsum += (double)k * loss(s, x) / M;
-        asum += (double)k * accuracy(s, x) / M;
-        P->close(s);
-    }
-    is_int((long long)total, M, "%s: the parts hold every row once", what);
-    ok(maxdiff(gsum, gall, N) < 1e-12,
-       "%s: weighted part gradients add up to the whole gradient", what);
-    is_double(fsum, loss(all, x), 1e-12 * fabs(fsum),
-              "%s: weighted part losses add up to the whole loss", what);
-    is_double(asum, accuracy(all, x), 1e-12,
-              "%s: weighted part accuracies add up to the whole one", what);
-    P->close(all);
-}
-
-/* Two states on the same rows agree: loss, gradients, accuracy and, on the
- * coordinator, the optimum. */
-static void same(void *a, void *b, int all, const char *what)
-{
-    double x[N] = {0.5, -1, 0.25, 2, -0.75}, ga[N], gb[N];
-    is_double(loss(a, x), loss(b, x), 1e-14, "%s: the same loss", what);
-    grad(a, x, ga);
-    grad(b, x, gb);
-    ok(maxdiff(ga, gb, N) < 1e-14, "%s: the same gradient", what);
-    struct aia_error err;
-    size_t idx[] = {0, 7, 3, 3};
-    P->gradient(a, x, idx, 4, ga, &err);
-    P->gradient(b, x, idx, 4, gb, &err);
-    ok(maxdiff(ga, gb, N) < 1e-14, "%s: the same gradient over some rows",
-       what);
-    is_double(accuracy(a, x), accuracy(b, x), 0, "%s: the same accuracy", what);
-    if (!all)
-        return;
-    double xa[N], xb[N], fa, fb;
-    if (P->optimum(a, xa, &fa, &err) < 0 || P->optimum(b, xb, &fb, &err) < 0)
-        bail_out("optimum: %s", err.text);
-    ok(maxdiff(xa, xb, N) < 1e-10 && fabs(fa - fb) < 1e-14,
-       "%s: the same optimum", what);
 }
 
 static void data(void)
 {
     static double SA[M * N], S[M * N], ones[M];
+    static const double cmp[N] = {0.5, -1, 0.25, 2, -0.75};
+    const struct probtest_at at = {cmp, N, 1e-14, 1e-10};
     /* The generated rows, read back with their signs: given with label 1
      * they are the same problem. */
-    void *gen = open_with(&T, AIA_PART_ALL, W, NULL, 5);
+    void *gen = probtest_open(&T, AIA_PART_ALL, W, NULL, 5);
     for (int i = 0; i < M; i++) {
         signed_row(gen, (size_t)i, SA + i * N);
         ones[i] = 1;
     }
-    static struct rows r1, r2;
-    make(&r1, 0, SA, ones, 0, M, M);
-    void *den = open_with(&T, AIA_PART_ALL, W, &r1.d, 5);
-    same(gen, den, 1, "data: coordinator, generated vs dense");
     P->close(gen);
-    P->close(den);
-    gen = open_with(&T, 2, W, NULL, 5);
-    make(&r1, 0, SA, ones, 2 * M / W, M / W, M);
-    den = open_with(&T, 2, W, &r1.d, 5);
-    same(gen, den, 0, "data: worker 2, generated vs dense");
-    P->close(gen);
-    P->close(den);
+    struct probtest_rows r1 = {0}, r2 = {0};
+    probtest_rows_make(&r1, 0, SA, ones, N, 0, M, M);
+    probtest_same_rows(&T, AIA_PART_ALL, W, NULL, &r1.d, 5, &at,
+                       "data: coordinator, generated vs dense");
+    probtest_rows_make(&r1, 0, SA, ones, N, 2 * M / W, M / W, M);
+    probtest_same_rows(&T, 2, W, NULL, &r1.d, 5, &at,
+                       "data: worker 2, generated vs dense");
 
     /* Half the entries zero, labels mixed: dense vs sparse storage. */
     double y[M];
@@ -586,26 +381,22 @@ static void data(void)
         S[i] = (i * 7 + i / N) % 2 ? SA[i] : 0;
     for (int i = 0; i < M; i++)
         y[i] = i % 3 == 0;
-    make(&r1, 0, S, y, 0, M, M);
-    make(&r2, 1, S, y, 0, M, M);
+    probtest_rows_make(&r1, 0, S, y, N, 0, M, M);
+    probtest_rows_make(&r2, 1, S, y, N, 0, M, M);
     ok(r2.start[M] < M * N * 6 / 10,
        "data: the sparse rows hold %zu of %d entries", r2.start[M], M * N);
-    den = open_with(&T, AIA_PART_ALL, W, &r1.d, 5);
-    void *spa = open_with(&T, AIA_PART_ALL, W, &r2.d, 5);
-    same(den, spa, 1, "data: coordinator, dense vs sparse");
-    P->close(spa);
-    reverse_rows(&r2, M);
-    spa = open_with(&T, AIA_PART_ALL, W, &r2.d, 5);
-    same(den, spa, 1, "data: coordinator, sparse columns out of order");
-    P->close(den);
-    P->close(spa);
+    probtest_same_rows(&T, AIA_PART_ALL, W, &r1.d, &r2.d, 5, &at,
+                       "data: coordinator, dense vs sparse");
+    probtest_rows_reverse(&r2, M);
+    probtest_same_rows(&T, AIA_PART_ALL, W, &r1.d, &r2.d, 5, &at,
+                       "data: coordinator, sparse columns out of order");
 
     /* A worker uses the rows it is given as they are: 37 rows from 100
      * on, though block part 1 of 4 would be rows 100 to 199. */
     for (int sp = 0; sp < 2; sp++) {
-        make(&r1, sp, S, y, 100, 37, M);
-        void *s = open_with(&T, 1, W, &r1.d, 5);
-        double x[N] = {0.5, -0.5, 1, 0, 2}, g[N], want[N], f = 0;
+        probtest_rows_make(&r1, sp, S, y, N, 100, 37, M);
+        void *s = probtest_open(&T, 1, W, &r1.d, 5);
+        double x[N] = {0.5, -0.5, 1, 0, 2}, want[N], f = 0;
         for (int j = 0; j < N; j++)
             want[j] = 0.05 * x[j]; /* l2 */
         for (int i = 100; i < 137; i++) {
@@ -618,79 +409,47 @@ static void data(void)
                 want[j] -= sg * S[i * N + j] / (1 + exp(z)) / 37;
         }
         f += 0.025 * (0.25 + 0.25 + 1 + 4);
-        is_int((long long)P->rows(s), 37,
-               "data (%s): worker 1 holds the 37 rows given",
-               sp ? "sparse" : "dense");
-        grad(s, x, g);
-        ok(maxdiff(g, want, N) < 1e-14, "data (%s): its gradient is theirs",
-           sp ? "sparse" : "dense");
-        is_double(loss(s, x), f, 1e-14, "data (%s): its loss is theirs",
-                  sp ? "sparse" : "dense");
+        probtest_holds(P, s, 37, x, N, f, want, 1e-14,
+                       sp ? "data (sparse): worker 1"
+                          : "data (dense): worker 1");
         P->close(s);
     }
 
     struct aia_error err;
-    make(&r2, 1, S, y, 0, 20, M);
+    probtest_rows_make(&r2, 1, S, y, N, 0, 20, M);
     r2.col[4] = N;
     char want[64];
     size_t row = 0;
     while (r2.start[row + 1] <= 4)
         row++;
     snprintf(want, sizeof want, "rows.svm: row %zu: column 6 of 5", row + 1);
-    ok(!try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r2.d, &err) &&
+    ok(!probtest_try_open(&T, 0, W, AIA_PART_BLOCK, NULL, 5, &r2.d, &err) &&
            strstr(err.text, want),
        "data: a column out of range is refused, naming the row (%s)", err.text);
-}
-
-static void determinism(void)
-{
-    double x[N] = {1, 2, 3, 4, 5}, g1[N], g2[N], g3[N];
-    void *a = open_with(&T, 2, W, NULL, 9);
-    void *b = open_with(&T, 2, W, NULL, 9);
-    void *c = open_with(&T, 2, W, NULL, 10);
-    grad(a, x, g1);
-    grad(b, x, g2);
-    grad(c, x, g3);
-    ok(memcmp(g1, g2, sizeof g1) == 0, "the same seed builds the same rows");
-    ok(maxdiff(g1, g3, N) > 1e-3, "another seed builds other rows");
-    P->close(a);
-    P->close(b);
-    P->close(c);
+    probtest_rows_free(&r1);
+    probtest_rows_free(&r2);
 }
 
 /* smoothness: L = lambda_max(A'A)/(4k) + l2 for the k rows held, from
  * the rows themselves; and it bounds how fast the gradient changes. */
 static void smoothness(void)
 {
-    void *s = open_with(&T, 1, W, NULL, 5);
+    void *s = probtest_open(&T, 1, W, NULL, 5);
     struct aia_error err;
     double L;
     ok(P->smoothness && P->smoothness(s, &L, &err) == 0,
        "logreg gives its smoothness");
     size_t k = P->rows(s);
-    double G[N][N] = {{0}}, sa[N], v[N], w[N], lambda = 0;
+    double G[N][N] = {{0}}, sa[N];
     for (size_t i = 0; i < k; i++) {
         signed_row(s, i, sa);
         for (int a = 0; a < N; a++)
             for (int b = 0; b < N; b++)
                 G[a][b] += sa[a] * sa[b] / (4.0 * (double)k);
     }
-    for (int j = 0; j < N; j++)
-        v[j] = 1;
-    for (int it = 0; it < 2000; it++) {
-        double norm = 0;
-        for (int a = 0; a < N; a++) {
-            w[a] = 0;
-            for (int b = 0; b < N; b++)
-                w[a] += G[a][b] * v[b];
-            norm += w[a] * w[a];
-        }
-        lambda = sqrt(norm);
-        for (int a = 0; a < N; a++)
-            v[a] = w[a] / lambda;
-    }
-    is_double(L, lambda + 0.05, 1e-4 * L,
-              "L is lambda_max(A'A)/(4k) + l2 (%g)", L);
+    double lambda = probtest_top_eigenvalue(&G[0][0], N, 2000);
+    is_double(L, lambda + 0.05, 1e-4 * L, "L is lambda_max(A'A)/(4k) + l2 (%g)",
+              L);
     struct aia_rng g;
     aia_rng_seed(&g, 9, 1);
     double worst = 0, x[N], y[N], gx[N], gy[N];
@@ -700,15 +459,16 @@ static void smoothness(void)
             x[j] = 3 * aia_rng_normal(&g);
             y[j] = x[j] + aia_rng_normal(&g);
         }
-        grad(s, x, gx);
-        grad(s, y, gy);
+        probtest_grad(P, s, x, gx);
+        probtest_grad(P, s, y, gy);
         for (int j = 0; j < N; j++)
             dx += (x[j] - y[j]) * (x[j] - y[j]),
                 dg += (gx[j] - gy[j]) * (gx[j] - gy[j]);
         worst = fmax(worst, sqrt(dg / dx));
     }
-    ok(worst <= L, "|g(x) - g(y)| <= L |x - y| over 50 random pairs "
-                   "(worst ratio %g)",
+    ok(worst <= L,
+       "|g(x) - g(y)| <= L |x - y| over 50 random pairs "
+       "(worst ratio %g)",
        worst);
     P->close(s);
 }
@@ -720,19 +480,17 @@ int main(void)
     P = (const void *)T.p->h;
     plan(0);
     ok(P->flags & AIA_PROBLEM_DATA, "logreg takes rows from data files");
-    gradient_vs_differences();
+    double x[N];
+    for (int j = 0; j < N; j++)
+        x[j] = 0.4 * j - 0.9;
+    probtest_claims(&T, W, x, N, M, 1e-8);
     stability();
     metric();
     labels();
     separable();
     optimum();
     hard_start();
-    partitions(AIA_PART_BLOCK, NULL, "block");
-    partitions(AIA_PART_CYCLIC, NULL, "cyclic");
-    partitions(AIA_PART_BLOCK, (double[]){1, 2, 3, 0.5}, "weighted block");
-    partitions(AIA_PART_CYCLIC, (double[]){1, 2, 3, 0.5}, "weighted cyclic");
     data();
-    determinism();
     smoothness();
     plugtest_free(&T);
     return done_testing();
