@@ -6,8 +6,8 @@
  *     x <- (sum_i w_i y_i) / (sum_i w_i),
  *
  * which a persistent straggler pulls back: its model is many rounds old
- * and keeps its full weight (bench case 3: 1.9x the synchronous
- * baseline where gd reached 8.9x).  Two schemes count age:
+ * and keeps its full weight (bench case 3 measures how far behind gd
+ * that left average).  Two schemes count age:
  *
  * - decay: worker i's weight is w_i * decay^a_i, a_i the model's age in
  *   rounds (the current round less the round of the query it answered):

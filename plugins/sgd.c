@@ -65,15 +65,15 @@
  * settles at the optimum when the parts differ (their gradients there
  * are not zero, only their weighted sum is): it wanders in a
  * neighbourhood whose size grows with the step, and which a badly
- * conditioned problem magnifies (at condition 1e5, 4 workers, 400 noisy
- * rows: a gap of 4e-3 at step 1/(2nL), where 1e-6 was asked).  The table's
- * mean is zero at the optimum, so a constant step converges to it.  A
- * decreasing step would too, but slowly: the step must shrink by the
- * ratio of the gaps' square roots (60x from 4e-3 to 1e-6) and the slowest
- * direction then needs as many times more updates.  The step is the same
- * 1/(2nL) (a round of n updates along the whole problem's gradient moves
- * x by 1/(2L)), the schedule, momentum and staleness scaling apply as
- * for answers, and weighting: equal gives every entry the weight 1.
+ * conditioned problem magnifies (bench/ANALYSIS.md, case autostep, has
+ * the gaps measured).  The table's mean is zero at the optimum, so a
+ * constant step converges to it.  A decreasing step would too, but
+ * slowly: the step must shrink by the ratio of the gaps' square roots
+ * and the slowest direction then needs as many times more updates.  The
+ * step is the same 1/(2nL) (a round of n updates along the whole
+ * problem's gradient moves x by 1/(2L)), the schedule, momentum and
+ * staleness scaling apply as for answers, and weighting: equal gives
+ * every entry the weight 1.
  * The table's direction is as old as its entries: with a the entries'
  * weighted mean age (rounds since their queries; updates in async mode),
  * the step is multiplied by min(1, 2n/a).  Steady, a is about 1.5n and
@@ -84,13 +84,13 @@
  * adaptive steps above, on the table's mean delay), and a stale entry,
  * applied at every update until its worker answers, drives x less.
  * update: auto (the default) is table when the step is auto, in rounds
- * and async mode alike (with nwait 3 of 4 at condition 1e5 the per-answer
- * rule stood at a gap of 4e-4 where the table reached 2e-6 in the same
- * time), and answer when the job names a step, so that an explicit step
- * keeps the per-answer rule.  The table costs the coordinator one
- * gradient per worker; the running sum is refreshed from the table every
- * n answers, so an update costs O(dim) as the per-answer one does and
- * rounding does not drift.
+ * and async mode alike (on a badly conditioned problem the per-answer
+ * rule stops far from the optimum where the table reaches it: case
+ * autostep in bench/ANALYSIS.md), and answer when the job names a step,
+ * so that an explicit step keeps the per-answer rule.  The table costs
+ * the coordinator one gradient per worker; the running sum is refreshed
+ * from the table every n answers (aia_table_add), so an update costs
+ * O(dim) as the per-answer one does and rounding does not drift.
  */
 #include <config.h>
 

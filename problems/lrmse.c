@@ -232,8 +232,8 @@ static double get_row(struct lrmse *p, size_t i, struct aia_row *r)
 /* g += sum_i (a_i . x - b_i) a_i over k contiguous dense rows: the
  * gradient's hot loop, in one function so that nothing but the two vector
  * loops runs per row, four partial sums in the dot product, and (GCC)
- * compiled as at -O3 whatever the build's flags.  bench/ (case 4): 1.3x
- * under the memory bandwidth bound, against 1.7x for the general path. */
+ * compiled as at -O3 whatever the build's flags: bench case 4 measures
+ * it against the memory bandwidth bound and the general path. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("O3")))
 #endif
