@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plugtest.h"
+#include "probtest.h"
 #include "tap.h"
 
 #define M 60 /* rows */
@@ -95,23 +96,6 @@ static void *must_open(struct prob *pr, const struct aia_dataset *d)
     return s;
 }
 
-static double loss_at(struct prob *pr, void *s, const double *x)
-{
-    double f;
-    struct aia_error err;
-    if (pr->p->loss(s, x, &f, &err) < 0)
-        bail_out("loss: %s", err.text);
-    return f;
-}
-
-static double maxdiff(const double *a, const double *b, size_t n)
-{
-    double d = 0;
-    for (size_t i = 0; i < n; i++)
-        d = fmax(d, fabs(a[i] - b[i]));
-    return d;
-}
-
 /* What every classifier must do; x0 a model to test at. */
 static void common(struct prob *pr, const double *x0)
 {
@@ -128,14 +112,14 @@ static void common(struct prob *pr, const double *x0)
     for (size_t j = 0; j < n; j++) {
         double keep = x[j];
         x[j] = keep + h;
-        double fp = loss_at(pr, s, x);
+        double fp = probtest_loss(pr->p, s, x);
         x[j] = keep - h;
-        double fm = loss_at(pr, s, x);
+        double fm = probtest_loss(pr->p, s, x);
         x[j] = keep;
         fd[j] = (fp - fm) / (2 * h);
         scale = fmax(scale, fabs(fd[j]));
     }
-    double diff = maxdiff(g, fd, n);
+    double diff = probtest_maxdiff(g, fd, n);
     ok(diff < 1e-7 * (1 + scale),
        "%s: the gradient matches central differences of the loss (max diff "
        "%.1e, largest entry %.2g)",
@@ -144,7 +128,7 @@ static void common(struct prob *pr, const double *x0)
     for (size_t i = 0; i < M; i++)
         all[i] = i;
     pr->p->gradient(s, x, all, M, g2, &err);
-    ok(maxdiff(g, g2, n) < 1e-14,
+    ok(probtest_maxdiff(g, g2, n) < 1e-14,
        "%s: the gradient over every row by index "
        "is the full one",
        pr->name);
@@ -153,9 +137,9 @@ static void common(struct prob *pr, const double *x0)
        "%s: a row not held is refused (%s)", pr->name, err.text);
     /* sparse rows: the same numbers */
     void *ss = must_open(pr, &sp);
-    double fs = loss_at(pr, ss, x), f = loss_at(pr, s, x);
+    double fs = probtest_loss(pr->p, ss, x), f = probtest_loss(pr->p, s, x);
     pr->p->gradient(ss, x, NULL, 0, g2, &err);
-    ok(fabs(fs - f) < 1e-13 && maxdiff(g, g2, n) < 1e-13,
+    ok(fabs(fs - f) < 1e-13 && probtest_maxdiff(g, g2, n) < 1e-13,
        "%s: sparse rows give the dense rows' loss and gradient", pr->name);
     double a1, a2;
     pr->p->metric(s, x, &a1, &err);
@@ -170,7 +154,7 @@ static void common(struct prob *pr, const double *x0)
         sel[i] = 20 + i;
     pr->p->gradient(sw, x, NULL, 0, g2, &err);
     pr->p->gradient(s, x, sel, 15, g, &err);
-    ok(maxdiff(g, g2, n) < 1e-14,
+    ok(probtest_maxdiff(g, g2, n) < 1e-14,
        "%s: a worker holding rows 20-34 gives the gradient over them",
        pr->name);
     pr->p->close(sw);
@@ -204,7 +188,7 @@ static void softmax(void)
     size_t n = pr.p->dim(s);
     is_int((long long)n, C * (N + 1), "softmax: dim is C (n + 1)");
     double *x = calloc(n, sizeof *x);
-    is_double(loss_at(&pr, s, x), log(C), 1e-14,
+    is_double(probtest_loss(pr.p, s, x), log(C), 1e-14,
               "softmax: the loss at 0 is log C");
     struct aia_rng g;
     aia_rng_seed(&g, 3, 3);
@@ -313,7 +297,7 @@ static void mlp(void)
     double f, acc, fd, accd;
     struct aia_error err;
     pr.p->metric(s, x, &acc, &err);
-    f = loss_at(&pr, s, x);
+    f = probtest_loss(pr.p, s, x);
     mlp_direct(width, 3, 11, x, &fd, &accd);
     is_double(f, fd, 1e-12,
               "mlp: the loss is the network's computed "
@@ -325,7 +309,7 @@ static void mlp(void)
     struct aia_context ctx = plugtest_ctx(pr.t.args, AIA_ROLE_WORKER, 1, 1, 12);
     ctx.data = &d;
     pr.p->open(&ctx, &part, &s2, &err);
-    ok(loss_at(&pr, s2, x0) != loss_at(&pr, s, x0),
+    ok(probtest_loss(pr.p, s2, x0) != probtest_loss(pr.p, s, x0),
        "mlp: another seed starts from other weights");
     pr.p->close(s2);
     ok(pr.p->optimum == NULL, "mlp: no optimum (non-convex)");

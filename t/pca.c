@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plugtest.h"
+#include "probtest.h"
 #include "tap.h"
 
 #define M 120
@@ -53,22 +54,6 @@ static void *open_as(struct plugtest *t, const struct aia_dataset *d, int index,
     if (P->open(&ctx, &part, &s, &err) < 0)
         bail_out("open: %s", err.text);
     return s;
-}
-
-static double loss(void *s, const double *x)
-{
-    double f;
-    struct aia_error err;
-    P->loss(s, x, &f, &err);
-    return f;
-}
-
-static double maxdiff(const double *a, const double *b, size_t n)
-{
-    double d = 0;
-    for (size_t i = 0; i < n; i++)
-        d = fmax(d, fabs(a[i] - b[i]));
-    return d;
 }
 
 /* The top K eigenpairs of the symmetric E (destroyed), by power iteration
@@ -137,16 +122,17 @@ int main(void)
     for (size_t j = 0; j < n; j++) {
         memcpy(xs, x, sizeof xs);
         xs[j] += h;
-        double fp = loss(s, xs);
+        double fp = probtest_loss(P, s, xs);
         xs[j] -= 2 * h;
-        fd[j] = (fp - loss(s, xs)) / (2 * h);
+        fd[j] = (fp - probtest_loss(P, s, xs)) / (2 * h);
     }
-    ok(maxdiff(g1, fd, n) < 1e-6,
+    ok(probtest_maxdiff(g1, fd, n) < 1e-6,
        "the gradient matches central differences "
        "of the loss (%.1e)",
-       maxdiff(g1, fd, n));
+       probtest_maxdiff(g1, fd, n));
     P->gradient(sp, x, NULL, 0, g2, &err);
-    ok(maxdiff(g1, g2, n) < 1e-12 && fabs(loss(s, x) - loss(sp, x)) < 1e-12,
+    ok(probtest_maxdiff(g1, g2, n) < 1e-12 &&
+           fabs(probtest_loss(P, s, x) - probtest_loss(P, sp, x)) < 1e-12,
        "sparse rows give the dense rows' loss and gradient");
     /* the reference */
     double E[N * N] = {0}, vec[K * N], val[K], tr = 0;
@@ -162,7 +148,7 @@ int main(void)
        "eigen-solve");
     is_double(fo, 0.5 * (tr - val[0] - val[1] - val[2]), 1e-10,
               "its loss is half the variance left by the top 3 eigenvalues");
-    is_double(loss(s, xo), fo, 1e-10, "and the loss there is that");
+    is_double(probtest_loss(P, s, xo), fo, 1e-10, "and the loss there is that");
     double ev;
     P->metric(s, xo, &ev, &err);
     is_double(ev, (val[0] + val[1] + val[2]) / tr, 1e-10,
@@ -177,9 +163,10 @@ int main(void)
         gn = fmax(gn, fabs(g1[j]));
     ok(gn < 1e-10, "the gradient vanishes at the optimum (%.1e)", gn);
     /* V = V0 + x: V0 from the loss at x = 0 is not the optimum */
-    ok(loss(s, zero) > fo + 1e-3, "the seeded start is not the optimum");
+    ok(probtest_loss(P, s, zero) > fo + 1e-3,
+       "the seeded start is not the optimum");
     P->gradient(s, zero, NULL, 0, v0g, &err);
-    ok(maxdiff(v0g, zero, n) > 1e-3, "and has a gradient to follow");
+    ok(probtest_maxdiff(v0g, zero, n) > 1e-3, "and has a gradient to follow");
     /* the subspace: the reference's vectors, as rows, are rebuilt
      * exactly from V* (same seed, so the same V0) */
     size_t uid[K] = {0, 1, 2};
@@ -192,12 +179,12 @@ int main(void)
                              .x = vec,
                              .source = "eigenvectors"};
     void *su = open_as(&t, &du, -1, 1);
-    ok(loss(su, xo) < 1e-12,
+    ok(probtest_loss(P, su, xo) < 1e-12,
        "span(V*) holds the reference's top 3 eigenvectors (their "
        "reconstruction error %.1e)",
-       loss(su, xo));
-    ok(loss(su, zero) > 1e-3, "which the seeded start does not (%.3f)",
-       loss(su, zero));
+       probtest_loss(P, su, xo));
+    ok(probtest_loss(P, su, zero) > 1e-3,
+       "which the seeded start does not (%.3f)", probtest_loss(P, su, zero));
     P->close(su);
     P->close(sp);
     P->close(s);
@@ -220,7 +207,7 @@ int main(void)
             sum[j] += gw[j] * (double)r / 200;
         P->close(sw);
     }
-    ok(total == 200 && maxdiff(sum, gall, 14) < 1e-12,
+    ok(total == 200 && probtest_maxdiff(sum, gall, 14) < 1e-12,
        "generated rows: the workers' gradients, weighted, are the whole one");
     ok(P->optimum(s, xo, &fo, &err) == 0, "generated rows: an optimum");
     P->metric(s, xo, &ev, &err);
