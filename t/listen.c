@@ -103,8 +103,12 @@ int main(int argc, char **argv)
     char b0[RBYTES], b1[RBYTES];
     char *rbuf[2] = {b0, b1};
     MPI_Status mst[2];
-    struct coord c = {.s = &s, .n = 2, .rbytes = RBYTES, .rlen = rlen,
-                      .rbuf = rbuf, .idx = idx, .mst = mst};
+    struct coord c = {.l = {.s = &s, .n = 2},
+                      .rbytes = RBYTES,
+                      .rlen = rlen,
+                      .rbuf = rbuf,
+                      .idx = idx,
+                      .mst = mst};
     if (listen_init(&c) < 0)
         bail_out("out of memory");
     plan(11);

@@ -175,11 +175,11 @@ int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
     p->fresh_now = calloc(m, 1);
     p->in_epoch = calloc(m, 1);
     p->direct = calloc(m, 1);
-    p->untrusted = calloc(m, 1);
+    p->left = calloc(m, 1);
     p->sent_at = calloc(m, sizeof *p->sent_at);
     p->latency = calloc(m, sizeof *p->latency);
     if (!p->repochs || !p->sent || !p->busy || !p->alive || !p->fresh_now ||
-        !p->in_epoch || !p->direct || !p->untrusted || !p->sent_at ||
+        !p->in_epoch || !p->direct || !p->left || !p->sent_at ||
         !p->latency) {
         proto_free(p);
         return aia_seterr(err, "out of memory for %d workers", n);
@@ -208,12 +208,12 @@ void proto_free(struct proto *p)
     free(p->fresh_now);
     free(p->in_epoch);
     free(p->direct);
-    free(p->untrusted);
+    free(p->left);
     free(p->sent_at);
     free(p->latency);
     p->repochs = p->sent = NULL;
     p->busy = p->alive = p->fresh_now = p->in_epoch = NULL;
-    p->direct = p->untrusted = NULL;
+    p->direct = p->left = NULL;
     p->sent_at = p->latency = NULL;
 }
 
@@ -232,7 +232,7 @@ void proto_sent(struct proto *p, int w, double now)
 
 enum proto_verdict proto_check(const struct proto *p, int w, uint64_t round)
 {
-    if (p->untrusted[w])
+    if (p->left[w] & PROTO_LEFT_UNTRUSTED)
         return PROTO_DISCARD;
     if (!p->busy[w] || round != p->sent[w])
         return PROTO_DISTRUST;
@@ -306,18 +306,35 @@ static int leave(struct proto *p, int w)
 
 int proto_distrust(struct proto *p, int w)
 {
-    p->untrusted[w] = 1;
+    p->left[w] |= PROTO_LEFT_UNTRUSTED;
     return leave(p, w);
 }
 
 int proto_dead(struct proto *p, int w)
 {
     p->dead++;
+    p->left[w] |= PROTO_LEFT_DEAD;
     return leave(p, w);
 }
 
 void proto_silent(struct proto *p, int w)
 {
+    p->alive[w] = 0;
+}
+
+int proto_untrusted(const struct proto *p, int w)
+{
+    return (p->left[w] & PROTO_LEFT_UNTRUSTED) != 0;
+}
+
+int proto_lost_worker(const struct proto *p, int w)
+{
+    return (p->left[w] & PROTO_LEFT_DEAD) != 0;
+}
+
+void proto_lost(struct proto *p, int w)
+{
+    p->left[w] |= PROTO_LEFT_DEAD;
     p->alive[w] = 0;
 }
 

@@ -125,7 +125,7 @@ struct proto {
     uint64_t *sent;      /* round of the query each worker holds */
     unsigned char *busy, *alive, *fresh_now, *in_epoch;
     unsigned char *direct;    /* workers the coordinator talks to */
-    unsigned char *untrusted; /* sent something that failed its checks */
+    unsigned char *left;      /* why each worker left: PROTO_LEFT_* bits */
     double *sent_at;          /* when each worker was sent its query */
     double *latency;          /* round-trip estimate, seconds */
     const struct proto_stop_rule *why; /* NULL: going on */
@@ -178,6 +178,21 @@ int proto_dead(struct proto *p, int w);
 /* w is let go at the shutdown (it never said goodbye): it is no longer
  * alive, and nothing is counted. */
 void proto_silent(struct proto *p, int w);
+
+/* Why a worker left the pool: bits of proto.left, each set once. */
+enum { PROTO_LEFT_UNTRUSTED = 1, PROTO_LEFT_DEAD = 2 };
+
+/* Whether w sent something that failed its checks (proto_distrust). */
+int proto_untrusted(const struct proto *p, int w);
+
+/* Whether w was declared dead (proto_dead) or lost (proto_lost): a run
+ * cannot stop it, so it is never waited for. */
+int proto_lost_worker(const struct proto *p, int w);
+
+/* w is lost without being declared dead: a message it sent was left
+ * unreceived, so it is stuck in that send; it is no longer alive, and not
+ * counted among the declared dead. */
+void proto_lost(struct proto *p, int w);
 
 /* The first busy live worker silent for longer than after seconds, or -1;
  * *next: when the next one would be (INFINITY: none, or after <= 0). */

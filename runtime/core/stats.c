@@ -92,8 +92,9 @@ static const char *dur(char *buf, size_t len, double s)
     return buf;
 }
 
-void stats_table(FILE *out, const struct wstats *w, int n)
+void stats_table(FILE *out, const struct wstats *w, const struct proto *p)
 {
+    int n = p->n;
     char a[24], b[24], c[24], d[24], e[24];
     fprintf(out, "%5s %8s %8s %8s %6s %5s %10s %10s %10s %10s %10s  %s\n",
             "rank", "answers", "fresh", "stale", "stale%", "max", "rtt p50",
@@ -124,8 +125,8 @@ void stats_table(FILE *out, const struct wstats *w, int n)
                 dur(c, sizeof c, hist_quantile(&s->compute, 0.5)),
                 dur(d, sizeof d, hist_quantile(&s->comm, 0.5)),
                 dur(e, sizeof e, s->delay), hist,
-                s->untrusted      ? "  UNTRUSTED"
-                : s->dead         ? "  DEAD"
+                proto_untrusted(p, i)     ? "  UNTRUSTED"
+                : proto_lost_worker(p, i) ? "  DEAD"
                 : s->unresponsive ? "  UNRESPONSIVE"
                                   : "");
     }

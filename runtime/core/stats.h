@@ -12,6 +12,8 @@
 
 #include <aiarun/aiarun.h>
 
+#include "proto.h"
+
 #define HIST_PER_OCTAVE 32
 #define HIST_OCTAVES 40
 #define HIST_BUCKETS (HIST_PER_OCTAVE * HIST_OCTAVES)
@@ -41,8 +43,6 @@ struct wstats {
     uint64_t sent_payload, sent_encoded; /* its queries */
     uint64_t recv_payload, recv_encoded, recv_msgs; /* its answers */
     int unresponsive;    /* still busy at the end, past its usual time */
-    int dead;            /* declared dead during the run */
-    int untrusted;       /* sent a message that failed its checks */
     int hidden;          /* tree mode: not a child of the coordinator */
 };
 
@@ -58,7 +58,7 @@ void stats_answer(struct wstats *w, uint64_t staleness, double rtt,
                   double compute, double delay);
 
 /* Print the per-worker table for people. */
-void stats_table(FILE *out, const struct wstats *w, int n);
+void stats_table(FILE *out, const struct wstats *w, const struct proto *p);
 
 /* Write the per-worker figures as CSV to path.  0 or -1 with err. */
 int stats_write(const char *path, const struct wstats *w, int n,

@@ -12,6 +12,7 @@
 #include "core/codec.h"
 #include "core/proto.h"
 #include "record/record.h"
+#include "session/lead.h"
 #include "session/setup.h"
 #include "core/stats.h"
 
@@ -24,11 +25,7 @@ struct qbuf {
 };
 
 struct coord {
-    struct setup *s;
-    const struct job *job;
-    int n;
-    struct proto p;    /* the protocol's state */
-    struct recorder r; /* the outputs */
+    struct lead l; /* first: the session's side (s, job, n, p, r, st) */
     size_t qbytes, rbytes;
     size_t qenc_bytes;   /* most bytes of an encoded query message */
     struct codec qcodec; /* queries' encoder */
@@ -50,15 +47,12 @@ struct coord {
     struct qbuf *q;
     int nq, cur, prev;  /* the current and the previous round's query */
     unsigned char *bye; /* said goodbye, or never to be waited for */
-    struct wstats *st;
     int *idx;
     MPI_Status *mst;
     /* shutdown_pool's STOP buffers, reused for FINISH, and each rank's
      * pool index + 1 (0: not in the pool) */
     struct wire_hdr *stop;
     int *of_rank;
-    int status;
-    struct aia_error err;
     struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
 };
 
@@ -67,8 +61,7 @@ struct coord {
 int coord_run(struct setup *s);
 
 /* Stop the run with an error (printed at once); the first one wins. */
-void coord_fail(struct coord *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+#define coord_fail(c, ...) lead_fail(&(c)->l, __VA_ARGS__)
 
 /* One message from worker w, whose receive completed with mst. */
 void coord_take(struct coord *c, int w, const MPI_Status *mst, double now);
@@ -135,9 +128,6 @@ void shutdown_let_go(struct coord *c, int w);
  * returns when the next one would be. */
 double shutdown_reap(struct coord *c, double now);
 
-/* Workers busy at the stop for far longer than usual are
- * marked unresponsive. */
-void shutdown_flag_unresponsive(struct coord *c, double t_end);
 
 /* Stop every other rank and collect the pool's goodbyes. */
 void shutdown_pool(struct coord *c);

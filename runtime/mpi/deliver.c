@@ -12,39 +12,10 @@
 #include "bell.h"
 #include "core/host.h"
 #include "core/util.h"
+#include "session/session.h"
 
 #define TAG_DATA 201
 #define CHUNK (1u << 30) /* bytes per message: MPI counts are ints */
-
-static void opts_of(const struct job_data *d, size_t features,
-                    struct data_opts *o)
-{
-    data_opts_init(o);
-    o->format = d->format;
-    o->path = d->path;
-    o->header = d->header;
-    o->target = d->target;
-    o->delimiter = d->delimiter;
-    o->rows = d->rows;
-    o->cols = d->cols;
-    o->sparse = d->sparse;
-    o->features = features;
-    o->targets = d->targets;
-    o->dataset = d->dataset;
-    o->scale = d->scale;
-}
-
-struct keep {
-    struct aia_partition part;
-    size_t total;
-};
-
-static int keep_own(size_t r, void *arg)
-{
-    const struct keep *k = arg;
-    return aia_partition_owner(host_get(), &k->part, k->total, r) ==
-           k->part.index;
-}
 
 /* At least one element, so that malloc of an empty part is not NULL. */
 static size_t atleast1(size_t n)
@@ -77,13 +48,13 @@ struct part_head {
 };
 
 /* Rank 0: send worker w (rank dest) its rows of all. */
-static void send_part(const struct data_table *all, const struct keep *k,
+static void send_part(const struct data_table *all, const struct session_rows *k,
                       int dest)
 {
     const struct aia_dataset *d = &all->d;
     size_t rows = 0, nnz = 0;
     for (size_t i = 0; i < d->rows; i++)
-        if (keep_own(d->row_ids[i], (void *)k)) {
+        if (session_rows_own(d->row_ids[i], (void *)k)) {
             rows++;
             if (d->row_start)
                 nnz += d->row_start[i + 1] - d->row_start[i];
@@ -105,7 +76,7 @@ static void send_part(const struct data_table *all, const struct keep *k,
     }
     size_t r = 0, e = 0;
     for (size_t i = 0; i < d->rows; i++) {
-        if (!keep_own(d->row_ids[i], (void *)k))
+        if (!session_rows_own(d->row_ids[i], (void *)k))
             continue;
         ids[r] = d->row_ids[i];
         y[r] = d->y[i];
@@ -187,7 +158,7 @@ static void recv_part(const char *source, struct data_table *t)
 }
 
 static int compare_parts(const struct setup *s, const struct data_table *t,
-                         const struct keep *k0, int ok, struct aia_error *err);
+                         const struct session_rows *k0, int ok, struct aia_error *err);
 
 static void file_stamp(const char *path, unsigned long long *stamp);
 static int compare_stamps(const struct setup *s, const char *path,
@@ -236,7 +207,7 @@ int deliver_data(const struct setup *s, const struct job_data *d,
     struct data_opts o;
     if (s->rank == 0) {
         size_t rows, cols;
-        opts_of(d, d->features, &o);
+        session_data_opts(d, 0, &o);
         /* a FIFO or a device is refused before it is opened */
         if (util_regular_input(d->path, err) == 0 &&
             data_scan(&o, &rows, &cols, err) == 0)
@@ -254,8 +225,8 @@ int deliver_data(const struct setup *s, const struct job_data *d,
                                "needs at least one",
                           d->path, total, s->nworkers);
     /* libsvm: every part gets the whole file's feature count */
-    opts_of(d, d->format == DATA_LIBSVM ? (size_t)shape[2] : d->features, &o);
-    struct keep k = {.part = {.index = s->windex,
+    session_data_opts(d, d->format == DATA_LIBSVM ? (size_t)shape[2] : 0, &o);
+    struct session_rows k = {.part = {.index = s->windex,
                               .count = s->nworkers,
                               .scheme = s->job->part_scheme,
                               .weights = s->job->weights},
@@ -263,7 +234,7 @@ int deliver_data(const struct setup *s, const struct job_data *d,
     int ok = 1;
     if ((s->rank == 0 && all_on_root) ||
         (s->windex >= 0 && d->delivery == JOB_READ))
-        ok = data_read(&o, s->rank == 0 ? NULL : keep_own, &k, t, err) == 0;
+        ok = data_read(&o, s->rank == 0 ? NULL : session_rows_own, &k, t, err) == 0;
     else if (s->rank == 0)
         ok = shape_only(d->path, d->sparse, total, (size_t)shape[2], t,
                         err) == 0;
@@ -289,7 +260,7 @@ int deliver_data(const struct setup *s, const struct job_data *d,
             }
             /* one worker's rows at a time: rank 0 never holds the file */
             struct data_table part;
-            if (data_read(&o, keep_own, &k, &part, err) < 0) {
+            if (data_read(&o, session_rows_own, &k, &part, err) < 0) {
                 host_error("%s; aborting", err->text);
                 MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
             }
@@ -381,7 +352,7 @@ static int compare_stamps(const struct setup *s, const char *path,
 }
 
 static int compare_parts(const struct setup *s, const struct data_table *t,
-                         const struct keep *k0, int ok, struct aia_error *err)
+                         const struct session_rows *k0, int ok, struct aia_error *err)
 {
     uint64_t mine[2] = {ok && s->windex >= 0, ok ? deliver_checksum(t) : 0};
     uint64_t *all = NULL, *want = NULL;
@@ -396,7 +367,7 @@ static int compare_parts(const struct setup *s, const struct data_table *t,
     }
     MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (s->rank == 0 && ok) {
-        struct keep k = *k0;
+        struct session_rows k = *k0;
         for (int w = 0; w < s->nworkers; w++)
             want[w] = FNV_BASIS;
         for (size_t i = 0; i < t->d.rows; i++) {

@@ -78,9 +78,9 @@ int eval_rows(const struct setup *s, const double *x, double *out,
 static int send_eval(struct coord *c, const double *x, const double *row)
 {
     struct evals *e = c->ev;
-    int64_t it = c->p.iteration;
+    int64_t it = c->l.p.iteration;
     struct pending *p = &e->q[(e->head + e->count) % e->cap];
-    size_t dim = c->s->dim;
+    size_t dim = c->l.s->dim;
     p->id = e->next++;
     p->has_row = row != NULL;
     if (row)
@@ -88,24 +88,24 @@ static int send_eval(struct coord *c, const double *x, const double *row)
     memset(p->sum, 0, sizeof p->sum);
     p->absent = 0;
     if (!p->msg && !(p->msg = util_alloc_aligned(WIRE_BYTES(dim))))
-        return aia_seterr(&c->r.err, "out of memory for an evaluation");
+        return aia_seterr(&c->l.r.err, "out of memory for an evaluation");
     *(struct wire_hdr *)p->msg = (struct wire_hdr){
         .magic = WIRE_MAGIC, .kind = WIRE_EVAL, .len = dim, .seq = p->id};
     memcpy(WIRE_PAYLOAD(p->msg), x, dim * sizeof *x);
-    for (int w = 0; w < c->n; w++) {
+    for (int w = 0; w < c->l.n; w++) {
         p->req[w] = MPI_REQUEST_NULL;
         p->got[w] = 1;
-        p->absent += c->p.direct[w] && !c->p.alive[w];
-        if (!c->p.alive[w] || c->bye[w])
+        p->absent += c->l.p.direct[w] && !c->l.p.alive[w];
+        if (!c->l.p.alive[w] || c->bye[w])
             continue;
-        if (bell_isend(p->msg, (int)WIRE_BYTES(dim), c->s->ranks[w],
+        if (bell_isend(p->msg, (int)WIRE_BYTES(dim), c->l.s->ranks[w],
                        TAG_QUERY, &p->req[w]) != MPI_SUCCESS)
-            return aia_seterr(&c->r.err,
+            return aia_seterr(&c->l.r.err,
                               "cannot send an evaluation to "
                               "rank %d",
-                              c->s->ranks[w]);
+                              c->l.s->ranks[w]);
         p->got[w] = 0;
-        c->st[w].evals++;
+        c->l.st[w].evals++;
     }
     e->count++;
     e->asked_at = it;
@@ -119,7 +119,7 @@ static int start(void *ctx, const double *x, const double *row)
 {
     struct coord *c = ctx;
     struct evals *e = c->ev;
-    if (e->closed || (!row && (e->count > 0 || e->asked_at == c->p.iteration)))
+    if (e->closed || (!row && (e->count > 0 || e->asked_at == c->l.p.iteration)))
         return 0;
     if (e->count == e->cap) {
         if (row)
@@ -137,14 +137,14 @@ static void settle(struct coord *c, int force)
     while (e->count > 0) {
         struct pending *p = &e->q[e->head];
         int missing = 0, waiting = 0;
-        for (int w = 0; w < c->n; w++)
-            if (!p->got[w] && (force || !c->p.alive[w]))
+        for (int w = 0; w < c->l.n; w++)
+            if (!p->got[w] && (force || !c->l.p.alive[w]))
                 missing++;
             else if (!p->got[w])
                 waiting++;
         if (waiting)
             return;
-        for (int w = 0; w < c->n; w++)
+        for (int w = 0; w < c->l.n; w++)
             if (p->got[w] && p->req[w] != MPI_REQUEST_NULL)
                 MPI_Wait(&p->req[w], MPI_STATUS_IGNORE);
             else if (p->req[w] != MPI_REQUEST_NULL)
@@ -163,33 +163,33 @@ static void settle(struct coord *c, int force)
                        p->sum[3] / p->sum[5], p->sum[4] / p->sum[5]};
         e->head = (e->head + 1) % e->cap;
         e->count--;
-        if (record_evaluated(&c->r, p->has_row ? p->row : NULL, v,
+        if (record_evaluated(&c->l.r, p->has_row ? p->row : NULL, v,
                              missing + p->absent, (uint64_t)p->sum[2]) < 0)
-            coord_fail(c, "%s", c->r.err.text);
+            coord_fail(c, "%s", c->l.r.err.text);
     }
 }
 
 int eval_init(struct coord *c)
 {
-    if (!eval_by_workers(c->s))
+    if (!eval_by_workers(c->l.s))
         return 0;
     struct evals *e = c->ev = calloc(1, sizeof *e);
     if (!e)
         return -1;
-    size_t bytes = WIRE_BYTES(c->s->dim);
+    size_t bytes = WIRE_BYTES(c->l.s->dim);
     size_t cap = (64u << 20) / bytes;
     e->cap = cap < 2 ? 2 : cap > 64 ? 64 : (int)cap;
     e->asked_at = -1;
     if (!(e->q = calloc((size_t)e->cap, sizeof *e->q)))
         return -1;
     for (int i = 0; i < e->cap; i++) {
-        e->q[i].req = malloc((size_t)c->n * sizeof *e->q[i].req);
-        e->q[i].got = calloc((size_t)c->n, 1);
+        e->q[i].req = malloc((size_t)c->l.n * sizeof *e->q[i].req);
+        e->q[i].got = calloc((size_t)c->l.n, 1);
         if (!e->q[i].req || !e->q[i].got)
             return -1;
     }
-    c->r.evaluate = start;
-    c->r.eval_ctx = c;
+    c->l.r.evaluate = start;
+    c->l.r.eval_ctx = c;
     return 0;
 }
 
@@ -226,7 +226,7 @@ void eval_take(struct coord *c, int w, const struct wire_hdr *h)
         return;
     }
     host_log(AIA_LOG_INFO, "rank %d answered an evaluation not asked for",
-             c->s->ranks[w]);
+             c->l.s->ranks[w]);
 }
 
 /* How long the end waits for the evaluations: workers answer after the
@@ -235,10 +235,10 @@ void eval_take(struct coord *c, int w, const struct wire_hdr *h)
 static double drain_time(const struct coord *c)
 {
     double usual = 0;
-    for (int w = 0; w < c->n; w++)
-        if (c->st[w].rtt.count)
-            usual = fmax(usual, hist_quantile(&c->st[w].rtt, 0.99));
-    return fmin(fmax(10 * usual, 1.0), c->job->shutdown_timeout);
+    for (int w = 0; w < c->l.n; w++)
+        if (c->l.st[w].rtt.count)
+            usual = fmax(usual, hist_quantile(&c->l.st[w].rtt, 0.99));
+    return fmin(fmax(10 * usual, 1.0), c->l.job->shutdown_timeout);
 }
 
 void eval_drain(struct coord *c)
@@ -247,14 +247,14 @@ void eval_drain(struct coord *c)
     if (!e || e->closed)
         return;
     /* the final model, for the report, unless it was asked for already */
-    if (e->asked_at != c->p.iteration) {
+    if (e->asked_at != c->l.p.iteration) {
         if (e->count == e->cap)
             settle(c, 1);
-        if (record_model(&c->r) < 0 || send_eval(c, c->r.x, NULL) < 0)
-            coord_fail(c, "%s", c->r.err.text);
+        if (record_model(&c->l.r) < 0 || send_eval(c, c->l.r.x, NULL) < 0)
+            coord_fail(c, "%s", c->l.r.err.text);
     }
     double until = util_now() + drain_time(c);
-    while (e->count > 0 && !proto_failed(&c->p)) {
+    while (e->count > 0 && !proto_failed(&c->l.p)) {
         double now = util_now();
         if (now >= until)
             break;

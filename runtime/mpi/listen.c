@@ -18,14 +18,14 @@
 
 int listen_init(struct coord *c)
 {
-    c->listen = calloc((size_t)c->n, 1);
-    c->w_of_rank = calloc((size_t)c->s->size, sizeof *c->w_of_rank);
+    c->listen = calloc((size_t)c->l.n, 1);
+    c->w_of_rank = calloc((size_t)c->l.s->size, sizeof *c->w_of_rank);
     c->held = MPI_MESSAGE_NULL;
     if (!c->listen || !c->w_of_rank)
         return -1;
-    for (int w = 0; w < c->n; w++)
-        if (c->s->ranks[w] > 0 && c->s->ranks[w] < c->s->size)
-            c->w_of_rank[c->s->ranks[w]] = w + 1;
+    for (int w = 0; w < c->l.n; w++)
+        if (c->l.s->ranks[w] > 0 && c->l.s->ranks[w] < c->l.s->size)
+            c->w_of_rank[c->l.s->ranks[w]] = w + 1;
     return 0;
 }
 
@@ -60,11 +60,11 @@ static int probe(void *ctx)
 {
     struct coord *c = ctx;
     int k = 0, any = c->held != MPI_MESSAGE_NULL;
-    for (int w = 0; w < c->n && !any; w++)
+    for (int w = 0; w < c->l.n && !any; w++)
         any = c->listen[w];
     if (!any)
         return POLL_NOTHING;
-    while (k < c->n) {
+    while (k < c->l.n) {
         int flag = 0, bytes = 0;
         MPI_Status st;
         MPI_Message msg;
@@ -80,7 +80,7 @@ static int probe(void *ctx)
         if (!flag)
             break;
         int src = st.MPI_SOURCE;
-        int w = src > 0 && src < c->s->size ? c->w_of_rank[src] - 1 : -1;
+        int w = src > 0 && src < c->l.s->size ? c->w_of_rank[src] - 1 : -1;
         int seen = 0;
         for (int i = 0; i < k && w >= 0; i++)
             seen |= c->idx[i] == w;

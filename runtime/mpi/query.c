@@ -18,16 +18,16 @@
 
 int query_init(struct coord *c)
 {
-    const struct job *job = c->job;
+    const struct job *job = c->l.job;
     struct aia_error err;
-    size_t alen = c->s->shape.answer_len;
-    if (codec_init(&c->qcodec, job->codec_query, c->s->shape.query_len, 0,
+    size_t alen = c->l.s->shape.answer_len;
+    if (codec_init(&c->qcodec, job->codec_query, c->l.s->shape.query_len, 0,
                    job->codec_level, &err) < 0 ||
         codec_init(&c->acodec, job->codec_answer, alen,
                    codec_topk_count(job->codec_topk, alen), job->codec_level,
                    &err) < 0)
         return -1;
-    c->qbytes = WIRE_BYTES(c->s->shape.query_len);
+    c->qbytes = WIRE_BYTES(c->l.s->shape.query_len);
     c->qenc_bytes = sizeof(struct wire_hdr) + codec_bound(&c->qcodec);
     /* every receive can take the largest answer the codec makes, and an
      * error's text */
@@ -37,11 +37,11 @@ int query_init(struct coord *c)
     if (job->codec_answer != CODEC_NONE &&
         !(c->adec = malloc((alen ? alen : 1) * sizeof *c->adec)))
         return -1;
-    c->sq = calloc((size_t)c->n, sizeof *c->sq);
-    c->rbuf = calloc((size_t)c->n, sizeof *c->rbuf);
+    c->sq = calloc((size_t)c->l.n, sizeof *c->sq);
+    c->rbuf = calloc((size_t)c->l.n, sizeof *c->rbuf);
     if (!c->sq || !c->rbuf)
         return -1;
-    for (int w = 0; w < c->n; w++)
+    for (int w = 0; w < c->l.n; w++)
         if (!(c->rbuf[w] = util_alloc_aligned(c->rbytes)))
             return -1;
     return 0;
@@ -49,7 +49,7 @@ int query_init(struct coord *c)
 
 void query_free(struct coord *c)
 {
-    for (int w = 0; c->rbuf && w < c->n; w++)
+    for (int w = 0; c->rbuf && w < c->l.n; w++)
         free(c->rbuf[w]);
     for (int i = 0; i < c->nq; i++) {
         free(c->q[i].buf);
@@ -70,7 +70,7 @@ int query_acquire(struct coord *c)
             if (c->q[i].refs == 0 && i != c->cur)
                 return i;
         /* Retire completed sends, then look again. */
-        for (int w = 0; w < c->n && pass == 0; w++) {
+        for (int w = 0; w < c->l.n && pass == 0; w++) {
             int done = 0;
             if (c->sreq[w] == MPI_REQUEST_NULL)
                 continue;
@@ -85,7 +85,7 @@ int query_acquire(struct coord *c)
     c->q = q;
     q[c->nq] = (struct qbuf){0};
     if (!(q[c->nq].buf = util_alloc_aligned(c->qbytes)) ||
-        (c->job->codec_query != CODEC_NONE &&
+        (c->l.job->codec_query != CODEC_NONE &&
          !(q[c->nq].enc = util_alloc_aligned(c->qenc_bytes)))) {
         free(q[c->nq].buf);
         return -1;
@@ -104,12 +104,12 @@ void query_retire(struct coord *c, int w)
 int query_seal(struct coord *c, int q, uint64_t round)
 {
     struct qbuf *b = &c->q[q];
-    size_t n = c->s->shape.query_len, bytes = n * sizeof(double);
+    size_t n = c->l.s->shape.query_len, bytes = n * sizeof(double);
     struct wire_hdr h = {.magic = WIRE_MAGIC,
                          .kind = WIRE_QUERY,
                          .round = round,
                          .len = n,
-                         .codec = (uint32_t)c->job->codec_query};
+                         .codec = (uint32_t)c->l.job->codec_query};
     if (b->enc) {
         struct aia_error err;
         if (codec_encode(&c->qcodec, WIRE_PAYLOAD(b->buf), WIRE_PAYLOAD(b->enc),
@@ -131,8 +131,8 @@ void query_current(struct coord *c, int q)
 {
     c->prev = c->cur;
     c->cur = q;
-    c->r.query = WIRE_PAYLOAD(c->q[q].buf);
-    c->r.prev = c->prev >= 0 ? WIRE_PAYLOAD(c->q[c->prev].buf) : NULL;
+    c->l.r.query = WIRE_PAYLOAD(c->q[q].buf);
+    c->l.r.prev = c->prev >= 0 ? WIRE_PAYLOAD(c->q[c->prev].buf) : NULL;
 }
 
 int query_next(struct coord *c, double now)
@@ -142,72 +142,57 @@ int query_next(struct coord *c, double now)
         coord_fail(c, "out of memory for a query buffer");
         return -1;
     }
-    c->err.text[0] = '\0';
-    if (c->s->alg->query(c->s->alg_s, WIRE_PAYLOAD(c->q[q].buf), &c->err) < 0) {
-        struct aia_error e = c->err;
-        util_error_text(&e);
-        coord_fail(c, "algorithm '%s': query: %s", c->s->alg->h.name, e.text);
+    if (lead_query(&c->l, WIRE_PAYLOAD(c->q[q].buf)) < 0)
         return -1;
-    }
-    if (query_seal(c, q, c->p.round + 1) < 0)
+    if (query_seal(c, q, c->l.p.round + 1) < 0)
         return -1;
     query_current(c, q);
-    proto_end_round(&c->p, now);
+    proto_end_round(&c->l.p, now);
     return 0;
 }
 
 int query_first(struct coord *c, int q)
 {
-    const struct setup *s = c->s;
+    const struct setup *s = c->l.s;
     struct aia_error err = {""};
     double *query = WIRE_PAYLOAD(c->q[q].buf);
-    c->p.round = 1;
-    if (!c->r.resumed) {
+    c->l.p.round = 1;
+    if (!c->l.r.resumed) {
         if (s->alg->init(s->alg_s, query, &err) == 0)
             return 0;
         coord_fail(c, "algorithm '%s': init: %s", s->alg->h.name,
                    util_error_text(&err));
         return -1;
     }
-    const struct checkpoint *k = &c->r.resume;
+    const struct checkpoint *k = &c->l.r.resume;
     if (s->alg->load(s->alg_s, k->state, k->state_len, &err) < 0) {
         coord_fail(c, "cannot resume: algorithm '%s': load: %s", s->alg->h.name,
                    util_error_text(&err));
         return -1;
     }
     memcpy(query, k->query, k->query_len * sizeof *query);
-    c->p.iteration = c->r.saved = c->r.ckpt_iter = k->iteration;
-    c->p.epoch = c->r.saved_epoch = k->epoch;
-    c->p.round = k->round;
+    c->l.p.iteration = c->l.r.saved = c->l.r.ckpt_iter = k->iteration;
+    c->l.p.epoch = c->l.r.saved_epoch = k->epoch;
+    c->l.p.round = k->round;
     return 0;
 }
 
 int coord_init(struct coord *c)
 {
-    int n = c->n;
-    const struct job *job = c->job;
-    struct aia_error err;
+    int n = c->l.n;
     if (query_init(c) < 0)
         return -1;
     c->rlen = calloc((size_t)n, sizeof *c->rlen);
     c->sreq = malloc((size_t)n * sizeof *c->sreq);
     c->bye = calloc((size_t)n, 1);
-    c->st = calloc((size_t)n, sizeof *c->st);
     c->idx = calloc((size_t)n, sizeof *c->idx);
     c->mst = calloc((size_t)n, sizeof *c->mst);
-    if (!c->rlen || listen_init(c) < 0 || !c->sreq || !c->bye || !c->st ||
-        !c->idx || !c->mst ||
-        proto_init(&c->p, n, job->mode,
-                   job->topology == JOB_TREE ? job->arity : 0, c->s->ranks,
-                   &err) < 0 ||
-        record_init(&c->r, c->s, &c->p, c->st, &c->acodec) < 0 ||
-        eval_init(c) < 0)
+    if (!c->rlen || listen_init(c) < 0 || !c->sreq || !c->bye || !c->idx ||
+        !c->mst || eval_init(c) < 0)
         return -1;
     for (int w = 0; w < n; w++) {
         c->sreq[w] = MPI_REQUEST_NULL;
-        c->bye[w] = !c->p.direct[w];
-        c->st[w].rank = c->s->ranks[w];
-        c->st[w].hidden = !c->p.direct[w];
+        c->bye[w] = !c->l.p.direct[w];
     }
     return 0;
 }
@@ -219,10 +204,8 @@ void coord_free(struct coord *c)
     listen_free(c);
     free(c->sreq);
     free(c->bye);
-    free(c->st);
     free(c->idx);
     free(c->mst);
-    proto_free(&c->p);
-    record_free(&c->r);
     eval_free(c);
+    lead_free(&c->l);
 }

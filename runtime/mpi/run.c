@@ -27,7 +27,7 @@
 #include "conf/params.h"
 #include "poll.h"
 #include "run.h"
-#include "session/straggle.h"
+#include "session/session.h"
 #include "core/util.h"
 #include "watchdog.h"
 
@@ -85,120 +85,6 @@ static char *share_job_file(const struct setup *s, const char *path,
     return text;
 }
 
-/* The pool's ranks, checked against the world. */
-static int resolve_pool(struct setup *s, struct aia_error *err)
-{
-    const struct job *job = s->job;
-    char where[256];
-    s->nworkers = job->workers ? (int)job->nworkers : s->size - 1;
-    if (!(s->ranks = calloc((size_t)s->nworkers, sizeof *s->ranks)))
-        return aia_seterr(err, "out of memory");
-    for (int w = 0; w < s->nworkers; w++) {
-        int64_t r = job->workers ? job->workers[w] : w + 1;
-        params_where(where, sizeof where, job->m->path, job->workers_node);
-        if (r < 1 || r >= s->size)
-            return aia_seterr(err, "%s: pool.workers: rank %lld is not a "
-                                   "worker rank of this run (1 to %d)",
-                              where, (long long)r, s->size - 1);
-        for (int v = 0; v < w; v++)
-            if (s->ranks[v] == r)
-                return aia_seterr(err, "%s: pool.workers: rank %lld is "
-                                       "listed twice",
-                                  where, (long long)r);
-        s->ranks[w] = (int)r;
-        if (r == s->rank)
-            s->windex = w;
-    }
-    if (straggle_check(job, s->ranks, s->nworkers, err) < 0)
-        return -1;
-    if (job->weights && job->nweights != (size_t)s->nworkers) {
-        params_where(where, sizeof where, job->m->path, job->weights_node);
-        return aia_seterr(err, "%s: problem.weights: %zu weights for %d "
-                               "workers",
-                          where, job->nweights, s->nworkers);
-    }
-    return 0;
-}
-
-static struct aia_context context(const struct setup *s,
-                                  const struct aia_value *args)
-{
-    return (struct aia_context){
-        .size = sizeof(struct aia_context),
-        .role = s->rank == 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
-        .rank = s->rank,
-        .worker = s->windex,
-        .nworkers = s->nworkers,
-        .async = s->job->mode == JOB_ASYNC,
-        .seed = s->job->seed,
-        .args = args,
-        .jobdir = s->job->dir,
-        .host = host_get(),
-        .problem = s->prob,
-        .problem_state = s->prob_s,
-        .pool_ranks = s->ranks,
-        .facts = &s->facts,
-        .data = s->job->data.path ? &s->data.d : NULL,
-    };
-}
-
-/* Load a plugin of a section and bind its parameters. */
-static int load(const struct setup *s, const struct job_plugin *sec,
-                int kind, struct plugin **p, struct aia_value **args,
-                struct aia_error *err)
-{
-    if (!(*p = loader_open(sec->spec, kind, s->job->dir, err))) {
-#ifndef HAVE_PYTHON
-        if (kind == AIA_KIND_PROBLEM && strcmp(sec->spec, "python") == 0)
-            aia_seterr(err, "plugin 'python' is not available: this aiarun "
-                            "was built without Python (configure found no "
-                            "python3-embed; install python3-dev and "
-                            "rebuild)");
-#endif
-        job_blame(s->job, sec, err);
-        return -1;
-    }
-    if ((*p)->h->pflags & AIA_PARAMS_OPEN)
-        return (*args = freeargs_bind(s->job, sec, *p, err)) ? 0 : -1;
-    return (*args = job_plugin_args(s->job, sec, *p, err)) ? 0 : -1;
-}
-
-/* --check: a problem that can validate its parameters without opening
- * anything does (the python problem imports the class it names). */
-static int check_problem(struct setup *s, struct aia_error *err)
-{
-    if (!s->prob->check)
-        return 0;
-    struct aia_context ctx = context(s, s->prob_args);
-    ctx.role = AIA_ROLE_COORDINATOR;
-    ctx.data = NULL;
-    if (s->prob->check(&ctx, err) < 0) {
-        job_blame(s->job, &s->job->problem, err);
-        return -1;
-    }
-    return 0;
-}
-
-static int load_plugins(struct setup *s, int coordinator,
-                        struct aia_error *err)
-{
-    const struct job *job = s->job;
-    if (load(s, &job->problem, AIA_KIND_PROBLEM, &s->prob_p, &s->prob_args,
-             err) < 0 ||
-        load(s, &job->algorithm, AIA_KIND_ALGORITHM, &s->alg_p, &s->alg_args,
-             err) < 0)
-        return -1;
-    s->prob = (const void *)s->prob_p->h;
-    s->alg = (const void *)s->alg_p->h;
-    if (!coordinator)
-        return 0;
-    if (load(s, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args, err) <
-        0)
-        return -1;
-    s->wait = (const void *)s->wait_p->h;
-    return 0;
-}
-
 /* The rows of problem.test: each worker its share, rank 0 none. */
 static int load_test(struct setup *s, struct aia_error *err)
 {
@@ -230,13 +116,6 @@ static int load_data(struct setup *s, int active, struct aia_error *err)
     const struct job_data *d = &s->job->data;
     if (!d->path)
         return 0;
-    if (active && !(s->prob->flags & AIA_PROBLEM_DATA)) {
-        char where[256];
-        params_where(where, sizeof where, s->job->m->path, d->key);
-        return aia_seterr(err, "%s: problem.data: problem '%s' generates "
-                               "its data and takes no data file",
-                          where, s->prob->h.name);
-    }
     if (deliver_data(s, d, !eval_by_workers(s), &s->data, err) < 0) {
         char where[256], text[AIA_ERROR_LEN];
         params_where(where, sizeof where, s->job->m->path, d->key);
@@ -256,19 +135,10 @@ static int load_data(struct setup *s, int active, struct aia_error *err)
 static int open_problem(struct setup *s, struct aia_error *err)
 {
     watchdog_phase("in the problem's open");
-    struct aia_partition part = {
-        .index = s->rank == 0 ? AIA_PART_ALL : s->windex,
-        .count = s->nworkers,
-        .scheme = s->job->part_scheme,
-        .weights = s->job->weights,
-    };
-    struct aia_context ctx = context(s, s->prob_args);
-    if (s->prob->open(&ctx, &part, &s->prob_s, err) < 0 ||
-        loader_offers(s->prob, s->prob_s, &s->offers, &s->metric_name,
-                      err) < 0) {
-        job_blame(s->job, &s->job->problem, err);
+    int w = s->rank == 0 ? -1 : s->windex;
+    if (session_open(s, w, s->job->data.path ? &s->data.d : NULL, &s->prob_s,
+                     err) < 0)
         return -1;
-    }
     s->dim = s->prob->dim(s->prob_s);
     if (s->windex >= 0 && s->prob->rows(s->prob_s) == 0) {
         /* the algorithm would refuse it, and be blamed */
@@ -289,8 +159,7 @@ static int open_problem(struct setup *s, struct aia_error *err)
     if (s->windex < 0 || !s->job->test.path)
         return 0;
     /* the same problem on this worker's test rows, for the evaluations */
-    ctx.data = &s->test.d;
-    if (s->prob->open(&ctx, &part, &s->test_s, err) < 0) {
+    if (session_open(s, w, &s->test.d, &s->test_s, err) < 0) {
         char where[256], text[AIA_ERROR_LEN];
         params_where(where, sizeof where, s->job->m->path, s->job->test.key);
         snprintf(text, sizeof text, "%s", util_error_text(err));
@@ -299,61 +168,12 @@ static int open_problem(struct setup *s, struct aia_error *err)
     return 0;
 }
 
-/* Top-k holds part of an answer back: only for additive answers. */
-static int check_codec(const struct setup *s, struct aia_error *err)
-{
-    if (s->job->codec_answer == CODEC_TOPK &&
-        !(s->alg->flags & AIA_ALG_ADDITIVE)) {
-        char where[256];
-        params_where(where, sizeof where, s->job->m->path,
-                     s->job->codec_node);
-        return aia_seterr(err, "%s: pool.codec.answer: topk: algorithm '%s' "
-                               "does not declare its answers additive "
-                               "(AIA_ALG_ADDITIVE): what top-k holds back "
-                               "would be a wrong answer, not a late one",
-                          where, s->alg->h.name);
-    }
-    return 0;
-}
-
 static int create_algorithm(struct setup *s, struct aia_error *err)
 {
     watchdog_phase("in the algorithm's create");
-    if (s->job->topology == JOB_TREE &&
-        !(s->alg->flags & AIA_ALG_ASSOCIATIVE)) {
-        char where[256];
-        params_where(where, sizeof where, s->job->m->path,
-                     s->job->topology_node);
-        return aia_seterr(err, "%s: pool.topology: tree: algorithm '%s' "
-                               "does not declare its answers combinable "
-                               "(AIA_ALG_ASSOCIATIVE), so a subtree's "
-                               "answers cannot stand for one",
-                          where, s->alg->h.name);
-    }
-    if (check_codec(s, err) < 0)
-        return -1;
-    struct aia_context ctx = context(s, s->alg_args);
-    if (s->alg->create(&ctx, &s->shape, &s->alg_s, err) < 0) {
-        job_blame(s->job, &s->job->algorithm, err);
-        return -1;
-    }
-    if (!s->alg->iterate && s->shape.query_len != s->dim)
-        return aia_seterr(err, "algorithm '%s': its queries have %zu "
-                               "values but the model has %zu, and it gives "
-                               "no iterate function",
-                          s->alg->h.name, s->shape.query_len, s->dim);
-    return 0;
-}
-
-static int create_wait(struct setup *s, struct aia_error *err)
-{
-    watchdog_phase("in the wait condition's create");
-    struct aia_context ctx = context(s, s->wait_args);
-    if (s->wait->create(&ctx, &s->wait_s, err) < 0) {
-        job_blame(s->job, &s->job->wait, err);
-        return -1;
-    }
-    return 0;
+    return session_create(s, s->rank == 0 ? -1 : s->windex, s->prob_s,
+                          s->job->data.path ? &s->data.d : NULL, &s->alg_s,
+                          &s->shape, err);
 }
 
 /* The memory the rows will take on each machine, checked before any is
@@ -384,91 +204,16 @@ static int check_shapes(struct setup *s, struct aia_error *err)
                        root[3];
     memcpy(root, mine, sizeof root);
     MPI_Bcast(root, 3, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (s->windex >= 0 && memcmp(root, mine, sizeof root) != 0)
-        return aia_seterr(err, "rank %d: query %llu, answer %llu, dimension "
-                               "%llu differ from rank 0's %llu, %llu, %llu",
-                          s->rank, mine[0], mine[1], mine[2], root[0],
-                          root[1], root[2]);
+    struct aia_shape want = {.query_len = root[0], .answer_len = root[1]};
+    if (s->windex >= 0)
+        return session_same_shape(s->rank, &s->shape, s->dim, &want, root[2],
+                                  err);
     return 0;
-}
-
-static uint64_t hash_str(uint64_t h, const char *str)
-{
-    return checkpoint_hash(h, str ? str : "", str ? strlen(str) + 1 : 1);
-}
-
-static uint64_t hash_args(uint64_t h, const struct aia_value *v)
-{
-    for (; v && v->name; v++) {
-        h = hash_str(h, v->name);
-        h = checkpoint_hash(h, &v->i, sizeof v->i);
-        h = checkpoint_hash(h, &v->d, sizeof v->d);
-        h = hash_str(h, v->s);
-        if (v->ints)
-            h = checkpoint_hash(h, v->ints, v->n * sizeof *v->ints);
-        if (v->doubles)
-            h = checkpoint_hash(h, v->doubles, v->n * sizeof *v->doubles);
-    }
-    return h;
-}
-
-/* What a checkpoint must have been written by: the same algorithm and
- * problem with the same parameters, data, partition, pool and seed.
- * Limits, outputs, the wait condition and stragglers may change.  Each
- * part hashed apart, so that a refusal names the part that differs. */
-static void identity(const struct setup *s, struct checkpoint_id *id)
-{
-    const struct job *job = s->job;
-    const uint64_t h0 = CHECKPOINT_HASH0;
-    memset(id, 0, sizeof *id);
-    checkpoint_id_add(id, "algorithm",
-                      hash_str(hash_str(h0, s->alg->h.name),
-                               s->alg->h.version));
-    checkpoint_id_add(id, "algorithm keys", hash_args(h0, s->alg_args));
-    checkpoint_id_add(id, "problem",
-                      hash_str(hash_str(h0, s->prob->h.name),
-                               s->prob->h.version));
-    checkpoint_id_add(id, "problem keys", hash_args(h0, s->prob_args));
-    checkpoint_id_add(id, "data", hash_str(h0, job->data.path));
-    checkpoint_id_add(id, "test data", hash_str(h0, job->test.path));
-    checkpoint_id_add(id, "seed", checkpoint_hash(h0, &job->seed,
-                                                  sizeof job->seed));
-    int64_t part[] = {job->part_scheme, (int64_t)job->nweights};
-    uint64_t h = checkpoint_hash(h0, part, sizeof part);
-    if (job->weights)
-        h = checkpoint_hash(h, job->weights,
-                            job->nweights * sizeof *job->weights);
-    checkpoint_id_add(id, "partition", h);
-    int64_t pool[] = {job->mode, s->nworkers};
-    h = checkpoint_hash(h0, pool, sizeof pool);
-    checkpoint_id_add(id, "pool",
-                      checkpoint_hash(h, s->ranks,
-                                      (size_t)s->nworkers * sizeof *s->ranks));
-    int64_t shape[] = {(int64_t)s->shape.query_len,
-                       (int64_t)s->shape.answer_len, (int64_t)s->dim};
-    checkpoint_id_add(id, "shapes", checkpoint_hash(h0, shape, sizeof shape));
 }
 
 static void teardown(struct setup *s)
 {
-    if (s->wait_s)
-        s->wait->destroy(s->wait_s);
-    if (s->alg_s)
-        s->alg->destroy(s->alg_s);
-    if (s->prob_s)
-        s->prob->close(s->prob_s);
-    if (s->test_s)
-        s->prob->close(s->test_s);
-    params_free(s->wait_args);
-    params_free(s->alg_args);
-    params_free(s->prob_args);
-    loader_close(s->wait_p);
-    loader_close(s->alg_p);
-    loader_close(s->prob_p);
-    free(s->ranks);
-    free(s->rows);
-    data_free(&s->data);
-    data_free(&s->test);
+    session_close(s);
     job_free(s->job);
 }
 
@@ -510,12 +255,13 @@ int run_job(const struct run_opts *opts)
     if (agree(&s, !s.job, &err) < 0 ||
         agree(&s, s.rank == 0 && job_check_outputs(s.job, &err) < 0, &err) <
             0 ||
-        agree(&s, resolve_pool(&s, &err) < 0, &err) < 0)
+        agree(&s, session_pool(&s, &err) < 0, &err) < 0)
         goto out;
     if (watchdog_start(s.job->setup_timeout) < 0)
         host_error("cannot start the set-up's watchdog: set-up unbounded");
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
-    if (agree(&s, active && load_plugins(&s, coordinator, &err) < 0, &err) <
+    if (agree(&s, active && (session_load(&s, coordinator, &err) < 0 ||
+                             session_check(&s, &err) < 0), &err) <
             0 ||
         agree(&s, check_memory(&s, active, &err) < 0, &err) < 0 ||
         agree(&s, load_data(&s, active, &err) < 0, &err) < 0)
@@ -525,7 +271,7 @@ int run_job(const struct run_opts *opts)
                                   s.job->stop.diverge > 0 && eval_by_workers(&s),
                                   &err) < 0, &err) < 0 ||
         agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||
-        agree(&s, coordinator && create_wait(&s, &err) < 0, &err) < 0 ||
+        agree(&s, coordinator && session_create_wait(&s, &err) < 0, &err) < 0 ||
         agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||
         agree(&s, facts_rows(&s, &err) < 0, &err) < 0 ||
         agree(&s, eval_by_workers(&s) && facts_combine(&s, &err) < 0,
@@ -533,7 +279,7 @@ int run_job(const struct run_opts *opts)
         goto out;
     watchdog_stop();
     if (coordinator)
-        identity(&s, &s.identity);
+        session_identity(&s);
     s.resume = opts->resume;
     status = coordinator ? coord_run(&s) : worker_run(&s);
 out:
@@ -547,19 +293,19 @@ out:
 int run_check(struct job *job, int nworkers, struct aia_error *err)
 {
     struct setup s = {.job = job, .windex = -1, .nworkers = nworkers};
-    int rc = load_plugins(&s, 1, err);
+    int rc = session_load(&s, 1, err);
     if (rc == 0)
-        rc = check_codec(&s, err);
+        rc = session_check(&s, err);
     if (rc == 0)
-        rc = check_problem(&s, err);
+        rc = session_check_problem(&s, err);
     if (rc == 0) /* every rank on this machine */
         rc = job_check_memory(job, s.prob_args, 1, 1, 1, err);
     if (rc == 0 && nworkers > 0) {
         /* the pool of an -np nworkers+1 run, checked as mpirun's would be */
         s.size = nworkers + 1;
-        rc = resolve_pool(&s, err);
+        rc = session_pool(&s, err);
         if (rc == 0)
-            rc = create_wait(&s, err);
+            rc = session_create_wait(&s, err);
     }
     s.job = NULL; /* the caller's */
     teardown(&s);

@@ -22,42 +22,26 @@
 
 void shutdown_let_go(struct coord *c, int w)
 {
-    proto_silent(&c->p, w);
+    proto_silent(&c->l.p, w);
     c->listen[w] = 0;
     if (c->sreq[w] != MPI_REQUEST_NULL)
         MPI_Request_free(&c->sreq[w]);
 }
 
-/* Never wait on worker w again: its requests are let go (a send's buffer
- * stays pinned, as MPI may still read it), it stops counting for the wait
- * condition and epochs, and the shutdown does not wait for it. */
-static void declare_dead(struct coord *c, int w, const char *why)
+/* Worker w was declared dead (lead_reap): it is never waited on again,
+ * its requests are let go (a send's buffer stays pinned, as MPI may still
+ * read it), and the shutdown does not wait for it. */
+static void let_dead_go(struct lead *l, int w)
 {
-    int live = proto_dead(&c->p, w);
-    c->st[w].dead = 1;
+    struct coord *c = (struct coord *)l;
     c->bye[w] = 1;
     shutdown_let_go(c, w);
-    host_error("rank %d %s; going on with %d workers", c->s->ranks[w], why,
-               live);
-    if (live == 0)
-        coord_fail(c, "every worker of the pool is dead");
     run_incomplete = 1;
 }
 
-/* Busy workers silent for longer than pool.dead_after are dead; returns
- * when the next one would be. */
 double shutdown_reap(struct coord *c, double now)
 {
-    double next;
-    int w;
-    while ((w = proto_overdue(&c->p, now, c->job->dead_after, &next)) >= 0) {
-        char why[96];
-        snprintf(why, sizeof why,
-                 "declared dead: silent for %.3g s (pool.dead_after)",
-                 now - c->p.sent_at[w]);
-        declare_dead(c, w, why);
-    }
-    return next;
+    return lead_reap(&c->l, now, let_dead_go);
 }
 
 /* STOP buffers that sends to ranks let go may still read: reachable from
@@ -78,34 +62,28 @@ static struct wire_hdr *volatile lent_stop;
  * MPI_Finalize and the job still ends with 0: nothing is done then. */
 #define LEFT_BEHIND_DRAIN_S 0.5
 
+static int mpi_left(struct lead *l, int w)
+{
+    return proto_lost_worker(&l->p, w) || !((struct coord *)l)->bye[w];
+}
+
 static void left_behind(struct coord *c)
 {
     const char *rec = getenv("OMPI_MCA_orte_enable_recovery");
     if (rec && strcmp(rec, "1") == 0)
         return;
-    char list[256] = "";
-    size_t used = 0;
-    for (int w = 0; w < c->n; w++)
-        if ((c->st[w].dead || !c->bye[w]) && used < sizeof list - 12)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%d",
-                                     used ? ", " : "", c->s->ranks[w]);
-    int status = c->status == RUN_OK ? RUN_INCOMPLETE : c->status;
-    host_error("the run ended (its outputs above are complete), but rank(s) "
-               "%s were left behind (declared dead or not stopped) and may "
-               "still be running: the job cannot end normally, so it is "
-               "aborted with exit status %d",
-               list[0] ? list : "?", status);
+    lead_left_behind(&c->l, mpi_left);
     fflush(stdout);
     fflush(stderr);
     /* stdout reaches the user through mpirun, which stops reading it when
      * the job is taken down: give it time to read what was written */
     util_sleep(LEFT_BEHIND_DRAIN_S);
-    MPI_Abort(MPI_COMM_WORLD, status);
+    MPI_Abort(MPI_COMM_WORLD, c->l.status);
 }
 
 void shutdown_finish(struct coord *c)
 {
-    const struct setup *s = c->s;
+    const struct setup *s = c->l.s;
     const int *of_rank = c->of_rank;
     struct wire_hdr *buf = c->stop;
     int others = s->size - 1;
@@ -126,10 +104,10 @@ void shutdown_finish(struct coord *c)
         buf[r - 1] =
             (struct wire_hdr){.magic = WIRE_MAGIC,
                               .kind = WIRE_FINISH,
-                              .status = (uint16_t)c->status,
+                              .status = (uint16_t)c->l.status,
                               .flags = run_incomplete ? WIRE_NO_FINALIZE : 0};
         bell_isend(&buf[r - 1], sizeof *buf, r, TAG_CTRL, &fr[r - 1]);
-        if (w >= 0 && c->st[w].dead)
+        if (w >= 0 && proto_lost_worker(&c->l.p, w))
             MPI_Request_free(&fr[r - 1]); /* never waited on */
     }
     /* every receiver is waiting for it: this completes at once */
@@ -151,7 +129,7 @@ void shutdown_finish(struct coord *c)
  * lets them go). */
 void shutdown_pool(struct coord *c)
 {
-    const struct setup *s = c->s;
+    const struct setup *s = c->l.s;
     int others = s->size - 1;
     struct wire_hdr *stop = c->stop = calloc((size_t)others, sizeof *stop);
     MPI_Request *sr = malloc((size_t)others * sizeof *sr);
@@ -160,40 +138,40 @@ void shutdown_pool(struct coord *c)
         host_error("out of memory while stopping; aborting the job");
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
     }
-    for (int w = 0; w < c->n; w++)
+    for (int w = 0; w < c->l.n; w++)
         of_rank[s->ranks[w]] = w + 1;
-    int tree = c->job->topology == JOB_TREE;
+    int tree = c->l.job->topology == JOB_TREE;
     for (int r = 1; r < s->size; r++) {
         int w = of_rank[r] - 1;
         sr[r - 1] = MPI_REQUEST_NULL;
-        if (tree && w >= 0 && !c->p.direct[w])
+        if (tree && w >= 0 && !c->l.p.direct[w])
             continue; /* its parent passes the STOP on */
         stop[r - 1] = (struct wire_hdr){.magic = WIRE_MAGIC,
                                         .kind = WIRE_STOP,
-                                        .status = (uint16_t)c->status,
-                                        .seq = w >= 0 ? c->st[w].queries +
-                                                         c->st[w].evals
+                                        .status = (uint16_t)c->l.status,
+                                        .seq = w >= 0 ? c->l.st[w].queries +
+                                                         c->l.st[w].evals
                                                    : 0};
         /* in a tree the STOP goes down with the queries, behind them */
         bell_isend(&stop[r - 1], sizeof *stop, r,
                    tree && w >= 0 ? TAG_QUERY : TAG_CTRL, &sr[r - 1]);
         /* a worker declared dead may be alive after all (slow): tell it
          * to stop too, but never wait on it */
-        if (w >= 0 && c->st[w].dead)
+        if (w >= 0 && proto_lost_worker(&c->l.p, w))
             MPI_Request_free(&sr[r - 1]);
     }
     /* Workers that answer their STOP do so at once; only a worker busy
      * with its usual work deserves the whole shutdown_timeout. */
     int usual = 0;
-    for (int w = 0; w < c->n; w++)
-        usual |= !c->bye[w] && !c->st[w].unresponsive;
+    for (int w = 0; w < c->l.n; w++)
+        usual |= !c->bye[w] && !c->l.st[w].unresponsive;
     double deadline =
-        util_now() + (usual ? c->job->shutdown_timeout
-                            : fmin(1.0, c->job->shutdown_timeout));
+        util_now() + (usual ? c->l.job->shutdown_timeout
+                            : fmin(1.0, c->l.job->shutdown_timeout));
     int byes = 0;
-    for (int w = 0; w < c->n; w++)
+    for (int w = 0; w < c->l.n; w++)
         byes += c->bye[w];
-    while (byes < c->n) {
+    while (byes < c->l.n) {
         int k = listen_poll(c, deadline);
         if (k <= 0)
             break;
@@ -202,19 +180,19 @@ void shutdown_pool(struct coord *c)
             byes += c->bye[c->idx[i]];
         }
     }
-    if (byes < c->n) {
+    if (byes < c->l.n) {
         char list[256] = "";
         size_t used = 0;
-        for (int w = 0; w < c->n; w++)
+        for (int w = 0; w < c->l.n; w++)
             if (!c->bye[w] && used < sizeof list - 12)
                 used += (size_t)snprintf(list + used, sizeof list - used,
                                          "%s%d", used ? ", " : "", s->ranks[w]);
         host_error("rank(s) %s did not stop within %g s "
                    "(pool.shutdown_timeout); the run ends without them",
-                   list, c->job->shutdown_timeout);
+                   list, c->l.job->shutdown_timeout);
         run_incomplete = 1;
         /* their requests are let go, never waited on */
-        for (int w = 0; w < c->n; w++)
+        for (int w = 0; w < c->l.n; w++)
             if (!c->bye[w])
                 shutdown_let_go(c, w);
     }
@@ -228,55 +206,35 @@ void shutdown_pool(struct coord *c)
         else
             MPI_Wait(&sr[r - 1], MPI_STATUS_IGNORE);
     }
-    for (int w = 0; w < c->n; w++)
+    for (int w = 0; w < c->l.n; w++)
         if (c->sreq[w] != MPI_REQUEST_NULL)
             MPI_Wait(&c->sreq[w], MPI_STATUS_IGNORE);
     free(sr);
-}
-
-/* Workers still busy at the stop for far longer than they usually take
- * (or that never answered in a second) are reported as unresponsive. */
-void shutdown_flag_unresponsive(struct coord *c, double t_end)
-{
-    for (int w = 0; w < c->n; w++) {
-        struct wstats *st = &c->st[w];
-        if (!c->p.busy[w])
-            continue;
-        double out = t_end - c->p.sent_at[w];
-        double usual = st->rtt.count ? hist_quantile(&st->rtt, 0.99) : 0;
-        if (out > fmax(10 * usual, 1.0))
-            st->unresponsive = 1;
-    }
 }
 
 /* Stopped by a signal: mpirun takes the job down (SIGKILL follows within
  * a second), so save what can be saved and leave without the shutdown. */
 void shutdown_signal(struct coord *c)
 {
-    if (record_iteration(&c->r, 1, util_now()) < 0)
-        coord_fail(c, "%s", c->r.err.text);
-    if (record_checkpoint(&c->r, 1, util_now()) < 0)
-        coord_fail(c, "%s", c->r.err.text);
+    if (record_iteration(&c->l.r, 1, util_now()) < 0)
+        coord_fail(c, "%s", c->l.r.err.text);
+    if (record_checkpoint(&c->l.r, 1, util_now()) < 0)
+        coord_fail(c, "%s", c->l.r.err.text);
     host_error("stopped by signal %d (when a worker dies, mpirun ends the "
                "job this way)%s%s%s",
-               (int)poll_signal, c->job->checkpoint ? "; checkpoint in " : "",
-               c->job->checkpoint ? c->job->checkpoint : "",
-               c->job->checkpoint ? ": continue with aiarun --resume" : "");
-    c->status = RUN_FAILED;
+               (int)poll_signal, c->l.job->checkpoint ? "; checkpoint in " : "",
+               c->l.job->checkpoint ? c->l.job->checkpoint : "",
+               c->l.job->checkpoint ? ": continue with aiarun --resume" : "");
+    c->l.status = RUN_FAILED;
     run_no_finalize = 1;
-}
-
-static void end_failed(void *ctx, const char *text)
-{
-    coord_fail(ctx, "%s", text);
 }
 
 void shutdown_report(struct coord *c)
 {
     if (c->cur < 0) { /* failed before the first query: nothing to report */
-        if (record_close(&c->r) < 0)
-            coord_fail(c, "%s", c->r.err.text);
+        if (record_close(&c->l.r) < 0)
+            coord_fail(c, "%s", c->l.r.err.text);
         return;
     }
-    report_end(&c->r, c->status == RUN_OK, end_failed, c);
+    lead_report(&c->l);
 }

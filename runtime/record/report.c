@@ -226,7 +226,7 @@ static int summary(struct recorder *r, const char *why, double loss)
     int rc = 0;
     if (host_verbosity() > AIA_LOG_ERROR) {
         report(r, why, loss);
-        stats_table(stdout, r->st, p->n);
+        stats_table(stdout, r->st, p);
     }
     for (int w = 0; w < p->n; w++)
         if (r->st[w].unresponsive)

@@ -22,7 +22,7 @@
 #include "core/host.h"
 #include "core/proto.h"
 #include "record/record.h"
-#include "record/report.h"
+#include "session/lead.h"
 #include "simpool.h"
 #include "simq.h"
 #include "core/util.h"
@@ -40,15 +40,9 @@ struct flight {
 };
 
 struct sim {
+    struct lead l; /* first: the session's side (s, job, n, p, r, st) */
     struct simpool sp;
-    struct setup *s;
-    const struct job *job;
-    int n;
-    struct proto p;
-    struct recorder r;
-    struct wstats *st;
     struct flight *fl;
-    unsigned char *dead; /* declared dead: its answers are not read */
     struct simq q;
     struct codec qcodec, acodec; /* queries' encoder, answers' decoder */
     double *qbuf[2];             /* the current and the previous query */
@@ -60,42 +54,27 @@ struct sim {
     uint64_t events;
     double plugin_s; /* wall seconds in the plugins' steps, for the
                         simulator's own overhead */
-    int status;
 };
 
-static void sim_fail(struct sim *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* Stop the run with an error (printed at once); the first one wins. */
-static void sim_fail(struct sim *m, const char *fmt, ...)
-{
-    if (!proto_fail(&m->p))
-        return;
-    char text[AIA_ERROR_LEN + 64];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    host_error("%s", text);
-    m->status = RUN_FAILED;
-}
+#define sim_fail(m, ...) lead_fail(&(m)->l, __VA_ARGS__)
 
 static void recorder_failed(struct sim *m, int rc)
 {
     if (rc < 0)
-        sim_fail(m, "%s", m->r.err.text);
+        sim_fail(m, "%s", m->l.r.err.text);
 }
 
 /* Give the current query its encoding when the job has a query codec. */
 static int seal(struct sim *m)
 {
-    m->qbytes = m->s->shape.query_len * sizeof(double);
+    m->qbytes = m->l.s->shape.query_len * sizeof(double);
     if (!m->qenc)
         return 0;
     struct aia_error err;
     if (codec_encode(&m->qcodec, m->qbuf[m->cur], m->qenc, &m->qbytes, &err) <
         0) {
-        sim_fail(m, "query of round %llu: %s", (unsigned long long)m->p.round,
+        sim_fail(m, "query of round %llu: %s", (unsigned long long)m->l.p.round,
                  err.text);
         return -1;
     }
@@ -109,7 +88,7 @@ static void send_subtree(struct sim *m, int w)
     struct simsub sub;
     struct aia_error err;
     double t = util_now();
-    double back = simpool_subtree(&m->sp, w, m->qbuf[m->cur], m->p.round,
+    double back = simpool_subtree(&m->sp, w, m->qbuf[m->cur], m->l.p.round,
                                   m->now, &sub, &err);
     m->plugin_s += util_now() - t;
     if (isnan(back)) {
@@ -123,7 +102,7 @@ static void send_subtree(struct sim *m, int w)
     f->rows = (size_t)sub.rows;
     f->corrupt = 0;
     if (!isinf(back) &&
-        simq_push(&m->q, (struct simq_event){back, w, m->p.round}) < 0)
+        simq_push(&m->q, (struct simq_event){back, w, m->l.p.round}) < 0)
         sim_fail(m, "out of memory for the event queue");
 }
 
@@ -133,17 +112,17 @@ static void send_query(struct sim *m, int w)
 {
     struct simworker *k = &m->sp.w[w];
     struct aia_error err;
-    m->st[w].sent_payload += m->s->shape.query_len * sizeof(double);
-    m->st[w].sent_encoded += m->qbytes;
-    m->st[w].queries++;
-    proto_sent(&m->p, w, m->now);
-    if (m->job->topology == JOB_TREE) {
+    m->l.st[w].sent_payload += m->l.s->shape.query_len * sizeof(double);
+    m->l.st[w].sent_encoded += m->qbytes;
+    m->l.st[w].queries++;
+    proto_sent(&m->l.p, w, m->now);
+    if (m->l.job->topology == JOB_TREE) {
         send_subtree(m, w);
         return;
     }
     double t = util_now();
     int rc = simpool_answer(&m->sp, w, m->qbuf[m->cur], m->qenc, m->qbytes,
-                            m->p.round, &err);
+                            m->l.p.round, &err);
     m->plugin_s += util_now() - t;
     if (rc < 0) {
         sim_fail(m, "stopping: %s", err.text);
@@ -157,181 +136,109 @@ static void send_query(struct sim *m, int w)
     f->sent_end = f->compute_end + d.delay;
     f->compute_s = d.compute + d.delay; /* a worker times both */
     f->delay_s = d.delay;
-    f->rows = m->s->rows[w];
+    f->rows = m->l.s->rows[w];
     f->corrupt = d.corrupt;
     if (isinf(d.delay))
         return; /* it hangs: its answer never comes */
     if (simq_push(&m->q,
-                  (struct simq_event){f->sent_end + d.up, w, m->p.round}) < 0)
+                  (struct simq_event){f->sent_end + d.up, w, m->l.p.round}) < 0)
         sim_fail(m, "out of memory for the event queue");
-}
-
-/* The stop rules' measures: the recorder's, a failure failing the run. */
-static double measure_change(void *ctx)
-{
-    return record_change(&((struct sim *)ctx)->r);
-}
-
-static int measure_loss(void *ctx, double *loss)
-{
-    struct sim *m = ctx;
-    if (record_loss(&m->r, loss) == 0)
-        return 0;
-    sim_fail(m, "%s", m->r.err.text);
-    return -1;
 }
 
 /* Close the round: the algorithm writes the next query, which becomes
  * current.  0 or -1 (the run is then failed). */
 static int finish_round(struct sim *m)
 {
-    const struct setup *s = m->s;
-    struct aia_error err = {""};
     int next = 1 - m->cur;
     double t = util_now();
-    int rc = s->alg->query(s->alg_s, m->qbuf[next], &err);
+    int rc = lead_query(&m->l, m->qbuf[next]);
     m->plugin_s += util_now() - t;
-    if (rc < 0) {
-        sim_fail(m, "algorithm '%s': query: %s", s->alg->h.name,
-                 util_error_text(&err));
+    if (rc < 0)
         return -1;
-    }
-    m->r.prev = m->qbuf[m->cur];
-    m->r.query = m->qbuf[next];
+    m->l.r.prev = m->qbuf[m->cur];
+    m->l.r.query = m->qbuf[next];
     m->cur = next;
-    proto_end_round(&m->p, m->now);
+    proto_end_round(&m->l.p, m->now);
     return seal(m);
 }
 
-/* End the round and send its successor to every idle worker. */
-static void end_round(struct sim *m)
+/* lead_ops: the simulator's transport (session/lead.h); its clock is
+ * m->now, which every call's time equals. */
+static int op_send(struct lead *l, int w, double now)
 {
-    if (finish_round(m) < 0)
-        return;
-    recorder_failed(m, record_iteration(&m->r, 0, m->now));
-    struct proto_measure measure = {m, measure_change, measure_loss, m->r.fopt};
-    proto_stop_check(&m->p, &m->job->stop, &measure);
-    if (m->p.why)
-        return;
-    for (int w = 0; w < m->n && !m->p.why; w++)
-        if (proto_idle(&m->p, w))
-            send_query(m, w);
+    (void)now;
+    send_query((struct sim *)l, w); /* a failure fails the run itself */
+    return 0;
 }
+
+static int op_next(struct lead *l, double now)
+{
+    (void)now;
+    return finish_round((struct sim *)l);
+}
+
+static const struct lead_ops sim_ops = {op_send, op_next};
 
 static void on_answer(struct sim *m, int w, uint64_t round)
 {
-    const struct setup *s = m->s;
     struct simworker *k = &m->sp.w[w];
     const struct flight *f = &m->fl[w];
     struct aia_error err;
-    double rtt;
-    m->st[w].recv_payload += s->shape.answer_len * sizeof(double);
-    m->st[w].recv_encoded += k->bytes;
-    m->st[w].recv_msgs++;
-    uint64_t staleness = proto_answer(&m->p, w, round, m->now, &rtt);
-    stats_answer(&m->st[w], staleness, rtt, f->compute_s, f->delay_s);
-    recorder_failed(m, record_answer(&m->r, w, round, staleness, f->compute_s,
-                                     f->delay_s, rtt, m->now));
-    const double *a = k->up ? k->up : k->answer;
+    m->l.st[w].recv_payload += m->l.s->shape.answer_len * sizeof(double);
+    m->l.st[w].recv_encoded += k->bytes;
+    m->l.st[w].recv_msgs++;
+    struct lead_answer a = {.round = round,
+                            .compute_s = f->compute_s,
+                            .delay_s = f->delay_s,
+                            .rows = f->rows,
+                            .values = k->up ? k->up : k->answer};
     if (k->enc) {
         if (codec_decode(&m->acodec, k->enc, k->bytes, m->adec, &err) < 0) {
             sim_fail(m, "rank %d: an answer that does not decode (%s)",
-                     s->ranks[w], err.text);
+                     m->l.s->ranks[w], err.text);
             return;
         }
-        a = m->adec;
+        a.values = m->adec;
     }
-    struct aia_answer_info info = {
-        .rank = s->ranks[w],
-        .worker = w,
-        .round = m->p.round,
-        .sent_round = round,
-        .staleness = staleness,
-        .rows = f->rows,
-        .total_rows = s->total_rows,
-        .compute_s = f->compute_s,
-    };
-    double t = util_now();
-    err.text[0] = '\0';
-    int rc = s->alg->absorb(s->alg_s, a, &info, &err);
-    m->plugin_s += util_now() - t;
-    if (rc < 0) {
-        sim_fail(m, "algorithm '%s': absorb (answer of rank %d): %s",
-                 s->alg->h.name, s->ranks[w], util_error_text(&err));
-        return;
-    }
-    switch (proto_absorbed(&m->p, w, staleness)) {
-    case PROTO_END_ROUND:
-        end_round(m);
-        break;
-    case PROTO_RESEND:
-        send_query(m, w);
-        break;
-    case PROTO_WAIT:
-        break;
-    }
-}
-
-/* Worker w sent a malformed answer (stragglers.corrupt): as under MPI,
- * it is not trusted any more and gets no more queries. */
-static void distrust(struct sim *m, int w)
-{
-    size_t bytes = sizeof(struct wire_hdr) + m->sp.w[w].bytes;
-    m->st[w].untrusted = 1;
-    m->st[w].discarded++;
-    int live = proto_distrust(&m->p, w);
-    host_error("rank %d sent not an aiarun message (%zu bytes): not trusted "
-               "any more; going on with %d workers",
-               m->s->ranks[w], bytes, live);
-    if (live == 0)
-        sim_fail(m, "no worker of the pool is left to trust");
+    lead_answer(&m->l, w, &a, m->now);
 }
 
 /* The answer of event ev arrives. */
 static void take(struct sim *m, const struct simq_event *ev)
 {
     int w = ev->w;
-    if (m->dead[w])
+    if (proto_lost_worker(&m->l.p, w))
         return; /* never read again, as under MPI */
-    if (m->fl[w].corrupt && !m->st[w].untrusted) {
-        distrust(m, w);
+    if (m->fl[w].corrupt && !proto_untrusted(&m->l.p, w)) {
+        /* stragglers.corrupt: as under MPI, not trusted any more */
+        lead_distrust(&m->l, w, "not an aiarun message",
+                      sizeof(struct wire_hdr) + m->sp.w[w].bytes);
         return;
     }
-    switch (proto_check(&m->p, w, ev->round)) {
+    switch (proto_check(&m->l.p, w, ev->round)) {
     case PROTO_ACCEPT:
         on_answer(m, w, ev->round);
         break;
     case PROTO_LATE:
-        m->st[w].late++;
-        proto_late(&m->p, w);
+        m->l.st[w].late++;
+        proto_late(&m->l.p, w);
         break;
     case PROTO_DISCARD:
-        m->st[w].discarded++;
+        m->l.st[w].discarded++;
         break;
     case PROTO_DISTRUST:
         /* simulated workers answer only what they were sent */
         sim_fail(m, "rank %d: an answer to a query it was not sent",
-                 m->s->ranks[w]);
+                 m->l.s->ranks[w]);
     }
 }
 
-/* Busy workers silent past pool.dead_after are dead; returns when the
- * next one would be. */
-static double reap(struct sim *m)
+/* A worker declared dead (lead_reap): its answers are never read, as the
+ * MPI driver never reads them; nothing is left to let go. */
+static void let_dead_go(struct lead *l, int w)
 {
-    double next = INFINITY;
-    int w;
-    while (!m->p.why &&
-           (w = proto_overdue(&m->p, m->now, m->job->dead_after, &next)) >= 0) {
-        m->dead[w] = 1;
-        m->st[w].dead = 1;
-        host_error("rank %d declared dead: silent for %.3g s "
-                   "(pool.dead_after); going on with %d workers",
-                   m->s->ranks[w], m->now - m->p.sent_at[w], m->p.live - 1);
-        if (proto_dead(&m->p, w) == 0)
-            sim_fail(m, "every worker of the pool is dead");
-    }
-    return next;
+    (void)l;
+    (void)w;
 }
 
 /* Whether the wait condition ends the round now.  A round that no answer
@@ -339,29 +246,30 @@ static double reap(struct sim *m)
  * holds at once cannot end rounds forever at one instant. */
 static int ready(struct sim *m)
 {
-    const struct setup *s = m->s;
-    if (m->job->mode != JOB_ROUNDS ||
-        (m->p.arrived == 0 && m->now <= m->p.round_t0))
+    const struct setup *s = m->l.s;
+    if (m->l.job->mode != JOB_ROUNDS ||
+        (m->l.p.arrived == 0 && m->now <= m->l.p.round_t0))
         return 0;
-    return proto_ready(&m->p, s->wait, s->wait_s, m->now);
+    return proto_ready(&m->l.p, s->wait, s->wait_s, m->now);
 }
 
 /* The run: events in time order until a stop rule holds. */
 static void loop(struct sim *m)
 {
-    const struct setup *s = m->s;
-    while (!m->p.why) {
+    const struct setup *s = m->l.s;
+    while (!m->l.p.why) {
         /* a death may end the round as an answer does */
-        double deadline = fmin(m->stop_at, reap(m));
-        if (!m->p.why && ready(m)) {
-            end_round(m);
+        double deadline =
+            fmin(m->stop_at, lead_reap(&m->l, m->now, let_dead_go));
+        if (!m->l.p.why && ready(m)) {
+            lead_end_round(&m->l, m->now);
             continue;
         }
-        if (m->p.why)
+        if (m->l.p.why)
             break;
-        if (m->job->mode == JOB_ROUNDS)
+        if (m->l.job->mode == JOB_ROUNDS)
             deadline = fmin(deadline,
-                            proto_deadline(&m->p, s->wait, s->wait_s, m->now));
+                            proto_deadline(&m->l.p, s->wait, s->wait_s, m->now));
         const struct simq_event *top = simq_peek(&m->q);
         if (top && top->t <= deadline) {
             struct simq_event ev;
@@ -370,7 +278,7 @@ static void loop(struct sim *m)
             if (ev.t > m->now)
                 m->now = ev.t;
             take(m, &ev);
-            recorder_failed(m, record_progress(&m->r, m->now));
+            recorder_failed(m, record_progress(&m->l.r, m->now));
         } else if (isinf(deadline)) {
             sim_fail(m, "no answer can come: every busy worker hangs, and "
                         "neither pool.dead_after nor stop.time ends the "
@@ -381,12 +289,12 @@ static void loop(struct sim *m)
              * moves on would meet it */
             m->now = deadline > m->now ? deadline : nextafter(m->now, INFINITY);
         }
-        if (!m->p.why && proto_time_up(&m->p, &m->job->stop, m->now)) {
+        if (!m->l.p.why && proto_time_up(&m->l.p, &m->l.job->stop, m->now)) {
             /* answers absorbed since the last query make one more,
              * partial, round, as under MPI */
-            if (m->p.arrived > 0 && finish_round(m) == 0)
-                recorder_failed(m, record_iteration(&m->r, 0, m->now));
-            proto_stop(&m->p, "time");
+            if (m->l.p.arrived > 0 && finish_round(m) == 0)
+                recorder_failed(m, record_iteration(&m->l.r, 0, m->now));
+            proto_stop(&m->l.p, "time");
         }
     }
 }
@@ -402,43 +310,43 @@ static void drain(struct sim *m)
     while (simq_pop(&m->q, &ev) == 0) {
         int w = ev.w;
         const struct flight *f = &m->fl[w];
-        if (m->dead[w] || !m->p.busy[w])
+        if (proto_lost_worker(&m->l.p, w) || !m->l.p.busy[w])
             continue;
         double stop =
             m->now + latency_trip(&m->sp.w[w].lat, sizeof(struct wire_hdr));
         if (f->compute_end >= stop || f->sent_end <= stop)
-            m->st[w].late++;
-        proto_late(&m->p, w);
+            m->l.st[w].late++;
+        proto_late(&m->l.p, w);
     }
-    for (int w = 0; w < m->n; w++) {
-        struct wstats *st = &m->st[w];
-        if (!m->p.busy[w] || m->dead[w])
-            continue;
-        double usual = st->rtt.count ? hist_quantile(&st->rtt, 0.99) : 0;
-        if (m->now - m->p.sent_at[w] > fmax(10 * usual, 1.0))
-            st->unresponsive = 1;
-    }
+    lead_flag_unresponsive(&m->l, m->now);
 }
 
-static void end_failed(void *ctx, const char *text)
+/* A worker a run under mpirun could not stop: declared dead, or hung in
+ * its step at the stop. */
+static int sim_left(struct lead *l, int w)
 {
-    sim_fail(ctx, "%s", text);
+    const struct sim *m = (const struct sim *)l;
+    return proto_lost_worker(&l->p, w) ||
+           (l->p.busy[w] && isinf(m->fl[w].sent_end));
 }
 
-/* The final loss, files and report, as rank 0 of a run writes them. */
+/* The final loss, files and report, as rank 0 of a run writes them; then,
+ * as there, the ranks a real run would leave behind. */
 static void finish(struct sim *m)
 {
-    if (!proto_failed(&m->p))
-        recorder_failed(m, record_iteration(&m->r, 1, m->now));
-    m->r.t_end = m->now;
+    lead_final(&m->l, m->now);
+    m->l.r.t_end = m->now;
     drain(m);
-    report_end(&m->r, !proto_failed(&m->p), end_failed, m);
+    lead_report(&m->l);
+    lead_left_behind(&m->l, sim_left);
 }
 
 static int alloc(struct sim *m, struct aia_error *err)
 {
-    const struct setup *s = m->s;
-    const struct job *job = m->job;
+    struct setup *s = &m->sp.s;
+    const struct job *job = s->job;
+    if (lead_init(&m->l, s, &m->acodec, &sim_ops, err) < 0)
+        return -1;
     size_t qlen = s->shape.query_len, alen = s->shape.answer_len;
     if (codec_init(&m->qcodec, job->codec_query, qlen, 0, job->codec_level,
                    err) < 0 ||
@@ -446,38 +354,26 @@ static int alloc(struct sim *m, struct aia_error *err)
                    codec_topk_count(job->codec_topk, alen), job->codec_level,
                    err) < 0)
         return -1;
-    m->st = calloc((size_t)m->n, sizeof *m->st);
-    m->fl = calloc((size_t)m->n, sizeof *m->fl);
-    m->dead = calloc((size_t)m->n, 1);
+    m->fl = calloc((size_t)m->l.n, sizeof *m->fl);
     m->qbuf[0] = calloc(qlen + 1, sizeof(double));
     m->qbuf[1] = calloc(qlen + 1, sizeof(double));
-    if (!m->st || !m->fl || !m->dead || !m->qbuf[0] || !m->qbuf[1] ||
+    if (!m->fl || !m->qbuf[0] || !m->qbuf[1] ||
         (job->codec_query != CODEC_NONE &&
          !(m->qenc = malloc(codec_bound(&m->qcodec) + 1))) ||
         (job->codec_answer != CODEC_NONE &&
          !(m->adec = malloc((alen + 1) * sizeof *m->adec))))
-        return aia_seterr(err, "out of memory for %d workers", m->n);
-    for (int w = 0; w < m->n; w++)
-        m->st[w].rank = s->ranks[w];
-    if (proto_init(&m->p, m->n, job->mode,
-                   job->topology == JOB_TREE ? job->arity : 0, s->ranks,
-                   err) < 0 ||
-        record_init(&m->r, s, &m->p, m->st, &m->acodec) < 0)
-        return aia_seterr(err, "out of memory for %d workers", m->n);
+        return aia_seterr(err, "out of memory for %d workers", m->l.n);
     simq_init(&m->q);
     return 0;
 }
 
 static void sim_free(struct sim *m)
 {
-    record_free(&m->r);
-    proto_free(&m->p);
+    lead_free(&m->l);
     simq_free(&m->q);
     codec_free(&m->qcodec);
     codec_free(&m->acodec);
-    free(m->st);
     free(m->fl);
-    free(m->dead);
     free(m->qbuf[0]);
     free(m->qbuf[1]);
     free(m->qenc);
@@ -489,13 +385,13 @@ static void sim_free(struct sim *m)
  * simulate.compute is measured, the compute time per row. */
 static int start(struct sim *m, struct aia_error *err)
 {
-    const struct setup *s = m->s;
-    const struct job *job = m->job;
+    const struct setup *s = &m->sp.s;
+    const struct job *job = s->job;
     if (alloc(m, err) < 0)
         return -1;
-    record_optimum(&m->r);
-    if (record_check(&m->r) < 0)
-        return aia_seterr(err, "%s", m->r.err.text);
+    record_optimum(&m->l.r);
+    if (record_check(&m->l.r) < 0)
+        return aia_seterr(err, "%s", m->l.r.err.text);
     err->text[0] = '\0';
     if (s->alg->init(s->alg_s, m->qbuf[0], err) < 0) {
         char text[AIA_ERROR_LEN];
@@ -507,7 +403,7 @@ static int start(struct sim *m, struct aia_error *err)
         double row_s;
         if (simpool_measure(&m->sp, m->qbuf[0], &row_s, err) < 0)
             return -1;
-        for (int w = 0; w < m->n; w++)
+        for (int w = 0; w < m->l.n; w++)
             latency_init(&m->sp.w[w].lat, job, w, s->ranks[w], s->rows[w],
                          row_s);
         host_log(AIA_LOG_WARN,
@@ -516,16 +412,15 @@ static int start(struct sim *m, struct aia_error *err)
                  "on any machine)",
                  row_s * 1e6, row_s * 1e6);
     }
-    if (record_open(&m->r) < 0)
-        return aia_seterr(err, "%s", m->r.err.text);
+    if (record_open(&m->l.r) < 0)
+        return aia_seterr(err, "%s", m->l.r.err.text);
     return 0;
 }
 
 static int simulate(struct job *job, int n)
 {
-    struct sim m = {.job = job, .n = n, .status = RUN_OK};
+    struct sim m = {.l.status = RUN_OK};
     struct aia_error err;
-    m.s = &m.sp.s;
     double t0 = util_now();
     if (simpool_open(&m.sp, job, n, &err) < 0 || start(&m, &err) < 0) {
         host_error("%s", err.text);
@@ -533,30 +428,28 @@ static int simulate(struct job *job, int n)
         return RUN_BAD_JOB;
     }
     double t1 = util_now();
-    m.r.query = m.qbuf[0];
-    m.r.progress_at = 1.0; /* progress for runs over a virtual second */
-    proto_start(&m.p, 1, 0, 0);
+    m.l.r.query = m.qbuf[0];
+    m.l.r.progress_at = 1.0; /* progress for runs over a virtual second */
+    m.l.r.ckpt_at = job->checkpoint_seconds;
+    proto_start(&m.l.p, 1, 0, 0);
     m.stop_at = job->stop.time > 0 ? job->stop.time : INFINITY;
-    if (seal(&m) == 0) {
-        recorder_failed(&m, record_iteration(&m.r, 1, m.now));
-        for (int w = 0; w < n && !m.p.why; w++)
-            if (m.p.direct[w])
+    if (seal(&m) == 0 && lead_begin(&m.l, m.now) == 0) {
+        for (int w = 0; w < n && !m.l.p.why; w++)
+            if (m.l.p.direct[w])
                 send_query(&m, w);
-            else
-                m.st[w].hidden = 1;
         loop(&m);
     }
     double t2 = util_now();
     finish(&m);
-    double run = t2 - t1;
+    double run = t2 - t1, plugin_s = m.plugin_s + m.l.plugin_s;
     host_log(AIA_LOG_INFO,
              "simulated %d workers: set up in %.3f s; %llu events, %.6g "
              "virtual s in %.3f s (%.0f events/s), of which the plugins' "
              "steps %.3f s, the simulator %.3f us an event",
              n, t1 - t0, (unsigned long long)m.events, m.now, run,
-             run > 0 ? (double)m.events / run : 0.0, m.plugin_s,
-             m.events ? (run - m.plugin_s) / (double)m.events * 1e6 : 0.0);
-    int status = m.status;
+             run > 0 ? (double)m.events / run : 0.0, plugin_s,
+             m.events ? (run - plugin_s) / (double)m.events * 1e6 : 0.0);
+    int status = m.l.status;
     sim_free(&m);
     return status;
 }
@@ -565,6 +458,7 @@ int sim_main(const char *path, const char *const *overrides, int n)
 {
     struct aia_error err;
     size_t len;
+    host_setup(0, host_verbosity()); /* speaks as rank 0 of a run */
     char *text = util_read_file(path, MAX_JOB_FILE, &len, &err);
     struct job *job = text ? job_load(path, text, len, overrides, &err) : NULL;
     free(text);
@@ -572,7 +466,6 @@ int sim_main(const char *path, const char *const *overrides, int n)
         host_error("%s", err.text);
         return RUN_BAD_JOB;
     }
-    host_setup(0, host_verbosity());
     int status = simulate(job, n);
     job_free(job);
     return status;

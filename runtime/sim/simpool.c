@@ -10,11 +10,13 @@
 
 #include "simpool.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "session/facts.h"
+#include "session/session.h"
 #include "core/host.h"
 #include "conf/params.h"
 #include "core/proto.h"
@@ -32,8 +34,6 @@ static int refuse(const struct job *job, const struct mnode *at,
 /* What a simulation cannot do, refused before anything is loaded. */
 static int check_job(const struct job *job, int n, struct aia_error *err)
 {
-    if (job->checkpoint)
-        return refuse(job, job->checkpoint_node, err, "output.checkpoint");
     if (job->workers && job->nworkers != (size_t)n) {
         char where[256];
         params_where(where, sizeof where, job->m->path, job->workers_node);
@@ -48,92 +48,6 @@ static int check_job(const struct job *job, int n, struct aia_error *err)
     return 0;
 }
 
-static struct aia_context context(const struct simpool *sp, int w,
-                                  const struct aia_value *args, void *prob_s)
-{
-    const struct setup *s = &sp->s;
-    return (struct aia_context){
-        .size = sizeof(struct aia_context),
-        .role = w < 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
-        .rank = w < 0 ? 0 : s->ranks[w],
-        .worker = w,
-        .nworkers = sp->n,
-        .async = s->job->mode == JOB_ASYNC,
-        .seed = s->job->seed,
-        .args = args,
-        .jobdir = s->job->dir,
-        .host = host_get(),
-        .problem = s->prob,
-        .problem_state = prob_s,
-        .pool_ranks = s->ranks,
-        .facts = &s->facts,
-        .data = !s->job->data.path ? NULL
-                : w < 0            ? &s->data.d
-                                   : &sp->data[w].d,
-    };
-}
-
-static int load(struct simpool *sp, const struct job_plugin *sec, int kind,
-                struct plugin **p, struct aia_value **args,
-                struct aia_error *err)
-{
-    if (!(*p = loader_open(sec->spec, kind, sp->s.job->dir, err))) {
-        job_blame(sp->s.job, sec, err);
-        return -1;
-    }
-    return (*args = job_plugin_args(sp->s.job, sec, *p, err)) ? 0 : -1;
-}
-
-/* Open partition w (AIA_PART_ALL: the coordinator's view). */
-static int open_part(struct simpool *sp, int w, void **prob_s,
-                     struct aia_error *err)
-{
-    struct setup *s = &sp->s;
-    struct aia_partition part = {.index = w < 0 ? AIA_PART_ALL : w,
-                                 .count = sp->n,
-                                 .scheme = s->job->part_scheme,
-                                 .weights = s->job->weights};
-    struct aia_context ctx = context(sp, w, s->prob_args, NULL);
-    uint32_t offers;
-    const char *metric_name;
-    if (s->prob->open(&ctx, &part, prob_s, err) < 0 ||
-        loader_offers(s->prob, *prob_s, &offers, &metric_name, err) < 0) {
-        job_blame(s->job, &s->job->problem, err);
-        return -1;
-    }
-    if (w < 0) {
-        s->offers = offers;
-        s->metric_name = metric_name;
-    }
-    return 0;
-}
-
-/* Create the algorithm's state of worker w (-1: the coordinator's) on its
- * open partition, once the facts are known. */
-static int create_alg(struct simpool *sp, int w, void *prob_s, void **alg_s,
-                      struct aia_shape *shape, struct aia_error *err)
-{
-    struct setup *s = &sp->s;
-    struct aia_context ctx = context(sp, w, s->alg_args, prob_s);
-    if (s->alg->create(&ctx, shape, alg_s, err) < 0) {
-        job_blame(s->job, &s->job->algorithm, err);
-        return -1;
-    }
-    return 0;
-}
-
-struct keep {
-    struct aia_partition part;
-    size_t total;
-};
-
-static int keep_own(size_t r, void *arg)
-{
-    const struct keep *k = arg;
-    return aia_partition_owner(host_get(), &k->part, k->total, r) ==
-           k->part.index;
-}
-
 /* problem.data: the coordinator's rows (all of them) and each worker's,
  * read from the file as delivery: read has each rank read them. */
 static int read_data(struct simpool *sp, struct aia_error *err)
@@ -142,22 +56,8 @@ static int read_data(struct simpool *sp, struct aia_error *err)
     const struct job_data *d = &s->job->data;
     char where[256], text[AIA_ERROR_LEN];
     params_where(where, sizeof where, s->job->m->path, d->key);
-    if (!(s->prob->flags & AIA_PROBLEM_DATA))
-        return aia_seterr(err,
-                          "%s: problem.data: problem '%s' generates "
-                          "its data and takes no data file",
-                          where, s->prob->h.name);
     struct data_opts o;
-    data_opts_init(&o);
-    o.format = d->format;
-    o.path = d->path;
-    o.header = d->header;
-    o.target = d->target;
-    o.delimiter = d->delimiter;
-    o.rows = d->rows;
-    o.cols = d->cols;
-    o.sparse = d->sparse;
-    o.features = d->features;
+    session_data_opts(d, 0, &o);
     size_t rows, cols;
     if (!(sp->data = calloc((size_t)sp->n, sizeof *sp->data)))
         return aia_seterr(err, "out of memory");
@@ -173,7 +73,7 @@ static int read_data(struct simpool *sp, struct aia_error *err)
     /* libsvm: every part gets the whole file's feature count */
     if (d->format == DATA_LIBSVM)
         o.features = cols;
-    struct keep k = {.part = {.count = sp->n,
+    struct session_rows k = {.part = {.count = sp->n,
                               .scheme = s->job->part_scheme,
                               .weights = s->job->weights},
                      .total = rows};
@@ -181,7 +81,7 @@ static int read_data(struct simpool *sp, struct aia_error *err)
         goto fail;
     for (int w = 0; w < sp->n; w++) {
         k.part.index = w;
-        if (data_read(&o, keep_own, &k, &sp->data[w], err) < 0)
+        if (data_read(&o, session_rows_own, &k, &sp->data[w], err) < 0)
             goto fail;
     }
     return 0;
@@ -190,30 +90,24 @@ fail:
     return aia_seterr(err, "%s: problem.data: %s", where, text);
 }
 
+/* The rows worker w holds (-1: the coordinator's, every row); NULL for a
+ * generated problem. */
+static const struct aia_dataset *data_of(const struct simpool *sp, int w)
+{
+    if (!sp->s.job->data.path)
+        return NULL;
+    return w < 0 ? &sp->s.data.d : &sp->data[w].d;
+}
+
 static int setup_coordinator(struct simpool *sp, struct aia_error *err)
 {
     struct setup *s = &sp->s;
-    const struct job *job = s->job;
-    if (load(sp, &job->problem, AIA_KIND_PROBLEM, &s->prob_p, &s->prob_args,
-             err) < 0 ||
-        load(sp, &job->algorithm, AIA_KIND_ALGORITHM, &s->alg_p, &s->alg_args,
-             err) < 0 ||
-        load(sp, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args, err) < 0)
+    if (session_load(s, 1, err) < 0 || session_check(s, err) < 0)
         return -1;
-    s->prob = (const void *)s->prob_p->h;
-    s->alg = (const void *)s->alg_p->h;
-    s->wait = (const void *)s->wait_p->h;
-    if (job->topology == JOB_TREE && !(s->alg->flags & AIA_ALG_ASSOCIATIVE))
-        return refuse(job, job->topology_node, err,
-                      "pool.topology: tree with an algorithm whose answers "
-                      "are not combinable (AIA_ALG_ASSOCIATIVE)");
-    if (job->codec_answer == CODEC_TOPK && !(s->alg->flags & AIA_ALG_ADDITIVE))
-        return refuse(job, job->codec_node, err,
-                      "pool.codec.answer: topk with an algorithm whose "
-                      "answers are not additive");
-    if (job->data.path && read_data(sp, err) < 0)
+    if (s->job->data.path && read_data(sp, err) < 0)
         return -1;
-    if (open_part(sp, -1, &s->prob_s, err) < 0)
+    if (session_open(s, -1, s->job->data.path ? &s->data.d : NULL, &s->prob_s,
+                     err) < 0)
         return -1;
     s->dim = s->prob->dim(s->prob_s);
     return 0;
@@ -241,21 +135,10 @@ static void gather_facts(struct simpool *sp)
 static int create_coordinator(struct simpool *sp, struct aia_error *err)
 {
     struct setup *s = &sp->s;
-    const struct job *job = s->job;
-    if (create_alg(sp, -1, s->prob_s, &s->alg_s, &s->shape, err) < 0)
+    if (session_create(s, -1, s->prob_s, s->job->data.path ? &s->data.d : NULL,
+                       &s->alg_s, &s->shape, err) < 0)
         return -1;
-    if (!s->alg->iterate && s->shape.query_len != s->dim)
-        return aia_seterr(err,
-                          "algorithm '%s': its queries have %zu "
-                          "values but the model has %zu, and it gives "
-                          "no iterate function",
-                          s->alg->h.name, s->shape.query_len, s->dim);
-    struct aia_context ctx = context(sp, -1, s->wait_args, s->prob_s);
-    if (s->wait->create(&ctx, &s->wait_s, err) < 0) {
-        job_blame(job, &job->wait, err);
-        return -1;
-    }
-    return 0;
+    return session_create_wait(s, err);
 }
 
 static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
@@ -264,17 +147,11 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
     struct simworker *k = &sp->w[w];
     struct aia_shape shape;
     size_t alen = s->shape.answer_len;
-    if (create_alg(sp, w, k->prob_s, &k->alg_s, &shape, err) < 0)
+    if (session_create(s, w, k->prob_s, data_of(sp, w), &k->alg_s, &shape,
+                       err) < 0 ||
+        session_same_shape(s->ranks[w], &shape, s->prob->dim(k->prob_s),
+                           &s->shape, s->dim, err) < 0)
         return -1;
-    if (shape.query_len != s->shape.query_len || shape.answer_len != alen ||
-        s->prob->dim(k->prob_s) != s->dim)
-        return aia_seterr(err,
-                          "worker %d: query %zu, answer %zu, dimension "
-                          "%zu differ from the coordinator's %zu, %zu, "
-                          "%zu",
-                          w, shape.query_len, shape.answer_len,
-                          s->prob->dim(k->prob_s), s->shape.query_len, alen,
-                          s->dim);
     s->rows[w] = s->prob->rows(k->prob_s);
     s->total_rows += s->rows[w];
     if (codec_init(&k->qc, s->job->codec_query, s->shape.query_len, 0,
@@ -302,35 +179,29 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
     struct setup *s = &sp->s;
     s->job = job;
     s->windex = -1;
-    s->size = n + 1;
-    s->nworkers = sp->n = n;
+    sp->n = n;
     if (check_job(job, n, err) < 0)
         return -1;
-    s->ranks = calloc((size_t)n, sizeof *s->ranks);
+    /* the ranks of an mpirun with every rank the pool lists */
+    s->size = n + 1;
+    for (size_t i = 0; job->workers && i < job->nworkers; i++)
+        if (job->workers[i] >= s->size && job->workers[i] < INT_MAX)
+            s->size = (int)job->workers[i] + 1;
+    if (session_pool(s, err) < 0)
+        return -1;
     s->rows = calloc((size_t)n, sizeof *s->rows);
     sp->w = calloc((size_t)n, sizeof *sp->w);
-    if (!s->ranks || !s->rows || !sp->w)
+    if (!s->rows || !sp->w)
         return aia_seterr(err, "out of memory for %d workers", n);
-    for (int w = 0; w < n; w++)
-        s->ranks[w] = job->workers ? (int)job->workers[w] : w + 1;
-    if (straggle_check(job, s->ranks, n, err) < 0)
-        return -1;
-    if (job->weights && job->nweights != (size_t)n) {
-        char where[256];
-        params_where(where, sizeof where, job->m->path, job->weights_node);
-        return aia_seterr(err,
-                          "%s: problem.weights: %zu weights for %d "
-                          "workers",
-                          where, job->nweights, n);
-    }
     if (setup_coordinator(sp, err) < 0)
         return -1;
     for (int w = 0; w < n; w++)
-        if (open_part(sp, w, &sp->w[w].prob_s, err) < 0)
+        if (session_open(s, w, data_of(sp, w), &sp->w[w].prob_s, err) < 0)
             return -1;
     gather_facts(sp);
     if (create_coordinator(sp, err) < 0)
         return -1;
+    session_identity(s); /* its checkpoints resume under mpirun too */
     for (int w = 0; w < n; w++)
         if (setup_worker(sp, w, err) < 0)
             return -1;
@@ -360,21 +231,7 @@ void simpool_close(struct simpool *sp)
     for (int w = 0; sp->data && w < sp->n; w++)
         data_free(&sp->data[w]);
     free(sp->data);
-    data_free(&s->data);
-    if (s->wait_s)
-        s->wait->destroy(s->wait_s);
-    if (s->alg_s)
-        s->alg->destroy(s->alg_s);
-    if (s->prob_s)
-        s->prob->close(s->prob_s);
-    params_free(s->wait_args);
-    params_free(s->alg_args);
-    params_free(s->prob_args);
-    loader_close(s->wait_p);
-    loader_close(s->alg_p);
-    loader_close(s->prob_p);
-    free(s->ranks);
-    free(s->rows);
+    session_close(s);
     memset(sp, 0, sizeof *sp);
 }
 
@@ -438,9 +295,9 @@ int simpool_measure(struct simpool *sp, const double *query, double *row_s,
     /* worker 0 starts afresh, as if it had not answered */
     s->alg->destroy(k->alg_s);
     k->alg_s = NULL;
-    struct aia_context ctx = context(sp, 0, s->alg_args, k->prob_s);
     struct aia_shape shape;
-    if (s->alg->create(&ctx, &shape, &k->alg_s, err) < 0)
+    if (session_create(s, 0, k->prob_s, data_of(sp, 0), &k->alg_s, &shape,
+                       err) < 0)
         return -1;
     k->answers = 0;
     /* top-k's residual too */

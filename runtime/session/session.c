@@ -1,0 +1,334 @@
+/* session.c - a job's plugins from load to teardown, for both drivers:
+ * the MPI driver calls each step on the ranks that need it, the
+ * simulator for the coordinator and every simulated worker.  What a step
+ * refuses, and how it says so, is therefore the same under mpirun and
+ * --simulate. */
+#include <config.h>
+
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/freeargs.h"
+#include "conf/params.h"
+#include "core/codec.h"
+#include "core/host.h"
+#include "core/util.h"
+#include "straggle.h"
+
+struct aia_context session_context(const struct setup *s, int w,
+                                   const struct aia_value *args,
+                                   void *prob_s, const struct aia_dataset *data)
+{
+    return (struct aia_context){
+        .size = sizeof(struct aia_context),
+        .role = w < 0 ? AIA_ROLE_COORDINATOR : AIA_ROLE_WORKER,
+        .rank = w < 0 ? 0 : s->ranks[w],
+        .worker = w,
+        .nworkers = s->nworkers,
+        .async = s->job->mode == JOB_ASYNC,
+        .seed = s->job->seed,
+        .args = args,
+        .jobdir = s->job->dir,
+        .host = host_get(),
+        .problem = s->prob,
+        .problem_state = prob_s,
+        .pool_ranks = s->ranks,
+        .facts = &s->facts,
+        .data = data,
+    };
+}
+
+int session_pool(struct setup *s, struct aia_error *err)
+{
+    const struct job *job = s->job;
+    char where[256];
+    s->nworkers = job->workers ? (int)job->nworkers : s->size - 1;
+    if (!(s->ranks = calloc((size_t)s->nworkers, sizeof *s->ranks)))
+        return aia_seterr(err, "out of memory");
+    for (int w = 0; w < s->nworkers; w++) {
+        int64_t r = job->workers ? job->workers[w] : w + 1;
+        params_where(where, sizeof where, job->m->path, job->workers_node);
+        if (r < 1 || r >= s->size)
+            return aia_seterr(err, "%s: pool.workers: rank %lld is not a "
+                                   "worker rank of this run (1 to %d)",
+                              where, (long long)r, s->size - 1);
+        for (int v = 0; v < w; v++)
+            if (s->ranks[v] == r)
+                return aia_seterr(err, "%s: pool.workers: rank %lld is "
+                                       "listed twice",
+                                  where, (long long)r);
+        s->ranks[w] = (int)r;
+        if (r == s->rank)
+            s->windex = w;
+    }
+    if (straggle_check(job, s->ranks, s->nworkers, err) < 0)
+        return -1;
+    if (job->weights && job->nweights != (size_t)s->nworkers) {
+        params_where(where, sizeof where, job->m->path, job->weights_node);
+        return aia_seterr(err, "%s: problem.weights: %zu weights for %d "
+                               "workers",
+                          where, job->nweights, s->nworkers);
+    }
+    return 0;
+}
+
+/* Load a plugin of a section and bind its parameters. */
+static int load(const struct setup *s, const struct job_plugin *sec,
+                int kind, struct plugin **p, struct aia_value **args,
+                struct aia_error *err)
+{
+    if (!(*p = loader_open(sec->spec, kind, s->job->dir, err))) {
+#ifndef HAVE_PYTHON
+        if (kind == AIA_KIND_PROBLEM && strcmp(sec->spec, "python") == 0)
+            aia_seterr(err, "plugin 'python' is not available: this aiarun "
+                            "was built without Python (configure found no "
+                            "python3-embed; install python3-dev and "
+                            "rebuild)");
+#endif
+        job_blame(s->job, sec, err);
+        return -1;
+    }
+    if ((*p)->h->pflags & AIA_PARAMS_OPEN)
+        return (*args = freeargs_bind(s->job, sec, *p, err)) ? 0 : -1;
+    return (*args = job_plugin_args(s->job, sec, *p, err)) ? 0 : -1;
+}
+
+int session_load(struct setup *s, int wait, struct aia_error *err)
+{
+    const struct job *job = s->job;
+    if (load(s, &job->problem, AIA_KIND_PROBLEM, &s->prob_p, &s->prob_args,
+             err) < 0 ||
+        load(s, &job->algorithm, AIA_KIND_ALGORITHM, &s->alg_p, &s->alg_args,
+             err) < 0)
+        return -1;
+    s->prob = (const void *)s->prob_p->h;
+    s->alg = (const void *)s->alg_p->h;
+    if (!wait)
+        return 0;
+    if (load(s, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args, err) <
+        0)
+        return -1;
+    s->wait = (const void *)s->wait_p->h;
+    return 0;
+}
+
+int session_check(const struct setup *s, struct aia_error *err)
+{
+    const struct job *job = s->job;
+    char where[256];
+    if (job->topology == JOB_TREE && !(s->alg->flags & AIA_ALG_ASSOCIATIVE)) {
+        params_where(where, sizeof where, job->m->path, job->topology_node);
+        return aia_seterr(err, "%s: pool.topology: tree: algorithm '%s' "
+                               "does not declare its answers combinable "
+                               "(AIA_ALG_ASSOCIATIVE), so a subtree's "
+                               "answers cannot stand for one",
+                          where, s->alg->h.name);
+    }
+    if (job->data.path && !(s->prob->flags & AIA_PROBLEM_DATA)) {
+        params_where(where, sizeof where, job->m->path, job->data.key);
+        return aia_seterr(err, "%s: problem.data: problem '%s' generates "
+                               "its data and takes no data file",
+                          where, s->prob->h.name);
+    }
+    /* top-k holds part of an answer back: only for additive answers */
+    if (job->codec_answer == CODEC_TOPK &&
+        !(s->alg->flags & AIA_ALG_ADDITIVE)) {
+        params_where(where, sizeof where, job->m->path, job->codec_node);
+        return aia_seterr(err, "%s: pool.codec.answer: topk: algorithm '%s' "
+                               "does not declare its answers additive "
+                               "(AIA_ALG_ADDITIVE): what top-k holds back "
+                               "would be a wrong answer, not a late one",
+                          where, s->alg->h.name);
+    }
+    return 0;
+}
+
+int session_check_problem(struct setup *s, struct aia_error *err)
+{
+    if (!s->prob->check)
+        return 0;
+    struct aia_context ctx = session_context(s, -1, s->prob_args, NULL, NULL);
+    if (s->prob->check(&ctx, err) < 0) {
+        job_blame(s->job, &s->job->problem, err);
+        return -1;
+    }
+    return 0;
+}
+
+int session_open(struct setup *s, int w, const struct aia_dataset *data,
+                 void **prob_s, struct aia_error *err)
+{
+    struct aia_partition part = {
+        .index = w < 0 ? AIA_PART_ALL : w,
+        .count = s->nworkers,
+        .scheme = s->job->part_scheme,
+        .weights = s->job->weights,
+    };
+    struct aia_context ctx = session_context(s, w, s->prob_args, NULL, data);
+    uint32_t offers;
+    const char *metric_name;
+    if (s->prob->open(&ctx, &part, prob_s, err) < 0 ||
+        loader_offers(s->prob, *prob_s, &offers, &metric_name, err) < 0) {
+        job_blame(s->job, &s->job->problem, err);
+        return -1;
+    }
+    if (prob_s == &s->prob_s) { /* the instance this rank works with */
+        s->offers = offers;
+        s->metric_name = metric_name;
+    }
+    return 0;
+}
+
+int session_create(const struct setup *s, int w, void *prob_s,
+                   const struct aia_dataset *data, void **alg_s,
+                   struct aia_shape *shape, struct aia_error *err)
+{
+    struct aia_context ctx = session_context(s, w, s->alg_args, prob_s, data);
+    if (s->alg->create(&ctx, shape, alg_s, err) < 0) {
+        job_blame(s->job, &s->job->algorithm, err);
+        return -1;
+    }
+    if (w < 0 && !s->alg->iterate && shape->query_len != s->dim)
+        return aia_seterr(err, "algorithm '%s': its queries have %zu "
+                               "values but the model has %zu, and it gives "
+                               "no iterate function",
+                          s->alg->h.name, shape->query_len, s->dim);
+    return 0;
+}
+
+int session_create_wait(struct setup *s, struct aia_error *err)
+{
+    struct aia_context ctx =
+        session_context(s, -1, s->wait_args, s->prob_s, NULL);
+    if (s->wait->create(&ctx, &s->wait_s, err) < 0) {
+        job_blame(s->job, &s->job->wait, err);
+        return -1;
+    }
+    return 0;
+}
+
+int session_same_shape(int rank, const struct aia_shape *got, size_t got_dim,
+                       const struct aia_shape *want, size_t want_dim,
+                       struct aia_error *err)
+{
+    if (got->query_len == want->query_len &&
+        got->answer_len == want->answer_len && got_dim == want_dim)
+        return 0;
+    return aia_seterr(err, "rank %d: query %zu, answer %zu, dimension %zu "
+                           "differ from rank 0's %zu, %zu, %zu",
+                      rank, got->query_len, got->answer_len, got_dim,
+                      want->query_len, want->answer_len, want_dim);
+}
+
+void session_data_opts(const struct job_data *d, size_t features,
+                       struct data_opts *o)
+{
+    data_opts_init(o);
+    o->format = d->format;
+    o->path = d->path;
+    o->header = d->header;
+    o->target = d->target;
+    o->delimiter = d->delimiter;
+    o->rows = d->rows;
+    o->cols = d->cols;
+    o->sparse = d->sparse;
+    o->features = features ? features : d->features;
+    o->targets = d->targets;
+    o->dataset = d->dataset;
+    o->scale = d->scale;
+}
+
+int session_rows_own(size_t r, void *arg)
+{
+    const struct session_rows *k = arg;
+    return aia_partition_owner(host_get(), &k->part, k->total, r) ==
+           k->part.index;
+}
+
+static uint64_t hash_str(uint64_t h, const char *str)
+{
+    return checkpoint_hash(h, str ? str : "", str ? strlen(str) + 1 : 1);
+}
+
+static uint64_t hash_args(uint64_t h, const struct aia_value *v)
+{
+    for (; v && v->name; v++) {
+        h = hash_str(h, v->name);
+        h = checkpoint_hash(h, &v->i, sizeof v->i);
+        h = checkpoint_hash(h, &v->d, sizeof v->d);
+        h = hash_str(h, v->s);
+        if (v->ints)
+            h = checkpoint_hash(h, v->ints, v->n * sizeof *v->ints);
+        if (v->doubles)
+            h = checkpoint_hash(h, v->doubles, v->n * sizeof *v->doubles);
+    }
+    return h;
+}
+
+/* What a checkpoint must have been written by: the same algorithm and
+ * problem with the same parameters, data, partition, pool and seed.
+ * Limits, outputs, the wait condition and stragglers may change.  Each
+ * part hashed apart, so that a refusal names the part that differs. */
+void session_identity(struct setup *s)
+{
+    const struct job *job = s->job;
+    struct checkpoint_id *id = &s->identity;
+    const uint64_t h0 = CHECKPOINT_HASH0;
+    memset(id, 0, sizeof *id);
+    checkpoint_id_add(id, "algorithm",
+                      hash_str(hash_str(h0, s->alg->h.name),
+                               s->alg->h.version));
+    checkpoint_id_add(id, "algorithm keys", hash_args(h0, s->alg_args));
+    checkpoint_id_add(id, "problem",
+                      hash_str(hash_str(h0, s->prob->h.name),
+                               s->prob->h.version));
+    checkpoint_id_add(id, "problem keys", hash_args(h0, s->prob_args));
+    checkpoint_id_add(id, "data", hash_str(h0, job->data.path));
+    checkpoint_id_add(id, "test data", hash_str(h0, job->test.path));
+    checkpoint_id_add(id, "seed", checkpoint_hash(h0, &job->seed,
+                                                  sizeof job->seed));
+    int64_t part[] = {job->part_scheme, (int64_t)job->nweights};
+    uint64_t h = checkpoint_hash(h0, part, sizeof part);
+    if (job->weights)
+        h = checkpoint_hash(h, job->weights,
+                            job->nweights * sizeof *job->weights);
+    checkpoint_id_add(id, "partition", h);
+    int64_t pool[] = {job->mode, s->nworkers};
+    h = checkpoint_hash(h0, pool, sizeof pool);
+    checkpoint_id_add(id, "pool",
+                      checkpoint_hash(h, s->ranks,
+                                      (size_t)s->nworkers * sizeof *s->ranks));
+    int64_t shape[] = {(int64_t)s->shape.query_len,
+                       (int64_t)s->shape.answer_len, (int64_t)s->dim};
+    checkpoint_id_add(id, "shapes", checkpoint_hash(h0, shape, sizeof shape));
+}
+
+void session_close(struct setup *s)
+{
+    if (s->wait_s)
+        s->wait->destroy(s->wait_s);
+    if (s->alg_s)
+        s->alg->destroy(s->alg_s);
+    if (s->prob_s)
+        s->prob->close(s->prob_s);
+    if (s->test_s)
+        s->prob->close(s->test_s);
+    params_free(s->wait_args);
+    params_free(s->alg_args);
+    params_free(s->prob_args);
+    loader_close(s->wait_p);
+    loader_close(s->alg_p);
+    loader_close(s->prob_p);
+    free(s->ranks);
+    free(s->rows);
+    data_free(&s->data);
+    data_free(&s->test);
+    s->wait_s = s->alg_s = s->prob_s = s->test_s = NULL;
+    s->wait_args = s->alg_args = s->prob_args = NULL;
+    s->wait_p = s->alg_p = s->prob_p = NULL;
+    s->ranks = NULL;
+    s->rows = NULL;
+}
