@@ -351,6 +351,17 @@ static void rows(void)
            strcmp(k[1].p.name, "diverge") == 0 && !k[2].p.name,
        "then the section's other keys, check_every and diverge");
 
+    /* the files the run writes, checked before it: text rows of output */
+    int outfiles = 0, outtext = 0;
+    for (const struct job_section *s = job_sections; s->path; s++)
+        for (const struct job_key *q = s->keys; q->p.name; q++)
+            if (q->flags & JOB_OUTFILE) {
+                outfiles++;
+                outtext += q->kind == JF_TEXT && !strcmp(s->path, "output");
+            }
+    ok(outfiles == 6 && outtext == 6,
+       "six output files, each a text row of the output section");
+
     const struct job_section *prob = job_sections;
     while (prob->path && strcmp(prob->path, "problem") != 0)
         prob++;

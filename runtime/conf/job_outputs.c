@@ -14,23 +14,27 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "params.h"
 #include "core/util.h"
+#include "job_keys.h"
+#include "params.h"
 
-/* The output keys, each with its field of struct job. */
-static const struct {
-    const char *key;
-    size_t off;
-} outputs[] = {
-    {"history", offsetof(struct job, history)},
-    {"answers", offsetof(struct job, answers)},
-    {"workers", offsetof(struct job, workers_csv)},
-    {"iterates", offsetof(struct job, iterates)},
-    {"final", offsetof(struct job, final)},
-    {"checkpoint", offsetof(struct job, checkpoint)},
-};
+/* Room for the output section's files (its rows marked JOB_OUTFILE). */
+#define NOUT 16
 
-#define NOUT (sizeof outputs / sizeof outputs[0])
+/* The output section's rows that name a file the run writes, into
+ * keys; returns how many, and *s the section. */
+static size_t output_keys(const struct job_section **s,
+                          const struct job_key **keys)
+{
+    size_t n = 0;
+    for (*s = job_sections; (*s)->path && strcmp((*s)->path, "output") != 0;
+         (*s)++)
+        ;
+    for (const struct job_key *k = (*s)->keys; k && k->p.name && n < NOUT; k++)
+        if (k->flags & JOB_OUTFILE)
+            keys[n++] = k;
+    return n;
+}
 
 /* The file path names, spelled one way: the real path of its folder and
  * its own name (so a new file is named too), or path itself when its
@@ -59,9 +63,11 @@ static const char *kind(mode_t mode)
                                             : "not a regular file";
 }
 
-static const char *output_path(const struct job *job, size_t i)
+static const char *output_path(const struct job *job,
+                               const struct job_section *s,
+                               const struct job_key *k)
 {
-    return *(const char *const *)((const char *)job + outputs[i].off);
+    return *(const char *const *)((const char *)job + s->base + k->off);
 }
 
 /* The place of output.KEY in the job file, into where. */
@@ -78,6 +84,9 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
     const char *inkey[2] = {"the job file", "problem.data.path"};
     char where[256], shown[200];
     int rc = 0;
+    const struct job_section *s;
+    const struct job_key *outputs[NOUT];
+    size_t nout = output_keys(&s, outputs);
     struct stat dst;
     if (job->data.path && stat(job->data.path, &dst) == 0 &&
         !S_ISREG(dst.st_mode)) {
@@ -92,18 +101,19 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
     in[0] = canonical(job->m->path);
     if (job->data.path)
         in[1] = canonical(job->data.path);
-    for (size_t i = 0; i < NOUT && rc == 0; i++) {
-        const char *path = output_path(job, i);
+    for (size_t i = 0; i < nout && rc == 0; i++) {
+        const char *path = output_path(job, s, outputs[i]);
+        const char *key = outputs[i]->p.name;
         if (!path)
             continue;
-        place(job, outputs[i].key, where, sizeof where);
+        place(job, key, where, sizeof where);
         util_shown(shown, sizeof shown, path, 160);
         struct stat st;
         if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
             rc = aia_seterr(err,
                             "%s: output.%s: '%s' is %s: outputs are "
                             "regular files or new paths",
-                            where, outputs[i].key, shown, kind(st.st_mode));
+                            where, key, shown, kind(st.st_mode));
             break;
         }
         if (!(name[i] = canonical(path))) {
@@ -116,13 +126,13 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
                                 "%s: output.%s: '%s' is also "
                                 "output.%s: give each output its "
                                 "own file",
-                                where, outputs[i].key, shown, outputs[j].key);
+                                where, key, shown, outputs[j]->p.name);
         for (size_t j = 0; j < 2 && rc == 0; j++)
             if (in[j] && strcmp(name[i], in[j]) == 0)
                 rc = aia_seterr(err,
                                 "%s: output.%s: '%s' is %s, an input: "
                                 "it would be overwritten",
-                                where, outputs[i].key, shown, inkey[j]);
+                                where, key, shown, inkey[j]);
     }
     for (size_t i = 0; i < NOUT; i++)
         free(name[i]);
