@@ -47,7 +47,7 @@ static void changes(void)
 static void message(void)
 {
     struct diverge d = {0};
-    char buf[320];
+    char buf[640];
     diverge_loss(&d, 1e6, 2);
     diverge_message(buf, sizeof buf, 12, 0, 4e7, &d, 1e6, 0.5,
                     "given step; auto would be 0.05", 10);
@@ -68,6 +68,15 @@ static void message(void)
          "2/L = 0.2: stale answers made a step within it unstable: try a "
          "smaller one",
          "an auto step within 2/L: no advice to take step: auto (%s)", buf);
+    diverge_message(buf, sizeof buf, 9, 0, 4e7, &d, 1e6, 0.1,
+                    "given step", 10);
+    like(buf,
+         "2/L = 0.2, but stale or per-answer steps add up over a round "
+         "trip: try a smaller step, or step: auto",
+         "a given step within 2/L: not told to go below what it is (%s)",
+         buf);
+    ok(strstr(buf, "try a step below it") == NULL,
+       "and not told to take a step below 2/L");
     diverge_message(buf, sizeof buf, 3, 4, NAN, &d, 1e6, NAN, NULL, 0);
     like(buf,
          "iteration 3: an answer of rank 4 is not finite; try a "

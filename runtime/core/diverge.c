@@ -51,11 +51,42 @@ bool diverge_change(struct diverge *d, double factor, double change)
     return true;
 }
 
+char *diverge_hint(char *buf, size_t len, double step, const char *step_why,
+                   double L)
+{
+    int automatic = step_why && strncmp(step_why, "auto", 4) == 0;
+    if (L > 0 && automatic && step < 2 / L)
+        /* no use advising the rule that chose the step */
+        snprintf(buf, len,
+                 "; the stable bound of gradient descent is 2/L = %.6g: "
+                 "stale answers made a step within it unstable: try a "
+                 "smaller one",
+                 2 / L);
+    else if (L > 0 && step < 2 / L)
+        /* a step within the bound that diverged all the same: steps
+         * applied answer by answer (async sgd) add up over a round trip */
+        snprintf(buf, len,
+                 "; the stable bound of gradient descent is 2/L = %.6g, "
+                 "but stale or per-answer steps add up over a round trip: "
+                 "try a smaller step, or step: auto",
+                 2 / L);
+    else if (L > 0)
+        snprintf(buf, len,
+                 "; the stable bound of gradient descent is 2/L = %.6g: try "
+                 "a step below it, or step: auto",
+                 2 / L);
+    else
+        snprintf(buf, len,
+                 "; try a smaller step (the problem "
+                 "gives no L to bound it)");
+    return buf;
+}
+
 char *diverge_message(char *buf, size_t len, int64_t iteration, int rank,
                       double loss, const struct diverge *d, double factor,
                       double step, const char *step_why, double L)
 {
-    char what[64], grew[96] = "", at[400] = "", bound[160] = "";
+    char what[64], grew[96] = "", at[400] = "", bound[256] = "";
     if (rank > 0)
         snprintf(what, sizeof what, "an answer of rank %d is not finite", rank);
     else
@@ -69,23 +100,7 @@ char *diverge_message(char *buf, size_t len, int64_t iteration, int rank,
         snprintf(at, sizeof at, " with step %.6g%s%s%s", step,
                  step_why && *step_why ? " (" : "", step_why ? step_why : "",
                  step_why && *step_why ? ")" : "");
-    int automatic = step_why && strncmp(step_why, "auto", 4) == 0;
-    if (L > 0 && automatic && step < 2 / L)
-        /* no use advising the rule that chose the step */
-        snprintf(bound, sizeof bound,
-                 "; the stable bound of gradient descent is 2/L = %.6g: "
-                 "stale answers made a step within it unstable: try a "
-                 "smaller one",
-                 2 / L);
-    else if (L > 0)
-        snprintf(bound, sizeof bound,
-                 "; the stable bound of gradient descent is 2/L = %.6g: try "
-                 "a step below it, or step: auto",
-                 2 / L);
-    else
-        snprintf(bound, sizeof bound,
-                 "; try a smaller step (the problem "
-                 "gives no L to bound it)");
+    diverge_hint(bound, sizeof bound, step, step_why, L);
     snprintf(buf, len, "the method diverged at iteration %lld: %s%s%s%s",
              (long long)iteration, what, grew, at, bound);
     return buf;

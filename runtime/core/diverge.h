@@ -31,6 +31,13 @@ bool diverge_loss(struct diverge *d, double factor, double loss);
  * when factor is 0. */
 bool diverge_change(struct diverge *d, double factor, double change);
 
+/* The advice that ends a divergence message, into buf: "; " and what to
+ * try, from the step the algorithm took (NaN: unknown), why it took it
+ * (may be NULL; "auto..." when a rule chose it) and L (0: unknown).
+ * Returns buf. */
+char *diverge_hint(char *buf, size_t len, double step, const char *step_why,
+                   double L);
+
 /* The one-line message for a divergence at iteration, into buf: seen in
  * the answer of rank (> 0), or else in the loss (and the initial one),
  * with the step the algorithm noted (NaN: unknown) and why it took it

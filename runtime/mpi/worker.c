@@ -17,6 +17,7 @@
 
 #include "bell.h"
 #include "core/codec.h"
+#include "core/diverge.h"
 #include "eval.h"
 #include "core/host.h"
 #include "poll.h"
@@ -132,17 +133,14 @@ static int answer(struct worker *k, int got)
     /* the coordinator's check, on the answer before it goes (wire.c) */
     size_t i = wire_nonfinite(out, s->shape.answer_len);
     if (i < s->shape.answer_len) {
-        char bound[96] = "";
-        if (s->facts.smoothness > 0)
-            snprintf(bound, sizeof bound,
-                     "; gradient descent is stable below 2/L = %.6g",
-                     2 / s->facts.smoothness);
+        char hint[200];
+        diverge_hint(hint, sizeof hint, NAN, NULL, s->facts.smoothness);
         snprintf(text, sizeof text,
                  "algorithm '%s': answer to round %llu holds %g at "
                  "index %zu: the method diverged, or the plugin is "
-                 "wrong (try a smaller step, or step: auto%s)",
+                 "wrong%s",
                  s->alg->h.name, (unsigned long long)q->round, out[i],
-                 i, bound);
+                 i, hint);
         report(k, text);
         return 0;
     }
