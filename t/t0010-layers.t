@@ -56,8 +56,12 @@ broken() {
 # session's types, below the session's lifecycle that calls the recorder.
 # The stop rules work over the core's own struct proto_limits, which the
 # configuration binds the stop section to: the core includes no
-# configuration.
+# configuration.  The configuration reads the core and the data formats;
+# it also gathers the keys of the modules that own them (the simulator's
+# latency models, the outputs' formats) and binds plugin parameters
+# (the loader's plugins), and reaches nothing else above it.
 rules="mpi.h mpi
+conf conf core data sim/latency.h record/output.h session/loader.h
 core core
 data data core
 sim sim session record conf data core
