@@ -215,7 +215,7 @@ static void jobs(void)
     is_int(job->part_scheme, AIA_PART_CYCLIC, "partition scheme");
     ok(job->nworkers == 2 && job->workers[0] == 2, "pool workers");
     is_int(job->stop.iterations, 10, "stop iterations");
-    is_string(job->history, "h.csv", "history file");
+    is_string(job->output.history, "h.csv", "history file");
     is_string(job->dir, "dir", "the job's folder");
     job_free(job);
 
@@ -230,7 +230,7 @@ static void jobs(void)
     /* -o KEY= removes a key (its default again) or a section */
     const char *unset[] = {"seed=", "pool.wait=", "output.history=", NULL};
     job = load(good_job, unset, &err);
-    ok(job && job->seed == 1 && !job->wait.node && !job->history,
+    ok(job && job->seed == 1 && !job->wait.node && !job->output.history,
        "-o KEY= restores a key's default and removes a section");
     job_free(job);
     const char *tree[] = {"pool.wait=", "pool.topology=tree", NULL};

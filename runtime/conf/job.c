@@ -400,7 +400,7 @@ const struct job_section job_sections[] = {
     {"stop", job_keys_stop, JS_PLAIN, AT(stop), check_stop,
      "The run stops at the first limit or target reached; one of "
      "iterations, epochs and time is required."},
-    {"output", job_keys_output, JS_PLAIN, 0, NULL, NULL},
+    {"output", job_keys_output, JS_PLAIN, AT(output), NULL, NULL},
     {"limits", job_keys_limits, JS_PLAIN, 0, check_limits,
      "Bounds a job is checked against before it allocates."},
     {"stragglers", job_keys_stragglers, JS_PLAIN, AT(stragglers), NULL,

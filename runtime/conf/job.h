@@ -11,6 +11,7 @@
 
 #include "core/proto.h"
 #include "manifest.h"
+#include "record/output.h"
 #include "session/loader.h"
 
 /* The data file of problem.data, for data_scan and data_read. */
@@ -116,19 +117,7 @@ struct job {
     struct proto_limits stop;       /* the stop section, the protocol's */
     struct job_stragglers stragglers;
     struct job_simulate simulate;
-    /* output */
-    const char *history; /* NULL: none */
-    int64_t every;
-    const char *answers;       /* per-answer log, NULL: none */
-    const char *workers_csv;   /* per-worker table, NULL: none */
-    int format;                /* enum output_format, history and answers */
-    int64_t every_epochs;      /* 0: rows by iterations only */
-    const char *iterates;      /* binary file of saved iterates, NULL: none */
-    const char *final;         /* text file of the final iterate, NULL: none */
-    const char *checkpoint;    /* NULL: none */
-    int64_t checkpoint_every;  /* iterations; 0: not by iterations */
-    double checkpoint_seconds; /* 0: not by time */
-    const struct mnode *checkpoint_node;
+    struct output_conf output; /* the output section, the recorder's */
     /* limits */
     double memory_limit; /* bytes; 0: the machine's available memory */
     const char *memory_text;

@@ -15,13 +15,15 @@
 #include "record/output.h"
 
 /* Offsets into each section's struct: struct job itself for the sections
- * still kept there (top, problem, pool, codec, output, limits), struct
- * job_data (problem.data and problem.test share their rows), struct
- * proto_limits (stop) and struct job_stragglers (stragglers.*). */
+ * still kept there (top, problem, pool, codec, limits), struct job_data
+ * (problem.data and problem.test share their rows), struct proto_limits
+ * (stop), struct output_conf (output, the recorder's) and struct
+ * job_stragglers (stragglers.*). */
 #define J(field) offsetof(struct job, field)
 #define D(field) offsetof(struct job_data, field)
 #define L(field) offsetof(struct proto_limits, field)
 #define S(field) offsetof(struct job_stragglers, field)
+#define O(field) offsetof(struct output_conf, field)
 
 static const struct job_name scheme_names[] = {
     {"block", AIA_PART_BLOCK}, {"cyclic", AIA_PART_CYCLIC}, {NULL, 0}};
@@ -440,73 +442,73 @@ const struct job_key job_keys_output[] = {
       "(empty: none)",
       NULL, 0, 0},
      .kind = JF_TEXT,
-     .off = J(history),
+     .off = O(history),
      .flags = JOB_OUTFILE},
     {{"every", AIA_INT, "1",
       "write a history row every this many iterations (first and last "
       "always)",
       NULL, 1, 9.2e18},
      .kind = JF_INT64,
-     .off = J(every)},
+     .off = O(every)},
     {{"answers", AIA_STRING, "\"\"",
       "CSV file with one row per answer: worker, rounds, staleness, times "
       "(empty: none)",
       NULL, 0, 0},
      .kind = JF_TEXT,
-     .off = J(answers),
+     .off = O(answers),
      .flags = JOB_OUTFILE},
     {{"workers", AIA_STRING, "\"\"",
       "CSV file of the per-worker table: answers, staleness, latency "
       "percentiles (empty: none)",
       NULL, 0, 0},
      .kind = JF_TEXT,
-     .off = J(workers_csv),
+     .off = O(workers),
      .flags = JOB_OUTFILE},
     {{"format", AIA_ENUM, "csv",
       "format of the history and the answer log: CSV with a header line, or "
       "JSON Lines (one object a row)",
       "csv|jsonl", 0, 0},
      .kind = JF_ENUM,
-     .off = J(format),
+     .off = O(format),
      .names = format_out_names},
     {{"every_epochs", AIA_INT, "0",
       "also write a history row at the end of every this many epochs (0: "
       "by iterations only)",
       NULL, 0, 9.2e18},
      .kind = JF_INT64,
-     .off = J(every_epochs)},
+     .off = O(every_epochs)},
     {{"iterates", AIA_STRING, "\"\"",
       "binary file of the model at every history row, the last one "
       "included (layout under Outputs in aiarun(5); empty: none)",
       NULL, 0, 0},
      .kind = JF_TEXT,
-     .off = J(iterates),
+     .off = O(iterates),
      .flags = JOB_OUTFILE},
     {{"final", AIA_STRING, "\"\"",
       "text file of the final model, one value a line (empty: none)", NULL, 0,
       0},
      .kind = JF_TEXT,
-     .off = J(final),
+     .off = O(final),
      .flags = JOB_OUTFILE},
     {{"checkpoint", AIA_STRING, "\"\"",
       "file of the coordinator's state, written atomically, for aiarun "
       "--resume (empty: none)",
       NULL, 0, 0},
      .kind = JF_TEXT,
-     .off = J(checkpoint),
+     .off = O(checkpoint),
      .flags = JOB_OUTFILE,
-     JOB_NODE(J(checkpoint_node))},
+     JOB_NODE(O(checkpoint_node))},
     {{"checkpoint_every", AIA_INT, "0",
       "write the checkpoint every this many iterations (0: not by "
       "iterations)",
       NULL, 0, 9.2e18},
      .kind = JF_INT64,
-     .off = J(checkpoint_every)},
+     .off = O(checkpoint_every)},
     {{"checkpoint_seconds", AIA_DOUBLE, "0",
       "write the checkpoint every this many seconds (0: not by time); it "
       "is also written at the end and when the run is stopped by a signal",
       NULL, 0, 1e9},
      .kind = JF_DOUBLE,
-     .off = J(checkpoint_seconds)},
+     .off = O(checkpoint_seconds)},
     JOB_KEYS_END,
 };

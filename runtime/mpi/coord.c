@@ -246,7 +246,7 @@ int coord_run(struct setup *s)
     proto_start(&c.l.p, c.l.p.round, util_now(),
                 c.l.r.resumed ? c.l.r.resume.elapsed : 0);
     c.l.r.progress_at = util_now() + 1.0; /* progress for runs over a second */
-    c.l.r.ckpt_at = util_now() + s->job->checkpoint_seconds;
+    c.l.r.ckpt_at = util_now() + s->job->output.checkpoint_seconds;
     if (lead_begin(&c.l, util_now()) < 0)
         goto stop;
     for (int w = 0; w < c.l.n && !c.l.p.why; w++)
@@ -256,9 +256,9 @@ int coord_run(struct setup *s)
     /* SIGUSR1 asks for a stop while the job is whole: stop as at a limit */
     if (c.l.p.why == proto_stop_rule("signal") && poll_signal == SIGUSR1) {
         poll_signal = 0; /* so that the shutdown waits for the workers */
-        host_error("stopped by SIGUSR1%s%s", s->job->checkpoint ?
-                   "; checkpoint in " : "", s->job->checkpoint ?
-                   s->job->checkpoint : "");
+        host_error("stopped by SIGUSR1%s%s",
+                   s->job->output.checkpoint ? "; checkpoint in " : "",
+                   s->job->output.checkpoint ? s->job->output.checkpoint : "");
     }
     if (c.l.p.why == proto_stop_rule("signal") && poll_signal) {
         shutdown_signal(&c);

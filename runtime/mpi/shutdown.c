@@ -220,11 +220,12 @@ void shutdown_signal(struct coord *c)
         coord_fail(c, "%s", c->l.r.err.text);
     if (record_checkpoint(&c->l.r, 1, util_now()) < 0)
         coord_fail(c, "%s", c->l.r.err.text);
-    host_error("stopped by signal %d (when a worker dies, mpirun ends the "
-               "job this way)%s%s%s",
-               (int)poll_signal, c->l.job->checkpoint ? "; checkpoint in " : "",
-               c->l.job->checkpoint ? c->l.job->checkpoint : "",
-               c->l.job->checkpoint ? ": continue with aiarun --resume" : "");
+    host_error(
+        "stopped by signal %d (when a worker dies, mpirun ends the "
+        "job this way)%s%s%s",
+        (int)poll_signal, c->l.job->output.checkpoint ? "; checkpoint in " : "",
+        c->l.job->output.checkpoint ? c->l.job->output.checkpoint : "",
+        c->l.job->output.checkpoint ? ": continue with aiarun --resume" : "");
     c->l.status = RUN_FAILED;
     run_no_finalize = 1;
 }

@@ -21,6 +21,26 @@
 
 enum output_format { OUTPUT_CSV = 0, OUTPUT_JSONL = 1 };
 
+struct mnode;
+
+/* The output section of a job file: what the recorder writes and when
+ * (the configuration binds its keys here, conf/job_keys.c).  A file is
+ * NULL when none is asked for. */
+struct output_conf {
+    const char *history; /* the loss history */
+    int64_t every;       /* a history row every this many iterations */
+    const char *answers; /* one row per answer */
+    const char *workers; /* the per-worker table */
+    int format;          /* enum output_format, history and answers */
+    int64_t every_epochs;      /* 0: history rows by iterations only */
+    const char *iterates;      /* binary file of saved iterates */
+    const char *final;         /* text file of the final iterate */
+    const char *checkpoint;    /* the coordinator's state, for --resume */
+    int64_t checkpoint_every;  /* iterations; 0: not by iterations */
+    double checkpoint_seconds; /* 0: not by time */
+    const struct mnode *checkpoint_node; /* where the file is named */
+};
+
 /* How a column's values are written. */
 enum output_kind {
     OUT_INT,   /* an integer */

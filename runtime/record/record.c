@@ -39,7 +39,7 @@ void record_free(struct recorder *r)
     r->x = NULL;
     checkpoint_free(&r->resume);
     if (r->ckpt_locked)
-        checkpoint_unlock(r->job->checkpoint, r->ckpt_fd);
+        checkpoint_unlock(r->job->output.checkpoint, r->ckpt_fd);
     r->ckpt_locked = 0;
 }
 
@@ -318,15 +318,17 @@ int record_open(struct recorder *r)
     long long keep_h = r->resumed ? (long long)k->history_bytes : -1;
     long long keep_a = r->resumed ? (long long)k->answers_bytes : -1;
     long long keep_i = r->resumed ? (long long)k->iterates_bytes : -1;
-    if (job->history && !(r->hist = output_open(job->history, job->format, cols,
-                                                ncols, keep_h, &r->err)))
+    if (job->output.history &&
+        !(r->hist = output_open(job->output.history, job->output.format, cols,
+                                ncols, keep_h, &r->err)))
         return -1;
-    if (job->answers &&
-        !(r->answers = output_open(job->answers, job->format, answer_cols, 9,
-                                   keep_a, &r->err)))
+    if (job->output.answers &&
+        !(r->answers = output_open(job->output.answers, job->output.format,
+                                   answer_cols, 9, keep_a, &r->err)))
         return -1;
-    if (job->iterates && !(r->iterates = iterates_open(job->iterates, r->s->dim,
-                                                       keep_i, &r->err)))
+    if (job->output.iterates &&
+        !(r->iterates =
+              iterates_open(job->output.iterates, r->s->dim, keep_i, &r->err)))
         return -1;
     int mode = host_progress();
     r->progress_tty = mode == HOST_PROGRESS_TTY ||
@@ -342,10 +344,10 @@ int record_iteration(struct recorder *r, int force, double now)
     const struct proto *p = r->p;
     if ((!r->hist && !r->iterates) || r->saved == p->iteration)
         return 0;
-    int epochs_due =
-        job->every_epochs &&
-        p->epoch / job->every_epochs != r->saved_epoch / job->every_epochs;
-    if (!force && p->iteration % job->every != 0 && !epochs_due)
+    int epochs_due = job->output.every_epochs &&
+                     p->epoch / job->output.every_epochs !=
+                         r->saved_epoch / job->output.every_epochs;
+    if (!force && p->iteration % job->output.every != 0 && !epochs_due)
         return 0;
     /* iteration, epoch, time, and the change once the model is taken */
     double row[4] = {(double)p->iteration, (double)p->epoch, now - p->t0};
@@ -423,12 +425,12 @@ int record_checkpoint(struct recorder *r, int force, double now)
     const struct job *job = r->job;
     const struct setup *s = r->s;
     const struct proto *p = r->p;
-    if (!job->checkpoint || !r->query)
+    if (!job->output.checkpoint || !r->query)
         return 0;
     int due = force ||
-              (job->checkpoint_every &&
-               p->iteration - r->ckpt_iter >= job->checkpoint_every) ||
-              (job->checkpoint_seconds > 0 && now >= r->ckpt_at);
+              (job->output.checkpoint_every &&
+               p->iteration - r->ckpt_iter >= job->output.checkpoint_every) ||
+              (job->output.checkpoint_seconds > 0 && now >= r->ckpt_at);
     if (!due)
         return 0;
     struct aia_error err;
@@ -457,11 +459,11 @@ int record_checkpoint(struct recorder *r, int force, double now)
         .state = state,
     };
     int rc = 0;
-    if (checkpoint_write(job->checkpoint, &s->identity, &k, &err) < 0)
+    if (checkpoint_write(job->output.checkpoint, &s->identity, &k, &err) < 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     free(state);
     r->ckpt_iter = p->iteration;
-    r->ckpt_at = now + job->checkpoint_seconds;
+    r->ckpt_at = now + job->output.checkpoint_seconds;
     return rc;
 }
 
@@ -478,21 +480,22 @@ int record_check(struct recorder *r)
                           "its optimum (%s)",
                           where, s->prob->h.name, r->opt_why.text);
     }
-    if ((job->checkpoint || s->resume) && !s->alg->save) {
-        params_where(where, sizeof where, job->m->path, job->checkpoint_node);
+    if ((job->output.checkpoint || s->resume) && !s->alg->save) {
+        params_where(where, sizeof where, job->m->path,
+                     job->output.checkpoint_node);
         return aia_seterr(&r->err,
                           "%s: output.checkpoint: algorithm '%s' "
                           "cannot save its state",
                           where, s->alg->h.name);
     }
-    if (s->resume && !job->checkpoint)
+    if (s->resume && !job->output.checkpoint)
         return aia_seterr(&r->err,
                           "%s: --resume: the job names no "
                           "output.checkpoint",
                           job->m->path);
-    if (job->checkpoint && !r->ckpt_locked) {
+    if (job->output.checkpoint && !r->ckpt_locked) {
         struct aia_error err;
-        if ((r->ckpt_fd = checkpoint_lock(job->checkpoint, &err)) < 0)
+        if ((r->ckpt_fd = checkpoint_lock(job->output.checkpoint, &err)) < 0)
             return aia_seterr(&r->err, "%s%s",
                               s->resume ? "cannot resume: " : "", err.text);
         r->ckpt_locked = 1;
@@ -504,8 +507,8 @@ int record_read_resume(struct recorder *r)
 {
     const struct setup *s = r->s;
     struct aia_error err;
-    if (checkpoint_read(r->job->checkpoint, &s->identity, s->shape.query_len,
-                        &r->resume, &err) < 0)
+    if (checkpoint_read(r->job->output.checkpoint, &s->identity,
+                        s->shape.query_len, &r->resume, &err) < 0)
         return aia_seterr(&r->err, "cannot resume: %s", err.text);
     r->resumed = 1;
     return 0;

@@ -170,7 +170,7 @@ static void report(struct recorder *r, const char *why, double loss)
     print_stragglers(&job->stragglers);
     if (r->resumed)
         printf("  %-10s from %s at iteration %lld (%.3f s)\n", "resumed",
-               job->checkpoint, (long long)r->resume.iteration,
+               job->output.checkpoint, (long long)r->resume.iteration,
                r->resume.elapsed);
     printf("  %-10s %s after %.3f s: %lld iterations, %lld epochs, %llu "
            "answers\n",
@@ -207,14 +207,14 @@ static void report(struct recorder *r, const char *why, double loss)
 /* Write the final model (r->x, set by record_loss) to output.final. */
 static int write_final(struct recorder *r)
 {
-    FILE *f = fopen(r->job->final, "w");
+    FILE *f = fopen(r->job->output.final, "w");
     if (!f)
         return aia_seterr(&r->err, "%s: cannot write the final iterate: %s",
-                          r->job->final, strerror(errno));
+                          r->job->output.final, strerror(errno));
     for (size_t j = 0; j < r->s->dim; j++)
         fprintf(f, "%.17g\n", r->x[j]);
     if (ferror(f) | (fclose(f) != 0))
-        return aia_seterr(&r->err, "%s: write failed", r->job->final);
+        return aia_seterr(&r->err, "%s: write failed", r->job->output.final);
     return 0;
 }
 
@@ -292,7 +292,7 @@ void report_end(struct recorder *r, int ok,
     /* the model is written whenever the run ended well, also when its
      * loss is unknown (the workers' evaluation of it did not come back in
      * time): the loss is then unknown, not wrong */
-    if ((ok || signal) && job->final && write_final(r) < 0)
+    if ((ok || signal) && job->output.final && write_final(r) < 0)
         fail(ctx, r->err.text);
     if (why && why->keyed)
         host_log(AIA_LOG_INFO, "stopped: %s (stop.%s)", why->text, why->name);
@@ -301,7 +301,7 @@ void report_end(struct recorder *r, int ok,
     if (summary(r, why ? why->name : "none", loss) < 0)
         fail(ctx, r->err.text);
     struct aia_error err;
-    if (job->workers_csv &&
-        stats_write(job->workers_csv, r->st, r->p->n, &err) < 0)
+    if (job->output.workers &&
+        stats_write(job->output.workers, r->st, r->p->n, &err) < 0)
         fail(ctx, err.text);
 }

@@ -430,7 +430,7 @@ static int simulate(struct job *job, int n)
     double t1 = util_now();
     m.l.r.query = m.qbuf[0];
     m.l.r.progress_at = 1.0; /* progress for runs over a virtual second */
-    m.l.r.ckpt_at = job->checkpoint_seconds;
+    m.l.r.ckpt_at = job->output.checkpoint_seconds;
     proto_start(&m.l.p, 1, 0, 0);
     m.stop_at = job->stop.time > 0 ? job->stop.time : INFINITY;
     if (seal(&m) == 0 && lead_begin(&m.l, m.now) == 0) {
