@@ -260,7 +260,7 @@ static int check_codec(struct job *job, const struct mnode *node,
 {
     job->codec_node = key;
     const char *which[2] = {"query", "answer"};
-    int ids[2] = {job->codec_query, job->codec_answer};
+    int ids[2] = {job->codec.query, job->codec.answer};
     for (int i = 0; i < 2; i++) {
         if (!codec_available(ids[i]))
             return blame(job, mnode_get(node, which[i], NULL), err,
@@ -354,7 +354,7 @@ static int check_across(struct job *job, struct aia_error *err)
     const struct mnode *wkey;
     const struct mnode *wait = find(job->m->root, "pool.wait", &wkey);
     if (job->topology == JOB_TREE &&
-        (job->codec_query != CODEC_NONE || job->codec_answer != CODEC_NONE))
+        (job->codec.query != CODEC_NONE || job->codec.answer != CODEC_NONE))
         return blame(job, job->codec_node, err,
                      "pool.codec: a tree's nodes combine answers as "
                      "doubles: codecs are for the star topology only");
@@ -392,7 +392,7 @@ const struct job_section job_sections[] = {
      "its share, and their loss and metric are reported beside the "
      "training ones (`test_loss`, `test_<metric>`)."},
     {"pool", job_keys_pool, JS_PLAIN, 0, NULL, NULL},
-    {"pool.codec", job_keys_codec, JS_PLAIN, 0, check_codec,
+    {"pool.codec", job_keys_codec, JS_PLAIN, AT(codec), check_codec,
      "How the doubles of queries and answers travel (see Compression); "
      "star topology only."},
     {"pool.wait", job_keys_wait, JS_PLUGIN_OPT, 0, check_wait,

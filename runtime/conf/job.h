@@ -9,6 +9,7 @@
 
 #include <aiarun/aiarun.h>
 
+#include "core/codec.h"
 #include "core/proto.h"
 #include "manifest.h"
 #include "record/output.h"
@@ -110,9 +111,7 @@ struct job {
     int poll;     /* pool.poll: enum poll_mode */
     int wake;     /* pool.wake: 0 bell, 1 timer (poll_configure) */
     const struct mnode *topology_node;
-    int codec_query, codec_answer;  /* enum codec_id */
-    double codec_topk;              /* fraction (< 1) or count */
-    int codec_level;                /* zstd */
+    struct codec_conf codec;        /* pool.codec, the codecs' */
     const struct mnode *codec_node; /* pool.codec's key, NULL: absent */
     struct proto_limits stop;       /* the stop section, the protocol's */
     struct job_stragglers stragglers;

@@ -15,15 +15,17 @@
 #include "record/output.h"
 
 /* Offsets into each section's struct: struct job itself for the sections
- * still kept there (top, problem, pool, codec, limits), struct job_data
+ * still kept there (top, problem, pool, limits), struct job_data
  * (problem.data and problem.test share their rows), struct proto_limits
- * (stop), struct output_conf (output, the recorder's) and struct
- * job_stragglers (stragglers.*). */
+ * (stop) and struct codec_conf (pool.codec), the core's, struct
+ * output_conf (output, the recorder's) and struct job_stragglers
+ * (stragglers.*). */
 #define J(field) offsetof(struct job, field)
 #define D(field) offsetof(struct job_data, field)
 #define L(field) offsetof(struct proto_limits, field)
 #define S(field) offsetof(struct job_stragglers, field)
 #define O(field) offsetof(struct output_conf, field)
+#define C(field) offsetof(struct codec_conf, field)
 
 static const struct job_name scheme_names[] = {
     {"block", AIA_PART_BLOCK}, {"cyclic", AIA_PART_CYCLIC}, {NULL, 0}};
@@ -243,7 +245,7 @@ const struct job_key job_keys_codec[] = {
       "bfloat16, or compressed by zstd (lossless)",
       codec_query_choices, 0, 0},
      .kind = JF_ENUM,
-     .off = J(codec_query),
+     .off = C(query),
      .lookup = codec_lookup},
     {{"answer", AIA_ENUM, "none",
       "how answers travel: as queries, or topk: the largest entries only, "
@@ -251,17 +253,17 @@ const struct job_key job_keys_codec[] = {
       "feedback; for algorithms whose answers are gradients: sgd, gd)",
       codec_answer_choices, 0, 0},
      .kind = JF_ENUM,
-     .off = J(codec_answer),
+     .off = C(answer),
      .lookup = codec_lookup},
     {{"topk", AIA_DOUBLE, "0.01",
       "topk: entries sent, a fraction of the answer's length when below 1 "
       "(at least one), else a count",
       NULL, 1e-9, 4e9},
      .kind = JF_DOUBLE,
-     .off = J(codec_topk)},
+     .off = C(topk)},
     {{"level", AIA_INT, "3", "zstd: compression level", NULL, 1, 19},
      .kind = JF_INT,
-     .off = J(codec_level)},
+     .off = C(level)},
     JOB_KEYS_END,
 };
 

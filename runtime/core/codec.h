@@ -42,6 +42,14 @@ enum codec_id {
     CODEC_COUNT
 };
 
+/* The pool.codec section of a job file (the configuration binds its keys
+ * here): how queries and answers travel. */
+struct codec_conf {
+    int query, answer; /* enum codec_id */
+    double topk;       /* topk: a fraction of the answer (< 1) or a count */
+    int level;         /* zstd's compression level */
+};
+
 struct codec {
     int id;
     size_t n;         /* doubles per message */

@@ -71,7 +71,7 @@ static const char *check(struct coord *c, int w, const MPI_Status *mst,
 {
     const struct wire_hdr *h = (const void *)c->rbuf[w];
     struct wire_expect e = {.answer_len = c->l.s->shape.answer_len,
-                            .codec = (uint32_t)c->l.job->codec_answer,
+                            .codec = (uint32_t)c->l.job->codec.answer,
                             .eval_len = c->ev ? EVAL_LEN : 0};
     *bytes = c->rlen[w];
     (void)mst;

@@ -21,10 +21,10 @@ int query_init(struct coord *c)
     const struct job *job = c->l.job;
     struct aia_error err;
     size_t alen = c->l.s->shape.answer_len;
-    if (codec_init(&c->qcodec, job->codec_query, c->l.s->shape.query_len, 0,
-                   job->codec_level, &err) < 0 ||
-        codec_init(&c->acodec, job->codec_answer, alen,
-                   codec_topk_count(job->codec_topk, alen), job->codec_level,
+    if (codec_init(&c->qcodec, job->codec.query, c->l.s->shape.query_len, 0,
+                   job->codec.level, &err) < 0 ||
+        codec_init(&c->acodec, job->codec.answer, alen,
+                   codec_topk_count(job->codec.topk, alen), job->codec.level,
                    &err) < 0)
         return -1;
     c->qbytes = WIRE_BYTES(c->l.s->shape.query_len);
@@ -34,7 +34,7 @@ int query_init(struct coord *c)
     c->rbytes = sizeof(struct wire_hdr) + codec_bound(&c->acodec);
     if (c->rbytes < sizeof(struct wire_hdr) + WIRE_ERROR_TEXT)
         c->rbytes = sizeof(struct wire_hdr) + WIRE_ERROR_TEXT;
-    if (job->codec_answer != CODEC_NONE &&
+    if (job->codec.answer != CODEC_NONE &&
         !(c->adec = malloc((alen ? alen : 1) * sizeof *c->adec)))
         return -1;
     c->sq = calloc((size_t)c->l.n, sizeof *c->sq);
@@ -85,7 +85,7 @@ int query_acquire(struct coord *c)
     c->q = q;
     q[c->nq] = (struct qbuf){0};
     if (!(q[c->nq].buf = util_alloc_aligned(c->qbytes)) ||
-        (c->l.job->codec_query != CODEC_NONE &&
+        (c->l.job->codec.query != CODEC_NONE &&
          !(q[c->nq].enc = util_alloc_aligned(c->qenc_bytes)))) {
         free(q[c->nq].buf);
         return -1;
@@ -109,7 +109,7 @@ int query_seal(struct coord *c, int q, uint64_t round)
                          .kind = WIRE_QUERY,
                          .round = round,
                          .len = n,
-                         .codec = (uint32_t)c->l.job->codec_query};
+                         .codec = (uint32_t)c->l.job->codec.query};
     if (b->enc) {
         struct aia_error err;
         if (codec_encode(&c->qcodec, WIRE_PAYLOAD(b->buf), WIRE_PAYLOAD(b->enc),

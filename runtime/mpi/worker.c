@@ -99,7 +99,7 @@ static int answer(struct worker *k, int got)
     struct aia_error err;
     if ((size_t)got < sizeof *q || q->magic != WIRE_MAGIC ||
         q->kind != WIRE_QUERY || q->len != s->shape.query_len ||
-        q->codec != (uint32_t)s->job->codec_query ||
+        q->codec != (uint32_t)s->job->codec.query ||
         (size_t)got != sizeof *q + q->bytes) {
         snprintf(text, sizeof text, "received a malformed query");
         report(k, text);
@@ -169,7 +169,7 @@ static int answer(struct worker *k, int got)
                           .seq = k->answers,
                           .compute_s = compute,
                           .delay_s = injected + link,
-                          .codec = (uint32_t)s->job->codec_answer,
+                          .codec = (uint32_t)s->job->codec.answer,
                           .bytes = (uint32_t)bytes};
     if (straggle_corrupt(&k->delays)) /* an injected fault */
         ((struct wire_hdr *)k->abuf)->magic ^= 0xdeadbeefu;
@@ -269,11 +269,11 @@ int worker_run(struct setup *s)
         const struct job *job = s->job;
         size_t alen = s->shape.answer_len, qlen = s->shape.query_len;
         struct aia_error err;
-        if (codec_init(&k.qc, job->codec_query, qlen, 0, job->codec_level,
+        if (codec_init(&k.qc, job->codec.query, qlen, 0, job->codec.level,
                        &err) < 0 ||
-            codec_init(&k.ac, job->codec_answer, alen,
-                       codec_topk_count(job->codec_topk, alen),
-                       job->codec_level, &err) < 0) {
+            codec_init(&k.ac, job->codec.answer, alen,
+                       codec_topk_count(job->codec.topk, alen),
+                       job->codec.level, &err) < 0) {
             host_error("%s; aborting the job", err.text);
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
         }
@@ -284,13 +284,12 @@ int worker_run(struct setup *s)
         size_t abytes = sizeof(struct wire_hdr) + codec_bound(&k.ac);
         k.qbuf = util_alloc_aligned(k.qbytes);
         k.abuf = util_alloc_aligned(abytes);
-        if (job->codec_query != CODEC_NONE)
+        if (job->codec.query != CODEC_NONE)
             k.qdec = malloc((qlen ? qlen : 1) * sizeof *k.qdec);
-        if (job->codec_answer != CODEC_NONE)
+        if (job->codec.answer != CODEC_NONE)
             k.araw = util_alloc_aligned(alen * sizeof(double));
-        if (!k.qbuf || !k.abuf ||
-            (job->codec_query != CODEC_NONE && !k.qdec) ||
-            (job->codec_answer != CODEC_NONE && !k.araw)) {
+        if (!k.qbuf || !k.abuf || (job->codec.query != CODEC_NONE && !k.qdec) ||
+            (job->codec.answer != CODEC_NONE && !k.araw)) {
             host_error("out of memory for message buffers; aborting the "
                        "job");
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);

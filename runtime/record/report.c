@@ -121,9 +121,9 @@ static void print_traffic(const struct recorder *r)
     printf("  %-10s sent %llu (queries as %s; %llu as doubles), received "
            "%llu (answers as %s",
            "bytes", (unsigned long long)t.sent_wire,
-           codec_name(job->codec_query), (unsigned long long)t.sent_payload,
-           (unsigned long long)t.recv_wire, codec_name(job->codec_answer));
-    if (job->codec_answer == CODEC_TOPK)
+           codec_name(job->codec.query), (unsigned long long)t.sent_payload,
+           (unsigned long long)t.recv_wire, codec_name(job->codec.answer));
+    if (job->codec.answer == CODEC_TOPK)
         printf(" %zu of %zu", r->acodec->k, r->acodec->n);
     printf("; %llu as doubles); compression ratio %.3g\n",
            (unsigned long long)t.recv_payload, t.ratio);

@@ -134,7 +134,7 @@ int session_check(const struct setup *s, struct aia_error *err)
                           where, s->prob->h.name);
     }
     /* top-k holds part of an answer back: only for additive answers */
-    if (job->codec_answer == CODEC_TOPK &&
+    if (job->codec.answer == CODEC_TOPK &&
         !(s->alg->flags & AIA_ALG_ADDITIVE)) {
         params_where(where, sizeof where, job->m->path, job->codec_node);
         return aia_seterr(err, "%s: pool.codec.answer: topk: algorithm '%s' "

@@ -348,19 +348,19 @@ static int alloc(struct sim *m, struct aia_error *err)
     if (lead_init(&m->l, s, &m->acodec, &sim_ops, err) < 0)
         return -1;
     size_t qlen = s->shape.query_len, alen = s->shape.answer_len;
-    if (codec_init(&m->qcodec, job->codec_query, qlen, 0, job->codec_level,
+    if (codec_init(&m->qcodec, job->codec.query, qlen, 0, job->codec.level,
                    err) < 0 ||
-        codec_init(&m->acodec, job->codec_answer, alen,
-                   codec_topk_count(job->codec_topk, alen), job->codec_level,
+        codec_init(&m->acodec, job->codec.answer, alen,
+                   codec_topk_count(job->codec.topk, alen), job->codec.level,
                    err) < 0)
         return -1;
     m->fl = calloc((size_t)m->l.n, sizeof *m->fl);
     m->qbuf[0] = calloc(qlen + 1, sizeof(double));
     m->qbuf[1] = calloc(qlen + 1, sizeof(double));
     if (!m->fl || !m->qbuf[0] || !m->qbuf[1] ||
-        (job->codec_query != CODEC_NONE &&
+        (job->codec.query != CODEC_NONE &&
          !(m->qenc = malloc(codec_bound(&m->qcodec) + 1))) ||
-        (job->codec_answer != CODEC_NONE &&
+        (job->codec.answer != CODEC_NONE &&
          !(m->adec = malloc((alen + 1) * sizeof *m->adec))))
         return aia_seterr(err, "out of memory for %d workers", m->l.n);
     simq_init(&m->q);

@@ -154,15 +154,15 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
         return -1;
     s->rows[w] = s->prob->rows(k->prob_s);
     s->total_rows += s->rows[w];
-    if (codec_init(&k->qc, s->job->codec_query, s->shape.query_len, 0,
-                   s->job->codec_level, err) < 0 ||
-        codec_init(&k->ac, s->job->codec_answer, alen,
-                   codec_topk_count(s->job->codec_topk, alen),
-                   s->job->codec_level, err) < 0)
+    if (codec_init(&k->qc, s->job->codec.query, s->shape.query_len, 0,
+                   s->job->codec.level, err) < 0 ||
+        codec_init(&k->ac, s->job->codec.answer, alen,
+                   codec_topk_count(s->job->codec.topk, alen),
+                   s->job->codec.level, err) < 0)
         return -1;
     if (!(k->answer = malloc((alen ? alen : 1) * sizeof *k->answer)))
         return aia_seterr(err, "out of memory for worker %d", w);
-    if ((s->job->codec_answer != CODEC_NONE &&
+    if ((s->job->codec.answer != CODEC_NONE &&
          !(k->enc = malloc(codec_bound(&k->ac) + 1))) ||
         (s->job->topology == JOB_TREE &&
          !(k->up = malloc((alen ? alen : 1) * sizeof *k->up))))
@@ -205,7 +205,7 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
     for (int w = 0; w < n; w++)
         if (setup_worker(sp, w, err) < 0)
             return -1;
-    if (job->codec_query != CODEC_NONE &&
+    if (job->codec.query != CODEC_NONE &&
         !(sp->qdec = malloc((s->shape.query_len + 1) * sizeof *sp->qdec)))
         return aia_seterr(err, "out of memory");
     return 0;
@@ -303,9 +303,9 @@ int simpool_measure(struct simpool *sp, const double *query, double *row_s,
     /* top-k's residual too */
     size_t alen = s->shape.answer_len;
     codec_free(&k->ac);
-    return codec_init(&k->ac, s->job->codec_answer, alen,
-                      codec_topk_count(s->job->codec_topk, alen),
-                      s->job->codec_level, err);
+    return codec_init(&k->ac, s->job->codec.answer, alen,
+                      codec_topk_count(s->job->codec.topk, alen),
+                      s->job->codec.level, err);
 }
 
 double simpool_subtree(struct simpool *sp, int w, const double *query,
