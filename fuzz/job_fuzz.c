@@ -170,8 +170,9 @@ static int check_pool(const struct job *job, const struct aia_value *args,
     int ranks[POOL];
     for (int w = 0; w < POOL; w++)
         ranks[w] = w + 1;
-    for (size_t w = 0; job->workers && w < POOL && w < job->nworkers; w++)
-        ranks[w] = (int)job->workers[w];
+    for (size_t w = 0; job->pool.workers && w < POOL && w < job->pool.nworkers;
+         w++)
+        ranks[w] = (int)job->pool.workers[w];
     if (straggle_check(job, ranks, POOL, err) < 0)
         return -1;
     const struct aia_wait_plugin *wait =

@@ -213,7 +213,7 @@ static void jobs(void)
     is_string(job->problem.spec, "lrmse", "problem plugin");
     is_string(job->wait.spec, "standard", "the standard wait by default");
     is_int(job->part_scheme, AIA_PART_CYCLIC, "partition scheme");
-    ok(job->nworkers == 2 && job->workers[0] == 2, "pool workers");
+    ok(job->pool.nworkers == 2 && job->pool.workers[0] == 2, "pool workers");
     is_int(job->stop.iterations, 10, "stop iterations");
     is_string(job->output.history, "h.csv", "history file");
     is_string(job->dir, "dir", "the job's folder");
@@ -235,7 +235,7 @@ static void jobs(void)
     job_free(job);
     const char *tree[] = {"pool.wait=", "pool.topology=tree", NULL};
     job = load(good_job, tree, &err);
-    ok(job && job->topology == JOB_TREE,
+    ok(job && job->pool.topology == JOB_TREE,
        "a job with a wait condition becomes a tree without it");
     job_free(job);
     ok(load(good_job, tree + 1, &err) == NULL &&

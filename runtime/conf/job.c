@@ -353,17 +353,17 @@ static int check_across(struct job *job, struct aia_error *err)
 {
     const struct mnode *wkey;
     const struct mnode *wait = find(job->m->root, "pool.wait", &wkey);
-    if (job->topology == JOB_TREE &&
+    if (job->pool.topology == JOB_TREE &&
         (job->codec.query != CODEC_NONE || job->codec.answer != CODEC_NONE))
         return blame(job, job->codec_node, err,
                      "pool.codec: a tree's nodes combine answers as "
                      "doubles: codecs are for the star topology only");
-    if (job->topology == JOB_TREE && (job->mode == JOB_ASYNC || wait))
-        return blame(job, job->topology_node, err,
+    if (job->pool.topology == JOB_TREE && (job->pool.mode == JOB_ASYNC || wait))
+        return blame(job, job->pool.topology_node, err,
                      "pool.topology: a tree waits for every worker each "
                      "round: it takes no %s",
                      wait ? "pool.wait" : "async mode");
-    if (job->mode == JOB_ASYNC && wait)
+    if (job->pool.mode == JOB_ASYNC && wait)
         return blame(job, wkey, err,
                      "pool.wait: in async mode every answer ends an "
                      "iteration: there is nothing to wait for");
@@ -391,7 +391,7 @@ const struct job_section job_sections[] = {
      "Held-out rows, the same keys as `problem.data`: each worker holds "
      "its share, and their loss and metric are reported beside the "
      "training ones (`test_loss`, `test_<metric>`)."},
-    {"pool", job_keys_pool, JS_PLAIN, 0, NULL, NULL},
+    {"pool", job_keys_pool, JS_PLAIN, AT(pool), NULL, NULL},
     {"pool.codec", job_keys_codec, JS_PLAIN, AT(codec), check_codec,
      "How the doubles of queries and answers travel (see Compression); "
      "star topology only."},

@@ -47,6 +47,24 @@ struct job_plugin {
 enum job_mode { JOB_ROUNDS = PROTO_ROUNDS, JOB_ASYNC = PROTO_ASYNC };
 enum job_topology { JOB_STAR = 0, JOB_TREE = 1 };
 
+/* The pool section: which ranks work, how rounds go, how ranks wait,
+ * and the bounds on silence, in seconds (0: none, unless said). */
+struct job_pool {
+    const int64_t *workers; /* ranks; NULL: every rank but 0 */
+    size_t nworkers;
+    const struct mnode *workers_node;
+    double shutdown_timeout;
+    double dead_after; /* seconds of silence; 0: never */
+    double setup_timeout, coordinator_timeout;
+    int mode; /* enum job_mode */
+    const struct mnode *mode_node;
+    int topology; /* enum job_topology */
+    int arity;    /* tree: children per node */
+    int poll;     /* enum poll_mode */
+    int wake;     /* 0 bell, 1 timer (poll_configure) */
+    const struct mnode *topology_node;
+};
+
 /* Injected delays (the stragglers section), all in seconds. */
 struct job_stragglers {
     double work;          /* added to every answer of every worker */
@@ -95,22 +113,7 @@ struct job {
     const struct mnode *weights_node;
     struct job_data data;
     struct job_data test; /* problem.test: held-out rows; path NULL: none */
-    /* pool */
-    const int64_t *workers; /* ranks; NULL: every rank but 0 */
-    size_t nworkers;
-    const struct mnode *workers_node;
-    double shutdown_timeout;
-    double dead_after; /* seconds of silence; 0: never */
-    /* bounds on silence (pool.setup_timeout, pool.coordinator_timeout);
-     * seconds, 0: none */
-    double setup_timeout, coordinator_timeout;
-    int mode; /* enum job_mode */
-    const struct mnode *mode_node;
-    int topology; /* enum job_topology */
-    int arity;    /* tree: children per node */
-    int poll;     /* pool.poll: enum poll_mode */
-    int wake;     /* pool.wake: 0 bell, 1 timer (poll_configure) */
-    const struct mnode *topology_node;
+    struct job_pool pool;
     struct codec_conf codec;        /* pool.codec, the codecs' */
     const struct mnode *codec_node; /* pool.codec's key, NULL: absent */
     struct proto_limits stop;       /* the stop section, the protocol's */

@@ -15,10 +15,10 @@
 #include "record/output.h"
 
 /* Offsets into each section's struct: struct job itself for the sections
- * still kept there (top, problem, pool, limits), struct job_data
- * (problem.data and problem.test share their rows), struct proto_limits
- * (stop) and struct codec_conf (pool.codec), the core's, struct
- * output_conf (output, the recorder's) and struct job_stragglers
+ * still kept there (top, problem, limits); struct job_pool; struct
+ * job_data (problem.data and problem.test share their rows); the core's
+ * struct proto_limits (stop) and struct codec_conf (pool.codec); the
+ * recorder's struct output_conf (output); struct job_stragglers
  * (stragglers.*). */
 #define J(field) offsetof(struct job, field)
 #define D(field) offsetof(struct job_data, field)
@@ -26,6 +26,7 @@
 #define S(field) offsetof(struct job_stragglers, field)
 #define O(field) offsetof(struct output_conf, field)
 #define C(field) offsetof(struct codec_conf, field)
+#define P(field) offsetof(struct job_pool, field)
 
 static const struct job_name scheme_names[] = {
     {"block", AIA_PART_BLOCK}, {"cyclic", AIA_PART_CYCLIC}, {NULL, 0}};
@@ -166,21 +167,21 @@ const struct job_key job_keys_pool[] = {
     {{"workers", AIA_INTS, "[]",
       "ranks that form the pool (empty: every rank but 0)", NULL, 1, 1e9},
      .kind = JF_INTS,
-     .off = J(workers),
-     .count_off = J(nworkers),
-     JOB_NODE(J(workers_node))},
+     .off = P(workers),
+     .count_off = P(nworkers),
+     JOB_NODE(P(workers_node))},
     {{"shutdown_timeout", AIA_DOUBLE, "30",
       "seconds the coordinator waits for workers to stop before it aborts",
       NULL, 0.001, 1e7},
      .kind = JF_DOUBLE,
-     .off = J(shutdown_timeout)},
+     .off = P(shutdown_timeout)},
     {{"dead_after", AIA_DOUBLE, "0",
       "seconds a busy worker may stay silent before it is declared dead "
       "and the run goes on without it (0: never; see When workers fail in "
       "aiarun(5))",
       NULL, 0, 1e9},
      .kind = JF_DOUBLE,
-     .off = J(dead_after)},
+     .off = P(dead_after)},
     {{"topology", AIA_ENUM, "star",
       "star: the coordinator talks to every worker; tree: queries go down "
       "and answers come up a tree of workers, each node combining its "
@@ -189,32 +190,32 @@ const struct job_key job_keys_pool[] = {
       "combinable)",
       "star|tree", 0, 0},
      .kind = JF_ENUM,
-     .off = J(topology),
+     .off = P(topology),
      .names = topology_names,
-     JOB_NODE(J(topology_node))},
+     JOB_NODE(P(topology_node))},
     {{"arity", AIA_INT, "2", "tree: children of each node", NULL, 2, 1e6},
      .kind = JF_INT,
-     .off = J(arity)},
+     .off = P(arity)},
     {{"mode", AIA_ENUM, "rounds",
       "rounds: a query to every idle worker, then wait (pool.wait); async: "
       "every answer is an iteration and only its sender gets the next query",
       "rounds|async", 0, 0},
      .kind = JF_ENUM,
-     .off = J(mode),
+     .off = P(mode),
      .names = mode_names,
-     JOB_NODE(J(mode_node))},
+     JOB_NODE(P(mode_node))},
     {{"setup_timeout", AIA_DOUBLE, "600",
       "seconds the set-up (reading the data, the plugins' open and create) "
       "may take before the job is aborted, naming what hung (0: no bound)",
       NULL, 0, 1e9},
      .kind = JF_DOUBLE,
-     .off = J(setup_timeout)},
+     .off = P(setup_timeout)},
     {{"coordinator_timeout", AIA_DOUBLE, "600",
       "seconds a worker waits with no word from the coordinator before it "
       "leaves with exit status 1 (0: forever)",
       NULL, 0, 1e9},
      .kind = JF_DOUBLE,
-     .off = J(coordinator_timeout)},
+     .off = P(coordinator_timeout)},
     {{"poll", AIA_ENUM, "auto",
       "how a rank waits for a message it expects (an answer, the next "
       "query): spin: test without sleeping for the round trip expected "
@@ -225,7 +226,7 @@ const struct job_key job_keys_pool[] = {
       "its yields give the core to other work for long",
       "auto|spin|sleep", 0, 0},
      .kind = JF_ENUM,
-     .off = J(poll),
+     .off = P(poll),
      .names = poll_names},
     {{"wake", AIA_ENUM, "bell",
       "how a sleeping rank learns that a message came: bell: the rank on "
@@ -234,7 +235,7 @@ const struct job_key job_keys_pool[] = {
       "only at the end of each sleep",
       "bell|timer", 0, 0},
      .kind = JF_ENUM,
-     .off = J(wake),
+     .off = P(wake),
      .names = wake_names},
     JOB_KEYS_END,
 };

@@ -196,7 +196,7 @@ static void loop(struct coord *c)
             break;
         if (proto_time_stop(&c->l.p, &c->l.job->stop, now))
             break;
-        if (c->l.job->mode == JOB_ROUNDS &&
+        if (c->l.job->pool.mode == JOB_ROUNDS &&
             proto_ready(&c->l.p, s->wait, s->wait_s, now))
             lead_end_round(&c->l, now);
     }
@@ -210,7 +210,7 @@ int coord_run(struct setup *s)
     /* A dead worker's requests must fail, not abort the job. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     poll_catch_signals();
-    poll_configure(s->job->poll, s->job->wake);
+    poll_configure(s->job->pool.poll, s->job->pool.wake);
     host_log(AIA_LOG_INFO, "%s", poll_choice());
     if (lead_init(&c.l, s, &c.acodec, &mpi_ops, &err) < 0 ||
         coord_init(&c) < 0) {

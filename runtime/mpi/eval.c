@@ -46,7 +46,7 @@ struct evals {
 
 int eval_by_workers(const struct setup *s)
 {
-    return s->job->data.path && s->job->topology != JOB_TREE;
+    return s->job->data.path && s->job->pool.topology != JOB_TREE;
 }
 
 int eval_rows(const struct setup *s, const double *x, double *out,
@@ -238,7 +238,7 @@ static double drain_time(const struct coord *c)
     for (int w = 0; w < c->l.n; w++)
         if (c->l.st[w].rtt.count)
             usual = fmax(usual, hist_quantile(&c->l.st[w].rtt, 0.99));
-    return fmin(fmax(10 * usual, 1.0), c->l.job->shutdown_timeout);
+    return fmin(fmax(10 * usual, 1.0), c->l.job->pool.shutdown_timeout);
 }
 
 void eval_drain(struct coord *c)

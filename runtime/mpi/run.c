@@ -257,7 +257,7 @@ int run_job(const struct run_opts *opts)
             0 ||
         agree(&s, session_pool(&s, &err) < 0, &err) < 0)
         goto out;
-    if (watchdog_start(s.job->setup_timeout) < 0)
+    if (watchdog_start(s.job->pool.setup_timeout) < 0)
         host_error("cannot start the set-up's watchdog: set-up unbounded");
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
     if (agree(&s, active && (session_load(&s, coordinator, &err) < 0 ||

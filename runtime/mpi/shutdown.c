@@ -140,7 +140,7 @@ void shutdown_pool(struct coord *c)
     }
     for (int w = 0; w < c->l.n; w++)
         of_rank[s->ranks[w]] = w + 1;
-    int tree = c->l.job->topology == JOB_TREE;
+    int tree = c->l.job->pool.topology == JOB_TREE;
     for (int r = 1; r < s->size; r++) {
         int w = of_rank[r] - 1;
         sr[r - 1] = MPI_REQUEST_NULL;
@@ -166,8 +166,8 @@ void shutdown_pool(struct coord *c)
     for (int w = 0; w < c->l.n; w++)
         usual |= !c->bye[w] && !c->l.st[w].unresponsive;
     double deadline =
-        util_now() + (usual ? c->l.job->shutdown_timeout
-                            : fmin(1.0, c->l.job->shutdown_timeout));
+        util_now() + (usual ? c->l.job->pool.shutdown_timeout
+                            : fmin(1.0, c->l.job->pool.shutdown_timeout));
     int byes = 0;
     for (int w = 0; w < c->l.n; w++)
         byes += c->bye[w];
@@ -189,7 +189,7 @@ void shutdown_pool(struct coord *c)
                                          "%s%d", used ? ", " : "", s->ranks[w]);
         host_error("rank(s) %s did not stop within %g s "
                    "(pool.shutdown_timeout); the run ends without them",
-                   list, c->l.job->shutdown_timeout);
+                   list, c->l.job->pool.shutdown_timeout);
         run_incomplete = 1;
         /* their requests are let go, never waited on */
         for (int w = 0; w < c->l.n; w++)

@@ -416,7 +416,7 @@ int tree_worker_run(struct setup *s)
                      .rq = MPI_REQUEST_NULL,
                      .rc = MPI_REQUEST_NULL,
                      .ureq = MPI_REQUEST_NULL};
-    int me = s->windex + 1, arity = s->job->arity;
+    int me = s->windex + 1, arity = s->job->pool.arity;
     int *nodes = malloc((size_t)arity * sizeof *nodes);
     k.child = malloc((size_t)arity * sizeof *k.child);
     k.cbuf = calloc((size_t)arity, sizeof *k.cbuf);
@@ -444,7 +444,7 @@ int tree_worker_run(struct setup *s)
     k.rows = (double)s->prob->rows(s->prob_s);
     straggle_init(&k.delays, &s->job->stragglers, s->job->seed, s->rank);
     poll_ignore_signals();
-    poll_configure(s->job->poll, s->job->wake);
+    poll_configure(s->job->pool.poll, s->job->pool.wake);
     MPI_Irecv(&k.fin, sizeof k.fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
               &k.rc);
     int finished = 0;
@@ -455,7 +455,7 @@ int tree_worker_run(struct setup *s)
         /* the next query comes every round: silence past
          * pool.coordinator_timeout means the coordinator is stopped or
          * gone */
-        double quiet = s->job->coordinator_timeout;
+        double quiet = s->job->pool.coordinator_timeout;
         int got =
             await_all(&k, &k.rq, 1, quiet > 0 ? util_now() + quiet : INFINITY);
         if (got == 2) {
@@ -496,7 +496,7 @@ int tree_worker_run(struct setup *s)
     if (!finished) {
         int idx;
         MPI_Status st;
-        double until = util_now() + s->job->shutdown_timeout + 10;
+        double until = util_now() + s->job->pool.shutdown_timeout + 10;
         if (poll_some(1, &k.rc, &idx, &st, until) != 1) {
             host_error("no word from the coordinator after the stop; "
                        "leaving");

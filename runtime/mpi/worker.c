@@ -240,7 +240,7 @@ static int await_finish(const struct setup *s, int status)
     int idx;
     MPI_Status st;
     MPI_Irecv(&fin, sizeof fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD, &req);
-    double until = util_now() + s->job->shutdown_timeout + 10;
+    double until = util_now() + s->job->pool.shutdown_timeout + 10;
     if (poll_some(1, &req, &idx, &st, until) != 1 ||
         fin.magic != WIRE_MAGIC || fin.kind != WIRE_FINISH) {
         if (req != MPI_REQUEST_NULL) {
@@ -258,13 +258,13 @@ static int await_finish(const struct setup *s, int status)
 
 int worker_run(struct setup *s)
 {
-    if (s->windex >= 0 && s->job->topology == JOB_TREE)
+    if (s->windex >= 0 && s->job->pool.topology == JOB_TREE)
         return tree_worker_run(s);
     struct worker k = {.s = s, .req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL},
                        .areq = MPI_REQUEST_NULL, .ereq = MPI_REQUEST_NULL};
     int in_pool = s->windex >= 0;
     poll_ignore_signals();
-    poll_configure(s->job->poll, s->job->wake);
+    poll_configure(s->job->pool.poll, s->job->pool.wake);
     if (in_pool) {
         const struct job *job = s->job;
         size_t alen = s->shape.answer_len, qlen = s->shape.query_len;
@@ -301,7 +301,7 @@ int worker_run(struct setup *s)
               &k.req[1]);
     /* A worker of the pool hears from the coordinator every round; one
      * silent for pool.coordinator_timeout is stopped or gone. */
-    double quiet = s->job->coordinator_timeout;
+    double quiet = s->job->pool.coordinator_timeout;
     for (;;) {
         int idx[2];
         MPI_Status st[2];

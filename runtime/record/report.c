@@ -137,11 +137,11 @@ static void report(struct recorder *r, const char *why, double loss)
     const struct proto *p = r->p;
     printf("aiarun %s: %s, %d ranks: coordinator 0, %d workers, %s mode",
            PACKAGE_VERSION, job->m->path, s->size, s->nworkers,
-           job->mode == JOB_ASYNC ? "async" : "rounds");
-    if (job->topology == JOB_TREE)
+           job->pool.mode == JOB_ASYNC ? "async" : "rounds");
+    if (job->pool.topology == JOB_TREE)
         printf(", a tree of arity %d (the table's rows are the "
                "coordinator's children, each for its subtree)",
-               job->arity);
+               job->pool.arity);
     printf("\n");
     print_plugin("algorithm", s->alg_p, s->alg_args);
     if (job->data.path) { /* a generator's parameters do not apply */
@@ -165,7 +165,7 @@ static void report(struct recorder *r, const char *why, double loss)
     double h = host_step(&rule);
     if (!isnan(h))
         printf("  %-10s %.6g: %s\n", "step", h, rule);
-    if (job->mode == JOB_ROUNDS)
+    if (job->pool.mode == JOB_ROUNDS)
         print_plugin("wait", s->wait_p, s->wait_args);
     print_stragglers(&job->stragglers);
     if (r->resumed)

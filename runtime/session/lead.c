@@ -30,9 +30,9 @@ int lead_init(struct lead *l, struct setup *s, const struct codec *acodec,
     l->ops = ops;
     l->status = RUN_OK;
     if (!(l->st = calloc((size_t)l->n, sizeof *l->st)) ||
-        proto_init(&l->p, l->n, job->mode,
-                   job->topology == JOB_TREE ? job->arity : 0, s->ranks,
-                   err) < 0 ||
+        proto_init(&l->p, l->n, job->pool.mode,
+                   job->pool.topology == JOB_TREE ? job->pool.arity : 0,
+                   s->ranks, err) < 0 ||
         record_init(&l->r, s, &l->p, l->st, acodec) < 0)
         return aia_seterr(err, "out of memory for %d workers", l->n);
     for (int w = 0; w < l->n; w++) {
@@ -192,7 +192,8 @@ double lead_reap(struct lead *l, double now, void (*dead)(struct lead *, int))
 {
     double next = INFINITY;
     int w;
-    while ((w = proto_overdue(&l->p, now, l->job->dead_after, &next)) >= 0) {
+    while ((w = proto_overdue(&l->p, now, l->job->pool.dead_after, &next)) >=
+           0) {
         char why[96];
         snprintf(why, sizeof why,
                  "declared dead: silent for %.3g s (pool.dead_after)",

@@ -28,7 +28,7 @@ struct aia_context session_context(const struct setup *s, int w,
         .rank = w < 0 ? 0 : s->ranks[w],
         .worker = w,
         .nworkers = s->nworkers,
-        .async = s->job->mode == JOB_ASYNC,
+        .async = s->job->pool.mode == JOB_ASYNC,
         .seed = s->job->seed,
         .args = args,
         .jobdir = s->job->dir,
@@ -45,12 +45,12 @@ int session_pool(struct setup *s, struct aia_error *err)
 {
     const struct job *job = s->job;
     char where[256];
-    s->nworkers = job->workers ? (int)job->nworkers : s->size - 1;
+    s->nworkers = job->pool.workers ? (int)job->pool.nworkers : s->size - 1;
     if (!(s->ranks = calloc((size_t)s->nworkers, sizeof *s->ranks)))
         return aia_seterr(err, "out of memory");
     for (int w = 0; w < s->nworkers; w++) {
-        int64_t r = job->workers ? job->workers[w] : w + 1;
-        params_where(where, sizeof where, job->m->path, job->workers_node);
+        int64_t r = job->pool.workers ? job->pool.workers[w] : w + 1;
+        params_where(where, sizeof where, job->m->path, job->pool.workers_node);
         if (r < 1 || r >= s->size)
             return aia_seterr(err, "%s: pool.workers: rank %lld is not a "
                                    "worker rank of this run (1 to %d)",
@@ -119,8 +119,10 @@ int session_check(const struct setup *s, struct aia_error *err)
 {
     const struct job *job = s->job;
     char where[256];
-    if (job->topology == JOB_TREE && !(s->alg->flags & AIA_ALG_ASSOCIATIVE)) {
-        params_where(where, sizeof where, job->m->path, job->topology_node);
+    if (job->pool.topology == JOB_TREE &&
+        !(s->alg->flags & AIA_ALG_ASSOCIATIVE)) {
+        params_where(where, sizeof where, job->m->path,
+                     job->pool.topology_node);
         return aia_seterr(err, "%s: pool.topology: tree: algorithm '%s' "
                                "does not declare its answers combinable "
                                "(AIA_ALG_ASSOCIATIVE), so a subtree's "
@@ -296,7 +298,7 @@ void session_identity(struct setup *s)
         h = checkpoint_hash(h, job->weights,
                             job->nweights * sizeof *job->weights);
     checkpoint_id_add(id, "partition", h);
-    int64_t pool[] = {job->mode, s->nworkers};
+    int64_t pool[] = {job->pool.mode, s->nworkers};
     h = checkpoint_hash(h0, pool, sizeof pool);
     checkpoint_id_add(id, "pool",
                       checkpoint_hash(h, s->ranks,

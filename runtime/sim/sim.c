@@ -116,7 +116,7 @@ static void send_query(struct sim *m, int w)
     m->l.st[w].sent_encoded += m->qbytes;
     m->l.st[w].queries++;
     proto_sent(&m->l.p, w, m->now);
-    if (m->l.job->topology == JOB_TREE) {
+    if (m->l.job->pool.topology == JOB_TREE) {
         send_subtree(m, w);
         return;
     }
@@ -247,7 +247,7 @@ static void let_dead_go(struct lead *l, int w)
 static int ready(struct sim *m)
 {
     const struct setup *s = m->l.s;
-    if (m->l.job->mode != JOB_ROUNDS ||
+    if (m->l.job->pool.mode != JOB_ROUNDS ||
         (m->l.p.arrived == 0 && m->now <= m->l.p.round_t0))
         return 0;
     return proto_ready(&m->l.p, s->wait, s->wait_s, m->now);
@@ -267,7 +267,7 @@ static void loop(struct sim *m)
         }
         if (m->l.p.why)
             break;
-        if (m->l.job->mode == JOB_ROUNDS)
+        if (m->l.job->pool.mode == JOB_ROUNDS)
             deadline = fmin(deadline,
                             proto_deadline(&m->l.p, s->wait, s->wait_s, m->now));
         const struct simq_event *top = simq_peek(&m->q);

@@ -34,15 +34,15 @@ static int refuse(const struct job *job, const struct mnode *at,
 /* What a simulation cannot do, refused before anything is loaded. */
 static int check_job(const struct job *job, int n, struct aia_error *err)
 {
-    if (job->workers && job->nworkers != (size_t)n) {
+    if (job->pool.workers && job->pool.nworkers != (size_t)n) {
         char where[256];
-        params_where(where, sizeof where, job->m->path, job->workers_node);
+        params_where(where, sizeof where, job->m->path, job->pool.workers_node);
         return aia_seterr(err,
                           "%s: pool.workers: %zu ranks listed for "
                           "--simulate %d",
-                          where, job->nworkers, n);
+                          where, job->pool.nworkers, n);
     }
-    if (job->stragglers.ncorrupt && job->topology == JOB_TREE)
+    if (job->stragglers.ncorrupt && job->pool.topology == JOB_TREE)
         return refuse(job, job->stragglers.corrupt_node, err,
                       "stragglers.corrupt in a tree");
     return 0;
@@ -164,7 +164,7 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
         return aia_seterr(err, "out of memory for worker %d", w);
     if ((s->job->codec.answer != CODEC_NONE &&
          !(k->enc = malloc(codec_bound(&k->ac) + 1))) ||
-        (s->job->topology == JOB_TREE &&
+        (s->job->pool.topology == JOB_TREE &&
          !(k->up = malloc((alen ? alen : 1) * sizeof *k->up))))
         return aia_seterr(err, "out of memory for worker %d", w);
     latency_init(&k->lat, s->job, w, s->ranks[w], s->rows[w],
@@ -184,9 +184,9 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
         return -1;
     /* the ranks of an mpirun with every rank the pool lists */
     s->size = n + 1;
-    for (size_t i = 0; job->workers && i < job->nworkers; i++)
-        if (job->workers[i] >= s->size && job->workers[i] < INT_MAX)
-            s->size = (int)job->workers[i] + 1;
+    for (size_t i = 0; job->pool.workers && i < job->pool.nworkers; i++)
+        if (job->pool.workers[i] >= s->size && job->pool.workers[i] < INT_MAX)
+            s->size = (int)job->pool.workers[i] + 1;
     if (session_pool(s, err) < 0)
         return -1;
     s->rows = calloc((size_t)n, sizeof *s->rows);
@@ -316,7 +316,7 @@ double simpool_subtree(struct simpool *sp, int w, const double *query,
     struct simworker *k = &sp->w[w];
     size_t alen = s->shape.answer_len;
     size_t abytes = sizeof(struct wire_hdr) + alen * sizeof(double);
-    int arity = s->job->arity < sp->n ? s->job->arity : sp->n;
+    int arity = s->job->pool.arity < sp->n ? s->job->pool.arity : sp->n;
     if (simpool_answer(sp, w, query, NULL, 0, round, err) < 0)
         return NAN;
     int *child = malloc((size_t)arity * sizeof *child);
