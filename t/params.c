@@ -212,7 +212,7 @@ static void jobs(void)
     is_string(job->algorithm.spec, "sgd", "algorithm plugin");
     is_string(job->problem.spec, "lrmse", "problem plugin");
     is_string(job->wait.spec, "standard", "the standard wait by default");
-    is_int(job->part_scheme, AIA_PART_CYCLIC, "partition scheme");
+    is_int(job->part.scheme, AIA_PART_CYCLIC, "partition scheme");
     ok(job->pool.nworkers == 2 && job->pool.workers[0] == 2, "pool workers");
     is_int(job->stop.iterations, 10, "stop iterations");
     is_string(job->output.history, "h.csv", "history file");

@@ -339,12 +339,12 @@ static int check_limits(struct job *job, const struct mnode *node,
                         struct aia_error *err)
 {
     (void)key, (void)v;
-    if (job->memory_text &&
-        job_parse_bytes(job->memory_text, &job->memory_limit) < 0)
+    if (job->limits.memory_text &&
+        job_parse_bytes(job->limits.memory_text, &job->limits.memory) < 0)
         return blame(job, mnode_get(node, "memory", NULL), err,
                      "limits.memory: '%s': expected bytes, as 8e9, 512M or "
                      "16G",
-                     job->memory_text);
+                     job->limits.memory_text);
     return 0;
 }
 
@@ -380,7 +380,7 @@ const struct job_section job_sections[] = {
     {"algorithm", job_keys_algorithm, JS_PLUGIN, 0, check_algorithm,
      "Every other key is a parameter of the algorithm plugin (`aiarun "
      "--list-plugins`)."},
-    {"problem", job_keys_problem, JS_PLUGIN, 0, check_problem,
+    {"problem", job_keys_problem, JS_PLUGIN, AT(part), check_problem,
      "Every other key is a parameter of the problem plugin."},
     {"problem.data", job_keys_data, JS_PRESENT, AT(data), check_data,
      "Rows from a file instead of generated ones, for problems that take "
@@ -401,7 +401,7 @@ const struct job_section job_sections[] = {
      "The run stops at the first limit or target reached; one of "
      "iterations, epochs and time is required."},
     {"output", job_keys_output, JS_PLAIN, AT(output), NULL, NULL},
-    {"limits", job_keys_limits, JS_PLAIN, 0, check_limits,
+    {"limits", job_keys_limits, JS_PLAIN, AT(limits), check_limits,
      "Bounds a job is checked against before it allocates."},
     {"stragglers", job_keys_stragglers, JS_PLAIN, AT(stragglers), NULL,
      "Injected delays, seeded by `seed`, for experiments and tests. A "

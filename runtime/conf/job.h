@@ -47,6 +47,22 @@ struct job_plugin {
 enum job_mode { JOB_ROUNDS = PROTO_ROUNDS, JOB_ASYNC = PROTO_ASYNC };
 enum job_topology { JOB_STAR = 0, JOB_TREE = 1 };
 
+/* How the problem's rows are split over the workers (problem.partition,
+ * problem.weights). */
+struct job_partition {
+    int scheme;            /* enum aia_scheme */
+    const double *weights; /* share of each worker; NULL: equal shares */
+    size_t nweights;
+    const struct mnode *weights_node;
+};
+
+/* The limits section: bounds a job is checked against before it
+ * allocates. */
+struct job_limits {
+    const char *memory_text; /* limits.memory as given; NULL: none */
+    double memory; /* bytes (job_check_memory); 0: the machine's available */
+};
+
 /* The pool section: which ranks work, how rounds go, how ranks wait,
  * and the bounds on silence, in seconds (0: none, unless said). */
 struct job_pool {
@@ -106,11 +122,7 @@ struct job {
     char *dir; /* folder of the job file */
     uint64_t seed;
     struct job_plugin algorithm, problem, wait;
-    /* problem */
-    int part_scheme;       /* enum aia_scheme */
-    const double *weights; /* NULL: equal shares */
-    size_t nweights;
-    const struct mnode *weights_node;
+    struct job_partition part; /* the problem section's runtime keys */
     struct job_data data;
     struct job_data test; /* problem.test: held-out rows; path NULL: none */
     struct job_pool pool;
@@ -120,10 +132,7 @@ struct job {
     struct job_stragglers stragglers;
     struct job_simulate simulate;
     struct output_conf output; /* the output section, the recorder's */
-    /* limits */
-    double memory_limit; /* bytes; 0: the machine's available memory */
-    const char *memory_text;
-    const struct mnode *memory_node;
+    struct job_limits limits;
     /* bound values of the runtime's sections, owned */
     struct aia_value *v[32]; /* one per entry of job_sections */
 };

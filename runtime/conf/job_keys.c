@@ -14,12 +14,12 @@
 #include "job.h"
 #include "record/output.h"
 
-/* Offsets into each section's struct: struct job itself for the sections
- * still kept there (top, problem, limits); struct job_pool; struct
- * job_data (problem.data and problem.test share their rows); the core's
- * struct proto_limits (stop) and struct codec_conf (pool.codec); the
- * recorder's struct output_conf (output); struct job_stragglers
- * (stragglers.*). */
+/* Offsets into each section's struct: struct job itself for the top
+ * level (seed); struct job_partition (problem), struct job_pool, struct
+ * job_limits; struct job_data (problem.data and problem.test share their
+ * rows); the core's struct proto_limits (stop) and struct codec_conf
+ * (pool.codec); the recorder's struct output_conf (output); struct
+ * job_stragglers (stragglers.*). */
 #define J(field) offsetof(struct job, field)
 #define D(field) offsetof(struct job_data, field)
 #define L(field) offsetof(struct proto_limits, field)
@@ -27,6 +27,8 @@
 #define O(field) offsetof(struct output_conf, field)
 #define C(field) offsetof(struct codec_conf, field)
 #define P(field) offsetof(struct job_pool, field)
+#define R(field) offsetof(struct job_partition, field)
+#define M(field) offsetof(struct job_limits, field)
 
 static const struct job_name scheme_names[] = {
     {"block", AIA_PART_BLOCK}, {"cyclic", AIA_PART_CYCLIC}, {NULL, 0}};
@@ -78,15 +80,15 @@ const struct job_key job_keys_problem[] = {
       "how rows are split over workers: contiguous blocks or dealt cyclically",
       "block|cyclic", 0, 0},
      .kind = JF_ENUM,
-     .off = J(part_scheme),
+     .off = R(scheme),
      .names = scheme_names},
     {{"weights", AIA_DOUBLES, "[]",
       "share of the rows of each worker, in pool order (empty: equal)", NULL, 0,
       1e12},
      .kind = JF_DOUBLES,
-     .off = J(weights),
-     .count_off = J(nweights),
-     JOB_NODE(J(weights_node))},
+     .off = R(weights),
+     .count_off = R(nweights),
+     JOB_NODE(R(weights_node))},
     JOB_KEYS_END,
 };
 
@@ -435,7 +437,7 @@ const struct job_key job_keys_limits[] = {
       "available memory)",
       NULL, 0, 0},
      .kind = JF_TEXT,
-     .off = J(memory_text)},
+     .off = M(memory_text)},
     JOB_KEYS_END,
 };
 

@@ -215,7 +215,7 @@ static double job_doubles(const struct job *job, const struct aia_value *args,
 int job_check_memory(const struct job *job, const struct aia_value *args,
                      int nworkers, int local, int coord, struct aia_error *err)
 {
-    double limit = job->memory_limit;
+    double limit = job->limits.memory;
     const char *whose = "limits.memory allows";
     const char *env = getenv("AIARUN_MEMORY_LIMIT");
     if (limit <= 0 && env && *env) {

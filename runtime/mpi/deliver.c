@@ -227,10 +227,10 @@ int deliver_data(const struct setup *s, const struct job_data *d,
     /* libsvm: every part gets the whole file's feature count */
     session_data_opts(d, d->format == DATA_LIBSVM ? (size_t)shape[2] : 0, &o);
     struct session_rows k = {.part = {.index = s->windex,
-                              .count = s->nworkers,
-                              .scheme = s->job->part_scheme,
-                              .weights = s->job->weights},
-                     .total = total};
+                                      .count = s->nworkers,
+                                      .scheme = s->job->part.scheme,
+                                      .weights = s->job->part.weights},
+                             .total = total};
     int ok = 1;
     if ((s->rank == 0 && all_on_root) ||
         (s->windex >= 0 && d->delivery == JOB_READ))

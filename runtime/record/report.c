@@ -153,7 +153,7 @@ static void report(struct recorder *r, const char *why, double loss)
     }
     printf("  %-10s %zu rows, %zu columns, %s partition%s%s\n", "data",
            s->total_rows, s->dim,
-           job->part_scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
+           job->part.scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
            job->data.path ? ", from " : " (generated)",
            job->data.path ? job->data.path : "");
     if (s->facts.smoothness > 0)

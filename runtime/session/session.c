@@ -66,11 +66,12 @@ int session_pool(struct setup *s, struct aia_error *err)
     }
     if (straggle_check(job, s->ranks, s->nworkers, err) < 0)
         return -1;
-    if (job->weights && job->nweights != (size_t)s->nworkers) {
-        params_where(where, sizeof where, job->m->path, job->weights_node);
-        return aia_seterr(err, "%s: problem.weights: %zu weights for %d "
-                               "workers",
-                          where, job->nweights, s->nworkers);
+    if (job->part.weights && job->part.nweights != (size_t)s->nworkers) {
+        params_where(where, sizeof where, job->m->path, job->part.weights_node);
+        return aia_seterr(err,
+                          "%s: problem.weights: %zu weights for %d "
+                          "workers",
+                          where, job->part.nweights, s->nworkers);
     }
     return 0;
 }
@@ -166,8 +167,8 @@ int session_open(struct setup *s, int w, const struct aia_dataset *data,
     struct aia_partition part = {
         .index = w < 0 ? AIA_PART_ALL : w,
         .count = s->nworkers,
-        .scheme = s->job->part_scheme,
-        .weights = s->job->weights,
+        .scheme = s->job->part.scheme,
+        .weights = s->job->part.weights,
     };
     struct aia_context ctx = session_context(s, w, s->prob_args, NULL, data);
     uint32_t offers;
@@ -292,11 +293,11 @@ void session_identity(struct setup *s)
     checkpoint_id_add(id, "test data", hash_str(h0, job->test.path));
     checkpoint_id_add(id, "seed", checkpoint_hash(h0, &job->seed,
                                                   sizeof job->seed));
-    int64_t part[] = {job->part_scheme, (int64_t)job->nweights};
+    int64_t part[] = {job->part.scheme, (int64_t)job->part.nweights};
     uint64_t h = checkpoint_hash(h0, part, sizeof part);
-    if (job->weights)
-        h = checkpoint_hash(h, job->weights,
-                            job->nweights * sizeof *job->weights);
+    if (job->part.weights)
+        h = checkpoint_hash(h, job->part.weights,
+                            job->part.nweights * sizeof *job->part.weights);
     checkpoint_id_add(id, "partition", h);
     int64_t pool[] = {job->pool.mode, s->nworkers};
     h = checkpoint_hash(h0, pool, sizeof pool);

@@ -74,9 +74,9 @@ static int read_data(struct simpool *sp, struct aia_error *err)
     if (d->format == DATA_LIBSVM)
         o.features = cols;
     struct session_rows k = {.part = {.count = sp->n,
-                              .scheme = s->job->part_scheme,
-                              .weights = s->job->weights},
-                     .total = rows};
+                                      .scheme = s->job->part.scheme,
+                                      .weights = s->job->part.weights},
+                             .total = rows};
     if (data_read(&o, NULL, NULL, &s->data, err) < 0)
         goto fail;
     for (int w = 0; w < sp->n; w++) {
