@@ -29,19 +29,6 @@ static int is_reserved(const struct job_plugin *s, const struct aia_param *t,
     return 0;
 }
 
-static int word_bool(const char *s, int64_t *out)
-{
-    static const char *const yes[] = {"true", "yes", "on"};
-    static const char *const no[] = {"false", "no", "off"};
-    for (int i = 0; i < 3; i++) {
-        if (strcasecmp(s, yes[i]) == 0)
-            return *out = 1, 1;
-        if (strcasecmp(s, no[i]) == 0)
-            return *out = 0, 1;
-    }
-    return 0;
-}
-
 /* One scalar, typed by its spelling. */
 static int scalar(const struct mnode *n, struct aia_value *v)
 {
@@ -52,7 +39,7 @@ static int scalar(const struct mnode *n, struct aia_value *v)
         v->type = AIA_INT, v->i = i, v->d = (double)i;
     } else if (n->plain && util_parse_double(n->text, &d)) {
         v->type = AIA_DOUBLE, v->d = d;
-    } else if (n->plain && word_bool(n->text, &i)) {
+    } else if (n->plain && params_bool(n->text, &i)) {
         v->type = AIA_BOOL, v->i = i;
     } else {
         v->type = AIA_STRING;

@@ -89,10 +89,10 @@ static int range_fail(const struct ctx *c, const struct mnode *at,
     return fail(c, at, p->name, "must be between %s", detail);
 }
 
-static int parse_bool(const char *s, int64_t *out)
+int params_bool(const char *s, int64_t *out)
 {
-    static const char *yes[] = {"true", "yes", "on"};
-    static const char *no[] = {"false", "no", "off"};
+    static const char *const yes[] = {"true", "yes", "on"};
+    static const char *const no[] = {"false", "no", "off"};
     for (int i = 0; i < 3; i++) {
         if (strcasecmp(s, yes[i]) == 0)
             return *out = 1, 1;
@@ -180,7 +180,7 @@ static int scalar(const struct ctx *c, const struct aia_param *p,
             return range_fail(c, n, p);
         return 0;
     case AIA_BOOL:
-        if (!n->plain || !parse_bool(s, iv))
+        if (!n->plain || !params_bool(s, iv))
             return fail(c, n, p->name, "expected true or false, got %s%s",
                         mnode_describe(n, buf, sizeof buf), quoted(n));
         return 0;

@@ -48,6 +48,10 @@ const char *params_range(char *buf, size_t len, const struct aia_param *p);
 /* The name of a type as the job-file reference writes it. */
 const char *params_type_name(enum aia_type type);
 
+/* Whether s spells a boolean (true/yes/on, false/no/off, any case): 1
+ * with *out 1 or 0, else 0 and *out untouched. */
+int params_bool(const char *s, int64_t *out);
+
 /* "file:line:col" of node n into buf: "command line (-o)" for overrides
  * (line 0), "file: default value" for defaults (line < 0), "file" when n
  * is NULL. */
