@@ -40,6 +40,7 @@ struct lead {
     struct wstats *st;   /* each worker's figures */
     int status;          /* the run's exit status so far */
     struct aia_error err; /* the first failure's text */
+    int timed;            /* plugin_s is kept (the simulator's overhead) */
     double plugin_s;      /* wall seconds in the algorithm's absorb */
     const struct lead_ops *ops;
 };

@@ -347,6 +347,7 @@ static int alloc(struct sim *m, struct aia_error *err)
     const struct job *job = s->job;
     if (lead_init(&m->l, s, &m->acodec, &sim_ops, err) < 0)
         return -1;
+    m->l.timed = 1;
     size_t qlen = s->shape.query_len, alen = s->shape.answer_len;
     if (codec_init(&m->qcodec, job->codec.query, qlen, 0, job->codec.level,
                    err) < 0 ||
