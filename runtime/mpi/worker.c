@@ -56,7 +56,9 @@ static int post_query(struct worker *k)
  * here, so it is not lost if the coordinator is gone. */
 static void report(struct worker *k, const char *text)
 {
-    host_error("%s", text);
+    /* the coordinator prints it, naming this rank: one line, not one a
+     * rank (-v shows each rank's own) */
+    host_log(AIA_LOG_INFO, "%s", text);
     size_t len = strlen(text) + 1;
     if (len > WIRE_ERROR_TEXT)
         len = WIRE_ERROR_TEXT;
