@@ -422,6 +422,61 @@ static void tree(void)
     proto_free(&p);
 }
 
+/* The idle set walked by proto_next_idle is the predicate proto_idle, in
+ * index order, across words of 64 workers, through every change of busy
+ * and alive; the fresh marks of a round are all cleared at its end. */
+static void idle_set(void)
+{
+    enum { N = 150 };
+    static int r[N];
+    struct proto p;
+    struct aia_error err;
+    for (int w = 0; w < N; w++)
+        r[w] = w + 1;
+    if (proto_init(&p, N, PROTO_ROUNDS, 0, r, &err) < 0)
+        bail_out("proto_init: %s", err.text);
+    proto_start(&p, 1, 0.0, 0.0);
+    unsigned seed = 7;
+    int agree = 1, steps = 0;
+    for (int i = 0; i < 4000 && agree; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int w = (int)((seed >> 8) % N), what = (int)((seed >> 20) % 8);
+        double rtt;
+        if (what < 4 && proto_idle(&p, w))
+            proto_sent(&p, w, 0.0);
+        else if (what < 6 && p.busy[w] && p.alive[w])
+            proto_absorbed(&p, w, proto_answer(&p, w, p.sent[w], 1.0, &rtt));
+        else if (what == 6 && p.busy[w])
+            proto_late(&p, w);
+        else if (what == 7 && p.alive[w] && p.live > N / 2)
+            (seed & 1) ? proto_dead(&p, w) : proto_distrust(&p, w);
+        if (seed % 97 == 0)
+            proto_end_round(&p, 1.0);
+        /* the walk against the predicate, from every start */
+        int from = (int)((seed >> 4) % (N + 2)) - 1;
+        int want = -1;
+        for (int v = from < 0 ? 0 : from; v < N && want < 0; v++)
+            if (proto_idle(&p, v))
+                want = v;
+        agree = proto_next_idle(&p, from) == want;
+        steps++;
+    }
+    ok(agree, "proto_next_idle finds the first idle worker from any start, "
+              "across 3 words, through %d random sends, answers, late "
+              "answers, deaths and distrust",
+       steps);
+    int walked = 0;
+    for (int w = proto_next_idle(&p, 0); w >= 0; w = proto_next_idle(&p, w + 1))
+        walked++;
+    is_int(walked, idle_count(&p), "the walk visits every idle worker once");
+    proto_end_round(&p, 2.0);
+    int marked = 0;
+    for (int w = 0; w < N; w++)
+        marked += p.fresh_now[w];
+    is_int(marked, 0, "no fresh mark outlives its round");
+    proto_free(&p);
+}
+
 int main(void)
 {
     plan(0);
@@ -433,5 +488,6 @@ int main(void)
     stop_rules();
     registry();
     tree();
+    idle_set();
     return done_testing();
 }

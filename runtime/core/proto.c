@@ -163,6 +163,17 @@ int tree_children(int t, int arity, int nworkers, int *children)
 
 /* ---------------------------------------------------------- the pool */
 
+/* Keep w's bit of the idle set true to alive and busy: called wherever
+ * either changes. */
+static void mark(struct proto *p, int w)
+{
+    uint64_t bit = (uint64_t)1 << (w % 64);
+    if (p->alive[w] && !p->busy[w])
+        p->idle[w / 64] |= bit;
+    else
+        p->idle[w / 64] &= ~bit;
+}
+
 int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
                struct aia_error *err)
 {
@@ -176,10 +187,13 @@ int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
     p->in_epoch = calloc(m, 1);
     p->direct = calloc(m, 1);
     p->left = calloc(m, 1);
+    p->idle = calloc((m + 63) / 64, sizeof *p->idle);
+    p->fresh_list = calloc(m, sizeof *p->fresh_list);
     p->sent_at = calloc(m, sizeof *p->sent_at);
     p->latency = calloc(m, sizeof *p->latency);
     if (!p->repochs || !p->sent || !p->busy || !p->alive || !p->fresh_now ||
-        !p->in_epoch || !p->direct || !p->left || !p->sent_at ||
+        !p->in_epoch || !p->direct || !p->left || !p->idle ||
+        !p->fresh_list || !p->sent_at ||
         !p->latency) {
         proto_free(p);
         return aia_seterr(err, "out of memory for %d workers", n);
@@ -195,6 +209,7 @@ int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
     for (int w = 0; w < n; w++) {
         p->alive[w] = p->direct[w];
         p->live += p->direct[w];
+        mark(p, w);
     }
     return 0;
 }
@@ -209,11 +224,15 @@ void proto_free(struct proto *p)
     free(p->in_epoch);
     free(p->direct);
     free(p->left);
+    free(p->idle);
+    free(p->fresh_list);
     free(p->sent_at);
     free(p->latency);
     p->repochs = p->sent = NULL;
     p->busy = p->alive = p->fresh_now = p->in_epoch = NULL;
     p->direct = p->left = NULL;
+    p->idle = NULL;
+    p->fresh_list = NULL;
     p->sent_at = p->latency = NULL;
 }
 
@@ -226,6 +245,7 @@ void proto_start(struct proto *p, uint64_t round, double now, double elapsed)
 void proto_sent(struct proto *p, int w, double now)
 {
     p->busy[w] = 1;
+    mark(p, w);
     p->sent[w] = p->round;
     p->sent_at[w] = now;
 }
@@ -244,6 +264,7 @@ uint64_t proto_answer(struct proto *p, int w, uint64_t round, double now,
 {
     *rtt = now - p->sent_at[w];
     p->busy[w] = 0;
+    mark(p, w);
     p->repochs[w] = round;
     /* a moving average that follows a worker whose speed changes */
     p->latency[w] =
@@ -273,6 +294,8 @@ enum proto_next proto_absorbed(struct proto *p, int w, uint64_t staleness)
         return PROTO_END_ROUND;
     if (staleness == 0) {
         p->fresh++;
+        if (!p->fresh_now[w])
+            p->fresh_list[p->fresh_marked++] = w;
         p->fresh_now[w] = 1;
         return PROTO_WAIT;
     }
@@ -282,11 +305,13 @@ enum proto_next proto_absorbed(struct proto *p, int w, uint64_t staleness)
 void proto_late(struct proto *p, int w)
 {
     p->busy[w] = 0;
+    mark(p, w);
 }
 
 void proto_bye(struct proto *p, int w)
 {
     p->busy[w] = 0;
+    mark(p, w);
 }
 
 /* w leaves the pool that counts: the epoch may end without it. */
@@ -294,6 +319,7 @@ static int leave(struct proto *p, int w)
 {
     p->alive[w] = 0;
     p->busy[w] = 0;
+    mark(p, w);
     p->live--;
     if (p->in_epoch[w]) {
         p->in_epoch[w] = 0;
@@ -320,6 +346,7 @@ int proto_dead(struct proto *p, int w)
 void proto_silent(struct proto *p, int w)
 {
     p->alive[w] = 0;
+    mark(p, w);
 }
 
 int proto_untrusted(const struct proto *p, int w)
@@ -336,6 +363,7 @@ void proto_lost(struct proto *p, int w)
 {
     p->left[w] |= PROTO_LEFT_DEAD;
     p->alive[w] = 0;
+    mark(p, w);
 }
 
 int proto_overdue(const struct proto *p, double now, double after, double *next)
@@ -396,9 +424,29 @@ void proto_end_round(struct proto *p, double now)
 {
     p->round++;
     p->iteration++;
-    p->fresh = p->arrived = 0;
-    memset(p->fresh_now, 0, (size_t)p->n);
+    /* only the fresh ones were marked: async rounds, one an answer, do
+     * not clear the whole pool */
+    for (int i = 0; i < p->fresh_marked; i++)
+        p->fresh_now[p->fresh_list[i]] = 0;
+    p->fresh = p->arrived = p->fresh_marked = 0;
     p->round_t0 = now;
+}
+
+int proto_next_idle(const struct proto *p, int from)
+{
+    if (from < 0)
+        from = 0;
+    if (from >= p->n)
+        return -1;
+    int k = from / 64;
+    uint64_t word = p->idle[k] & (~(uint64_t)0 << (from % 64));
+    for (;;) {
+        if (word)
+            return k * 64 + __builtin_ctzll(word);
+        if (++k >= (p->n + 63) / 64)
+            return -1;
+        word = p->idle[k];
+    }
 }
 
 int proto_idle(const struct proto *p, int w)

@@ -126,6 +126,9 @@ struct proto {
     unsigned char *busy, *alive, *fresh_now, *in_epoch;
     unsigned char *direct;    /* workers the coordinator talks to */
     unsigned char *left;      /* why each worker left: PROTO_LEFT_* bits */
+    uint64_t *idle;           /* bit w: alive and not busy (proto_idle) */
+    int *fresh_list;          /* the workers with fresh_now set ... */
+    int fresh_marked;         /* ... this many */
     double *sent_at;          /* when each worker was sent its query */
     double *latency;          /* round-trip estimate, seconds */
     const struct proto_stop_rule *why; /* NULL: going on */
@@ -214,6 +217,11 @@ double proto_deadline(const struct proto *p, const struct aia_wait_plugin *wait,
 /* The round is closed (the next query is written): round and iteration
  * go on. */
 void proto_end_round(struct proto *p, double now);
+
+/* The first worker from `from` on that gets the next query (alive and
+ * idle), or -1: a walk over the idle ones in index order that costs a
+ * word of 64 workers a step, not a look at every worker. */
+int proto_next_idle(const struct proto *p, int from);
 
 /* Whether w gets the next query: alive and idle. */
 int proto_idle(const struct proto *p, int w);

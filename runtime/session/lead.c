@@ -122,8 +122,9 @@ void lead_end_round(struct lead *l, double now)
                               .fopt = l->r.fopt};
     if (proto_stop_check(&l->p, &l->job->stop, &m))
         return;
-    for (int w = 0; w < l->n && !l->p.why; w++)
-        if (proto_idle(&l->p, w) && l->ops->send(l, w, now) < 0)
+    for (int w = proto_next_idle(&l->p, 0); w >= 0 && !l->p.why;
+         w = proto_next_idle(&l->p, w + 1))
+        if (l->ops->send(l, w, now) < 0)
             lead_fail(l, "cannot send a query to rank %d", l->s->ranks[w]);
 }
 
@@ -234,6 +235,8 @@ static void report_failed(void *ctx, const char *text)
 void lead_report(struct lead *l)
 {
     report_end(&l->r, l->status == RUN_OK, report_failed, l);
+    if (l->r.incomplete && l->status == RUN_OK)
+        l->status = RUN_PARTIAL;
 }
 
 int lead_left_behind(struct lead *l, int (*left)(struct lead *, int))
