@@ -554,6 +554,37 @@ static void refusals(void)
          "libsvm: no target option");
 }
 
+/* A .npy file whose shape's byte count wraps around 2^64: (1, 2^61 + 1)
+ * values of 8 bytes "need" 8, which the file has.  It was read past its
+ * buffer (rank 0 died of SIGSEGV with no message). */
+static void wraps(void)
+{
+    char head[128];
+    const char *dict = "{'descr': '<f8', 'fortran_order': False, "
+                       "'shape': (1, 2305843009213693953), }";
+    size_t hlen = 64 - 10;
+    while (10 + hlen < strlen(dict) + 11)
+        hlen += 64;
+    memcpy(head, "\x93NUMPY\x01\x00", 8);
+    head[8] = (char)hlen;
+    head[9] = 0;
+    memset(head + 10, ' ', hlen);
+    memcpy(head + 10, dict, strlen(dict));
+    head[10 + hlen - 1] = '\n';
+    char file[128 + 8];
+    memcpy(file, head, 10 + hlen);
+    memset(file + 10 + hlen, 0, 8);
+    struct data_opts o = opts(DATA_NPY, put("wrap.npy", file, 10 + hlen + 8));
+    like(refuse(&o),
+         "wrap.npy: byte 10: the shape (1 x 2305843009213693953 of 8 "
+         "bytes) needs more bytes than a file can hold",
+         "npy: a shape whose byte count wraps around 2^64 is refused");
+    o = opts(DATA_NPY, put("wrap.npy", file, 10 + hlen + 8));
+    o.target = "0";
+    like(refuse(&o), "more bytes than a file can hold",
+         "npy: with a target column too");
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -568,6 +599,7 @@ int main(void)
     scan_counts();
     examples();
     refusals();
+    wraps();
     is_int(data_format_guess("a/b.CSV"), DATA_CSV, "format of .csv");
     is_int(data_format_guess("x.svm"), DATA_LIBSVM, "format of .svm");
     is_int(data_format_guess("x.bin"), DATA_BINARY, "format of .bin");

@@ -7,11 +7,17 @@
  * refused: the rows' doubles (8 bytes each, dense) that the machine's
  * workers hold, plus all of them when the coordinator is there and holds
  * every row (a data file: it computes the loss over all of them).  A CSV
- * file's rows are its lines times the cells of its first line, both
- * counted in its first COUNT_BYTES.  A libsvm file's largest index there
- * is the model's dimension: every rank holds at least one model of that
- * many doubles, however few entries the rows store (one index of 10^8 in
- * a file of two lines made a 10 GB run).
+ * file's rows are its lines times the cells of its first line, the lines
+ * counted in its first COUNT_BYTES and, past them, in proportion to the
+ * file's size (a 10 GB file was estimated from its first 64 MB).  A
+ * libsvm file's largest index there is the model's dimension: every rank
+ * holds at least one model of that many doubles, however few entries the
+ * rows store (one index of 10^8 in a file of two lines made a 10 GB run);
+ * its rows read sparse take their entries (12 bytes each) and 24 bytes a
+ * row, counted the same way.  A file with a header (.npy, idx, HDF5) is
+ * estimated from its header's shape: an HDF5 dataset of 10^9 x 1000
+ * never written takes 52 KB on disk, and every rank scanned it until
+ * pool.setup_timeout.
  */
 #include <config.h>
 
@@ -76,15 +82,38 @@ static double available(void)
  * the largest libsvm index ("index:value"). */
 struct head {
     double lines, cells, max_index;
+    double entries; /* libsvm's "index:value" pairs */
 };
 
+/* n, counted in the first seen bytes of a file of size bytes, taken to
+ * the whole file in proportion. */
+static double whole(double n, size_t seen, off_t size)
+{
+    return seen > 0 && (double)size > (double)seen
+               ? n * (double)size / (double)seen
+               : n;
+}
+
+static void count_head(const char *path, char delim, struct head *h,
+                       size_t *seen_out, off_t *size);
+
 static void read_head(const char *path, char delim, struct head *h)
+{
+    size_t seen = 0;
+    off_t size = 0;
+    count_head(path, delim, h, &seen, &size);
+    h->lines = whole(h->lines, seen, size);
+    h->entries = whole(h->entries, seen, size);
+}
+
+static void count_head(const char *path, char delim, struct head *h,
+                       size_t *seen_out, off_t *size)
 {
     memset(h, 0, sizeof *h);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return;
-    struct stat st;
+    struct stat st = {0};
     static char buf[1 << 16];
     char first[4096];
     size_t seen = 0, nfirst = 0;
@@ -115,6 +144,7 @@ static void read_head(const char *path, char delim, struct head *h)
                     }
                 } else if (c == ':' && digits > 0) {
                     h->max_index = token > h->max_index ? token : h->max_index;
+                    h->entries++;
                     digits = -1;
                 }
                 if (c == ' ' || c == '\t' || c == '\n') {
@@ -127,6 +157,8 @@ static void read_head(const char *path, char delim, struct head *h)
             seen += (size_t)got;
         }
     h->lines += filled; /* a last line without its line end */
+    *seen_out = seen;
+    *size = st.st_size;
     close(fd);
     first[nfirst] = '\0';
     if (nfirst == 0 || strchr(first, '"'))
@@ -195,17 +227,37 @@ static double job_doubles(const struct job *job, const struct aia_value *args,
         read_head(d->path, 0, &h);
         double dim = d->features ? (double)d->features : h.max_index;
         *model = dim;
-        snprintf(what, len,
-                 "%s %.0f: a model of as many doubles on each rank%s",
-                 d->features ? "problem.data.features" : "a feature index of",
-                 dim, d->sparse ? "" : ", and as many a row stored dense");
-        return d->sparse ? 0 : (h.lines > 1 ? h.lines - 1 : 0) * dim;
+        int n = snprintf(what, len,
+                         "%s %.0f: a model of as many doubles on each "
+                         "rank%s",
+                         d->features ? "problem.data.features"
+                                     : "a feature index of",
+                         dim, d->sparse ? "" : ", and as many a row stored dense");
+        if (d->sparse && n > 0 && (size_t)n < len)
+            snprintf(what + n, len - (size_t)n,
+                     "; about %.0f rows of %.0f entries in all, read sparse",
+                     h.lines, h.entries);
+        if (d->sparse) /* ids, targets, row starts; columns and values */
+            return (24 * h.lines + 12 * h.entries) / 8;
+        return (h.lines > 1 ? h.lines - 1 : 0) * dim;
     }
     if (d->format == DATA_CSV) {
         read_head(d->path, d->delimiter, &h);
         double rows = h.lines > 1 ? h.lines - 1 : 0;
         double cols = h.cells > 1 ? h.cells - 1 : 0;
         snprintf(what, len, "at least %.0f rows x %.0f columns of doubles",
+                 rows, cols);
+        return rows * cols;
+    }
+    double rows, cols;
+    struct data_opts o;
+    data_opts_init(&o);
+    o.format = d->format;
+    o.path = d->path;
+    o.dataset = d->dataset;
+    if (data_shape(&o, &rows, &cols) == 0) {
+        snprintf(what, len, "%.0f rows x %.0f values of doubles, from the "
+                            "file's header",
                  rows, cols);
         return rows * cols;
     }

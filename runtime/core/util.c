@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 void *util_alloc_aligned(size_t bytes)
 {
@@ -64,6 +66,43 @@ char *util_join(const char *a, const char *b)
     return s;
 }
 
+char *util_normpath(const char *path)
+{
+    size_t n = strlen(path), k = 0;
+    char *out = malloc(n + 2);
+    if (!out)
+        return NULL;
+    if (path[0] == '/')
+        out[k++] = '/';
+    for (const char *s = path; *s;) {
+        while (*s == '/')
+            s++;
+        size_t len = strcspn(s, "/");
+        if (len == 0)
+            break;
+        if (!(len == 1 && s[0] == '.')) {
+            if (k > 0 && out[k - 1] != '/')
+                out[k++] = '/';
+            memcpy(out + k, s, len);
+            k += len;
+        }
+        s += len;
+    }
+    if (k == 0)
+        out[k++] = '.';
+    out[k] = '\0';
+    return out;
+}
+
+int util_mul(size_t a, size_t b, size_t *out)
+{
+    size_t p;
+    if (__builtin_mul_overflow(a, b, &p))
+        return -1;
+    *out = p;
+    return 0;
+}
+
 int util_distance(const char *a, const char *b, int cap)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -95,9 +134,28 @@ int util_distance(const char *a, const char *b, int cap)
 char *util_read_file(const char *path, size_t max, size_t *len,
                      struct aia_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        aia_seterr(err, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        char shown[200];
+        aia_seterr(err, "%s: not a regular file (%s): it is read from a "
+                        "regular file only",
+                   util_shown(shown, sizeof shown, path, 160),
+                   util_kind(st.st_mode));
+        return NULL;
+    }
+    /* a regular file: reads block (a file system may say EAGAIN) */
+    FILE *f = fcntl(fd, F_SETFL, 0) == 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
         aia_seterr(err, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
         return NULL;
     }
     size_t cap = 4096, n = 0;
@@ -220,17 +278,24 @@ int util_parse_int(const char *s, int64_t *out)
     return 1;
 }
 
+const char *util_kind(unsigned mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISDIR(mode)  ? "a folder"
+           : S_ISSOCK(mode) ? "a socket"
+           : S_ISLNK(mode)  ? "a symbolic link"
+           : S_ISREG(mode)  ? "a regular file"
+                            : "not a file";
+}
+
 int util_regular_input(const char *path, struct aia_error *err)
 {
     struct stat sb;
     if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode))
         return 0; /* a missing file is the reader's to name */
-    const char *what = S_ISFIFO(sb.st_mode)   ? "a FIFO"
-                       : S_ISCHR(sb.st_mode)  ? "a character device"
-                       : S_ISBLK(sb.st_mode)  ? "a block device"
-                       : S_ISDIR(sb.st_mode)  ? "a folder"
-                       : S_ISSOCK(sb.st_mode) ? "a socket"
-                                              : "not a file";
+    const char *what = util_kind(sb.st_mode);
     char shown[200];
     return aia_seterr(err,
                       "%s: not a regular file (%s): data is read from "

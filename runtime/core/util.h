@@ -24,11 +24,24 @@ char *util_dirname(const char *path);
 /* a joined with b by one '/'; malloc'd, or NULL. */
 char *util_join(const char *a, const char *b);
 
+/* path spelled plainly: "." components and repeated '/' dropped
+ * ("././a//b.so" is "a/b.so"); ".." is kept, since a link may stand
+ * before it.  malloc'd, or NULL. */
+char *util_normpath(const char *path);
+
+/* *out = a * b; -1 (and *out untouched) when the product does not fit
+ * in a size_t, as a file's header that promises 2^61 values of 8 bytes
+ * would wrap around to a small byte count. */
+int util_mul(size_t a, size_t b, size_t *out);
+
 /* Levenshtein distance of a and b, capped at cap + 1. */
 int util_distance(const char *a, const char *b, int cap);
 
 /* Read a whole file into a NUL-terminated malloc'd buffer of at most max
- * bytes; sets *len.  NULL on failure, with err naming the file. */
+ * bytes; sets *len.  A file that is not regular is refused before a byte
+ * is read (it is opened without blocking: a FIFO with no writer would
+ * hang the reader in open()).  NULL on failure, with err naming the
+ * file. */
 char *util_read_file(const char *path, size_t max, size_t *len,
                      struct aia_error *err);
 
@@ -48,6 +61,10 @@ int util_parse_double(const char *s, double *out);
 /* 1 when s is an integer written in full, or a number with an integral
  * value such as 1e6, within int64_t. */
 int util_parse_int(const char *s, int64_t *out);
+
+/* What a file of st_mode mode is, for messages: "a FIFO", "a folder",
+ * "a character device"... */
+const char *util_kind(unsigned mode);
 
 /* 0 when path is a regular file or cannot be looked at (its reader
  * says why); -1 with err naming it and what it is (a FIFO, a device, a

@@ -24,16 +24,21 @@ static const struct data_format_entry {
     int sparse;        /* its rows are built sparse */
     int target_column; /* a target column may be chosen */
     int (*pass)(struct data_pass *p);
+    /* its header's shape (data_shape); NULL: it has none */
+    int (*shape)(struct data_pass *p, double *rows, double *cols);
 } formats[] = {
-    [DATA_CSV] = {"csv", "csv", ".csv|.tsv|.txt", 0, 1, data_csv_pass},
+    [DATA_CSV] = {"csv", "csv", ".csv|.tsv|.txt", 0, 1, data_csv_pass, NULL},
     [DATA_LIBSVM] = {"libsvm", "libsvm (svmlight)", ".svm|.libsvm|.svmlight", 1,
-                     0, data_svm_pass},
+                     0, data_svm_pass, NULL},
     [DATA_BINARY] = {"binary", "binary (little-endian float64, row-major)",
-                     ".bin|.f64", 0, 1, data_bin_pass},
-    [DATA_NPY] = {"npy", "npy (NumPy)", ".npy", 0, 1, data_npy_pass},
+                     ".bin|.f64", 0, 1, data_bin_pass, NULL},
+    [DATA_NPY] = {"npy", "npy (NumPy)", ".npy", 0, 1, data_npy_pass,
+                  data_npy_shape},
     [DATA_IDX] = {"idx", "idx (MNIST, gzip or not)",
-                  "-ubyte|-ubyte.gz|.idx|.idx.gz", 0, 0, data_idx_pass},
-    [DATA_HDF5] = {"hdf5", "hdf5", ".h5|.hdf5|.he5", 0, 1, data_hdf5_pass},
+                  "-ubyte|-ubyte.gz|.idx|.idx.gz", 0, 0, data_idx_pass,
+                  data_idx_shape},
+    [DATA_HDF5] = {"hdf5", "hdf5", ".h5|.hdf5|.he5", 0, 1, data_hdf5_pass,
+                   data_hdf5_shape},
 };
 
 #define NFORMATS (sizeof formats / sizeof formats[0])
@@ -210,6 +215,16 @@ static int run(struct data_pass *p)
                               o->path);
     }
     return 0;
+}
+
+int data_shape(const struct data_opts *o, double *rows, double *cols)
+{
+    struct aia_error err;
+    if (check_opts(o, &err) < 0 || !formats[o->format].shape ||
+        !data_format_built(o->format))
+        return -1;
+    struct data_pass p = {.o = o, .err = &err};
+    return formats[o->format].shape(&p, rows, cols);
 }
 
 int data_scan(const struct data_opts *o, size_t *rows, size_t *cols,

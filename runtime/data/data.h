@@ -159,6 +159,15 @@ int data_format_built(int format);
  * built without it (install libhdf5-dev and build again)").  -1. */
 int data_format_refuse(int format, const char *path, struct aia_error *err);
 
+/* What the header of a file of a format with one says of its size,
+ * without reading its rows: *rows and *cols (the values of a row, a
+ * target column among them) of a .npy file's shape, an idx file's
+ * dimensions or an HDF5 dataset's dataspace (which a file of 52 KB may
+ * give as 10^9 x 1000 never written).  0, or -1 for a format without a
+ * header (CSV, libsvm, binary) or a file whose header cannot be read
+ * (data_scan says why). */
+int data_shape(const struct data_opts *o, double *rows, double *cols);
+
 /* Read the whole file once and check every row as data_read would.  Sets
  * *rows to the number of data rows (header excluded) and *cols to the
  * number of features (target excluded; libsvm: features, or the largest

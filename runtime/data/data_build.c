@@ -414,7 +414,12 @@ static int src_read(struct data_pass *p, struct data_source *src,
 int data_array_pass(struct data_pass *p, struct data_source *x, size_t width,
                     int has_target, struct data_source *t)
 {
-    size_t rowb = width * (size_t)x->size;
+    size_t rowb;
+    if (util_mul(width, (size_t)x->size, &rowb) < 0)
+        return aia_seterr(p->err,
+                          "%s: rows of %zu values of %d bytes: more bytes "
+                          "than a file can hold",
+                          x->path, width, x->size);
     size_t chunk = (1u << 20) / (rowb ? rowb : 1);
     chunk = chunk ? chunk : 1;
     /* the buffers grow as the file fills them; v once a row has come */

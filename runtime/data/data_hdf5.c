@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "data_pass.h"
 
 #ifdef HAVE_HDF5
@@ -157,9 +158,16 @@ static int h5_pass(struct data_pass *p, struct h5 *h)
     if ((has_target && data_target(p, h->width) < 0) ||
         data_build_init(p, p->cols) < 0)
         return -1;
-    size_t per = BLOCK_BYTES / (8 * h->width);
-    per = per ? per : 1;
-    h->buf = malloc(per * h->width * sizeof *h->buf);
+    /* a width of 2^61 would wrap 8 * width around to a small buffer */
+    size_t per = h->width <= BLOCK_BYTES / 8 ? BLOCK_BYTES / (8 * h->width)
+                                             : 1,
+           bytes;
+    if (util_mul(per * h->width, sizeof *h->buf, &bytes) < 0)
+        return aia_seterr(p->err,
+                          "%s: dataset '%s': rows of %zu values: more than "
+                          "memory can hold",
+                          path, h->xname, h->width);
+    h->buf = malloc(bytes);
     h->tbuf = malloc(per * sizeof *h->tbuf);
     h->take = malloc(per);
     h->store = malloc(per);
@@ -191,10 +199,41 @@ int data_hdf5_pass(struct data_pass *p)
     return rc;
 }
 
+int data_hdf5_shape(struct data_pass *p, double *rows, double *cols)
+{
+    const char *name = p->o->dataset ? p->o->dataset : "x";
+    hsize_t dims[2] = {0, 0};
+    int nd = -1;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t file = H5Fopen(p->o->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t set = file < 0 ? -1 : H5Dopen2(file, name, H5P_DEFAULT);
+    hid_t space = set < 0 ? -1 : H5Dget_space(set);
+    if (space >= 0 && (nd = H5Sget_simple_extent_ndims(space)) == 2)
+        H5Sget_simple_extent_dims(space, dims, NULL);
+    if (space >= 0)
+        H5Sclose(space);
+    if (set >= 0)
+        H5Dclose(set);
+    if (file >= 0)
+        H5Fclose(file);
+    if (nd != 2)
+        return -1;
+    *rows = (double)dims[0];
+    *cols = (double)dims[1];
+    return 0;
+}
+
 #else
 
 int data_hdf5_pass(struct data_pass *p)
 {
+    return data_format_refuse(DATA_HDF5, p->o->path, p->err);
+}
+
+int data_hdf5_shape(struct data_pass *p, double *rows, double *cols)
+{
+    (void)rows;
+    (void)cols;
     return data_format_refuse(DATA_HDF5, p->o->path, p->err);
 }
 

@@ -149,10 +149,30 @@ out:
     return rc;
 }
 
+int data_idx_shape(struct data_pass *p, double *rows, double *cols)
+{
+    struct idx x;
+    int rc = idx_open(p, &x, p->o->path, 1);
+    if (x.f)
+        gzclose(x.f);
+    if (rc < 0)
+        return -1;
+    *rows = (double)x.rows;
+    *cols = (double)x.width;
+    return 0;
+}
+
 #else
 
 int data_idx_pass(struct data_pass *p)
 {
+    return data_format_refuse(DATA_IDX, p->o->path, p->err);
+}
+
+int data_idx_shape(struct data_pass *p, double *rows, double *cols)
+{
+    (void)rows;
+    (void)cols;
     return data_format_refuse(DATA_IDX, p->o->path, p->err);
 }
 

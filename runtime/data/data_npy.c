@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/util.h"
 #include "data_pass.h"
 
 /* Longest header read: numpy writes a few hundred bytes. */
@@ -171,8 +172,18 @@ static int npy_open(struct data_pass *p, struct npy *a, const char *path,
     if (rc < 0)
         return -1;
     a->offset = base + hlen;
-    size_t per = a->ndim == 2 ? a->shape[1] : 1;
-    uintmax_t want = a->offset + (uintmax_t)a->shape[0] * per * a->size;
+    size_t per = a->ndim == 2 ? a->shape[1] : 1, values, bytes;
+    /* a shape whose byte count wraps around 2^64 would pass for a small
+     * file (2^61 + 1 values of 8 bytes "need" 8) */
+    if (util_mul(a->shape[0], per, &values) < 0 ||
+        util_mul(values, (size_t)a->size, &bytes) < 0 ||
+        bytes > UINTMAX_MAX - a->offset)
+        return aia_seterr(p->err,
+                          "%s: byte %ju: the shape (%zu x %zu of %d bytes) "
+                          "needs more bytes than a file can hold, the file "
+                          "has %ju",
+                          path, base, a->shape[0], per, a->size, a->fsize);
+    uintmax_t want = a->offset + bytes;
     if (want != a->fsize)
         return aia_seterr(p->err,
                           "%s: byte %ju: the shape (%zu x %zu of %d bytes) "
@@ -228,4 +239,17 @@ out:
     if (t.f)
         fclose(t.f);
     return rc;
+}
+
+int data_npy_shape(struct data_pass *p, double *rows, double *cols)
+{
+    struct npy x;
+    int rc = npy_open(p, &x, p->o->path, 1);
+    if (x.f)
+        fclose(x.f);
+    if (rc < 0)
+        return -1;
+    *rows = (double)x.shape[0];
+    *cols = (double)x.shape[1];
+    return 0;
 }

@@ -146,4 +146,9 @@ int data_npy_pass(struct data_pass *p);
 int data_idx_pass(struct data_pass *p);
 int data_hdf5_pass(struct data_pass *p);
 
+/* Each header format's data_shape: the rows and the values a row. */
+int data_npy_shape(struct data_pass *p, double *rows, double *cols);
+int data_idx_shape(struct data_pass *p, double *rows, double *cols);
+int data_hdf5_shape(struct data_pass *p, double *rows, double *cols);
+
 #endif
