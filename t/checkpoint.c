@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "record/checkpoint.h"
@@ -29,6 +30,57 @@ static int round_trip(const struct checkpoint *k, const struct checkpoint_id *a,
     if (checkpoint_write(path, a, k, err) < 0)
         return -2;
     return checkpoint_read(path, b, k->query_len, out, err);
+}
+
+/* Bytes of the file at p, or -1. */
+static long file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* PATH.tmp holding a link or a stale file: the checkpoint replaces the
+ * name, never writes through it (`ln -s mine.csv ck.bin.tmp` made
+ * mine.csv hold the checkpoint); a folder there is refused. */
+static void temporaries(const struct checkpoint_id *id,
+                        const struct checkpoint *k)
+{
+    char tmp[80], mine[80], hard[80];
+    struct aia_error err = {""};
+    struct checkpoint got;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(mine, sizeof mine, "%s.mine", path);
+    snprintf(hard, sizeof hard, "%s.hard", path);
+    FILE *f = fopen(mine, "w");
+    fputs("1,2,3\n", f);
+    fclose(f);
+    if (symlink(mine, tmp) != 0)
+        bail_out("symlink %s", tmp);
+    is_int(checkpoint_write(path, id, k, &err), 0,
+           "a checkpoint over a link named PATH.tmp is written");
+    is_int(file_size(mine), 6, "and the file the link names is left whole");
+    is_int(checkpoint_read(path, id, 3, &got, &err), 0, "the checkpoint reads");
+    checkpoint_free(&got);
+    if (link(mine, tmp) != 0)
+        bail_out("link %s", tmp);
+    is_int(checkpoint_write(path, id, k, &err), 0,
+           "over a hard link named PATH.tmp too");
+    is_int(file_size(mine), 6, "its other name left whole");
+    f = fopen(tmp, "w");
+    fputs("stale", f);
+    fclose(f);
+    is_int(checkpoint_write(path, id, k, &err), 0,
+           "a stale PATH.tmp (a run that died) is replaced");
+    ok(access(tmp, F_OK) != 0, "and no PATH.tmp is left");
+    mkdir(tmp, 0755);
+    is_int(checkpoint_write(path, id, k, &err), -1,
+           "a folder named PATH.tmp is refused");
+    like(err.text, ".tmp: cannot write the checkpoint: Is a directory",
+         "saying so (%s)", err.text);
+    rmdir(tmp);
+    unlink(mine);
+    unlink(hard);
+    unlink(path);
 }
 
 int main(void)
@@ -112,5 +164,6 @@ int main(void)
     is_int(checkpoint_parse("junk", junk, sizeof junk - 1, &id, 3, &got, &err),
            -1, "a cut one is refused");
     unlink(path);
+    temporaries(&id, &k);
     return done_testing();
 }

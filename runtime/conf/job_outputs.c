@@ -2,7 +2,12 @@
  * written: the data file a regular file (a FIFO would hang every rank in
  * open(), /dev/zero would be read without end), each output a regular
  * file or a new path, none the same file as another output or as an
- * input (the job file, the data file). */
+ * input (the job file, the data and test files, plugins given by path):
+ * by name, and by device and inode, since a hard link is another name
+ * for the same bytes (`ln mine.csv hard.csv` made a history overwrite
+ * its own data file).  The checkpoint's temporary (PATH.tmp) must be
+ * something a write can replace: a folder there was found only when the
+ * first checkpoint was written, at the end of the run. */
 #include <config.h>
 
 #include "job.h"
@@ -15,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "core/util.h"
+#include "data/data.h"
 #include "job_keys.h"
 #include "params.h"
 
@@ -78,10 +84,89 @@ static const char *place(const struct job *job, const char *key, char *where,
     return params_where(where, len, job->m->path, mnode_get(sec, key, NULL));
 }
 
+/* The files a run reads, by the key that names them. */
+#define NIN 10
+struct input {
+    const char *key; /* "the job file", "problem.data.path" */
+    char *name;      /* canonical(path), malloc'd */
+    struct stat st;
+    int exists;
+};
+
+static int add_input(struct input *in, size_t *n, const char *key,
+                     const char *path)
+{
+    if (!path || *n == NIN)
+        return 0;
+    struct input *i = &in[(*n)++];
+    i->key = key;
+    i->exists = stat(path, &i->st) == 0;
+    return (i->name = canonical(path)) ? 0 : -1;
+}
+
+/* A plugin given by a path, resolved as the loader resolves it. */
+static int add_plugin(struct input *in, size_t *n, const struct job *job,
+                      const struct job_plugin *pl)
+{
+    if (!pl->spec || !strchr(pl->spec, '/'))
+        return 0;
+    char *path = pl->spec[0] == '/' || !job->dir ? strdup(pl->spec)
+                                                 : util_join(job->dir, pl->spec);
+    if (!path)
+        return -1;
+    int rc = add_input(in, n, pl->name, path);
+    free(path);
+    return rc;
+}
+
+static int data_inputs(struct input *in, size_t *n, const struct job_data *d,
+                       const char *key, const char *tkey)
+{
+    if (add_input(in, n, key, d->path) < 0)
+        return -1;
+    /* an HDF5 file's targets are a dataset of it, not a file */
+    if (d->format != DATA_HDF5 && add_input(in, n, tkey, d->targets) < 0)
+        return -1;
+    return 0;
+}
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* PATH.tmp, which the checkpoint's write replaces (a stale file or link
+ * there is removed, never written through): anything else is refused. */
+static int check_temporary(const struct job *job, const char *path,
+                           struct aia_error *err)
+{
+    char where[256], shown[200];
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 5);
+    if (!tmp)
+        return aia_seterr(err, "out of memory");
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp", 5);
+    struct stat st;
+    int rc = 0;
+    if (lstat(tmp, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+        rc = aia_seterr(err,
+                        "%s: output.checkpoint: '%s' is %s: the checkpoint "
+                        "is written there first, then renamed; remove it",
+                        place(job, "checkpoint", where, sizeof where),
+                        util_shown(shown, sizeof shown, tmp, 160),
+                        kind(st.st_mode));
+    free(tmp);
+    return rc;
+}
+
 int job_check_outputs(const struct job *job, struct aia_error *err)
 {
-    char *name[NOUT] = {NULL}, *in[2] = {NULL, NULL};
-    const char *inkey[2] = {"the job file", "problem.data.path"};
+    char *name[NOUT] = {NULL};
+    struct stat ost[NOUT];
+    int oexists[NOUT] = {0};
+    struct input in[NIN];
+    size_t nin = 0;
     char where[256], shown[200];
     int rc = 0;
     const struct job_section *s;
@@ -98,9 +183,18 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
                           util_shown(shown, sizeof shown, job->data.path, 160),
                           kind(dst.st_mode));
     }
-    in[0] = canonical(job->m->path);
-    if (job->data.path)
-        in[1] = canonical(job->data.path);
+    memset(in, 0, sizeof in);
+    if (add_input(in, &nin, "the job file", job->m->path) < 0 ||
+        data_inputs(in, &nin, &job->data, "problem.data.path",
+                    "problem.data.targets") < 0 ||
+        data_inputs(in, &nin, &job->test, "problem.test.path",
+                    "problem.test.targets") < 0 ||
+        add_plugin(in, &nin, job, &job->algorithm) < 0 ||
+        add_plugin(in, &nin, job, &job->problem) < 0 ||
+        add_plugin(in, &nin, job, &job->wait) < 0) {
+        rc = aia_seterr(err, "out of memory");
+        goto out;
+    }
     for (size_t i = 0; i < nout && rc == 0; i++) {
         const char *path = output_path(job, s, outputs[i]);
         const char *key = outputs[i]->p.name;
@@ -108,12 +202,13 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
             continue;
         place(job, key, where, sizeof where);
         util_shown(shown, sizeof shown, path, 160);
-        struct stat st;
-        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        struct stat *st = &ost[i];
+        oexists[i] = stat(path, st) == 0;
+        if (oexists[i] && !S_ISREG(st->st_mode)) {
             rc = aia_seterr(err,
                             "%s: output.%s: '%s' is %s: outputs are "
                             "regular files or new paths",
-                            where, key, shown, kind(st.st_mode));
+                            where, key, shown, kind(st->st_mode));
             break;
         }
         if (!(name[i] = canonical(path))) {
@@ -121,22 +216,32 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
             break;
         }
         for (size_t j = 0; j < i && rc == 0; j++)
-            if (name[j] && strcmp(name[i], name[j]) == 0)
+            if (name[j] && (strcmp(name[i], name[j]) == 0 ||
+                            (oexists[i] && oexists[j] &&
+                             same_file(st, &ost[j]))))
                 rc = aia_seterr(err,
                                 "%s: output.%s: '%s' is also "
-                                "output.%s: give each output its "
+                                "output.%s%s: give each output its "
                                 "own file",
-                                where, key, shown, outputs[j]->p.name);
-        for (size_t j = 0; j < 2 && rc == 0; j++)
-            if (in[j] && strcmp(name[i], in[j]) == 0)
+                                where, key, shown, outputs[j]->p.name,
+                                strcmp(name[i], name[j]) ? " (a hard link)"
+                                                         : "");
+        for (size_t j = 0; j < nin && rc == 0; j++)
+            if (strcmp(name[i], in[j].name) == 0 ||
+                (oexists[i] && in[j].exists && same_file(st, &in[j].st)))
                 rc = aia_seterr(err,
-                                "%s: output.%s: '%s' is %s, an input: "
+                                "%s: output.%s: '%s' is %s%s, an input: "
                                 "it would be overwritten",
-                                where, key, shown, inkey[j]);
+                                where, key, shown, in[j].key,
+                                strcmp(name[i], in[j].name) ? " (a hard link)"
+                                                            : "");
+        if (rc == 0 && strcmp(key, "checkpoint") == 0)
+            rc = check_temporary(job, path, err);
     }
+out:
     for (size_t i = 0; i < NOUT; i++)
         free(name[i]);
-    free(in[0]);
-    free(in[1]);
+    for (size_t i = 0; i < nin; i++)
+        free(in[i].name);
     return rc;
 }

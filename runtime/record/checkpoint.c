@@ -83,6 +83,32 @@ static void sync_dir(const char *path)
     free(dir);
 }
 
+/* A new PATH.tmp, opened for writing.  It is created exclusively and
+ * never through a link: a link there (`ln -s mine.csv ck.bin.tmp`, or a
+ * hard link) once had the checkpoint written into the file it names.
+ * What a run that died left there (a file or a link) is removed first;
+ * the checkpoint's lock keeps any other aiarun from writing it.  A
+ * folder is not removed: open fails with EEXIST, then unlink with
+ * EISDIR, and the caller names it.  The descriptor, or -1 with errno. */
+static int create_temporary(const char *tmp)
+{
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+        struct stat st;
+        if (lstat(tmp, &st) == 0 && S_ISDIR(st.st_mode)) {
+            errno = EISDIR;
+            return -1;
+        }
+        if (unlink(tmp) != 0 && errno != ENOENT)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 int checkpoint_write(const char *path, const struct checkpoint_id *identity,
                      const struct checkpoint *c, struct aia_error *err)
 {
@@ -120,7 +146,7 @@ int checkpoint_write(const char *path, const struct checkpoint_id *identity,
     }
     sprintf(tmp, "%s.tmp", path);
     int rc = -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = create_temporary(tmp);
     if (fd < 0) {
         aia_seterr(err, "%s: cannot write the checkpoint: %s", tmp,
                    strerror(errno));

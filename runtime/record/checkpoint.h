@@ -9,8 +9,9 @@
  * query_len and the query's doubles; uint64 state_len and the algorithm's
  * state; uint64 FNV-1a checksum of everything before it.
  *
- * A checkpoint is written to PATH.tmp, synced, and renamed over PATH, so
- * PATH is always a whole checkpoint, old or new.
+ * A checkpoint is written to PATH.tmp (created exclusively, never through
+ * a link: a stale one is removed first), synced, and renamed over PATH,
+ * so PATH is always a whole checkpoint, old or new.
  */
 #ifndef AIARUN_CHECKPOINT_H
 #define AIARUN_CHECKPOINT_H

@@ -35,14 +35,16 @@ static int write_failed(const char *path, struct aia_error *err)
 }
 
 /* keep < 0: a new file; else the file cut to keep bytes, to append to
- * (a file that is gone is started again; one that is shorter is refused:
- * it is not the file the checkpoint was written with).  The file must be
- * regular or new, and is locked (flock) for as long as it is open, so
- * that two runs never write one file. */
+ * (a file that is gone is started again; one that is shorter, an empty
+ * one included, is refused: it is not the file the checkpoint was
+ * written with).  The file must be regular or new, and is locked (flock)
+ * for as long as it is open, so that two runs never write one file. */
 static FILE *open_at(const char *path, long long keep, struct aia_error *err)
 {
     char shown[200];
     util_shown(shown, sizeof shown, path, 160);
+    struct stat before;
+    int existed = stat(path, &before) == 0;
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -62,7 +64,7 @@ static FILE *open_at(const char *path, long long keep, struct aia_error *err)
                                         : strerror(errno));
         goto fail;
     }
-    if (keep >= 0 && st.st_size > 0 && st.st_size < keep) {
+    if (keep >= 0 && (existed || st.st_size > 0) && st.st_size < keep) {
         aia_seterr(err, "%s: %lld bytes, fewer than the %lld the checkpoint "
                         "records: not the file it was written with",
                    shown, (long long)st.st_size, keep);
