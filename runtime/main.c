@@ -17,6 +17,12 @@
 #include "core/util.h"
 
 #define MAX_OVERRIDES 256
+/* Bounds of -n and --simulate N. */
+#define MAX_WORKERS 1000000
+#define MAX_SIMULATE 10000000
+/* Seconds --list-plugins and --check give a plugin's loading: dlopen
+ * runs its constructors, which may never return. */
+#define LOAD_SECONDS 10
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -62,7 +68,9 @@ static void usage(FILE *out)
             "Plugins are searched in AIARUN_PLUGIN_PATH, the job file's "
             "folder and\n%s.\n"
             "Exit status: 0 done, 1 failed while running, 2 bad job, "
-            "plugin or usage.\n",
+            "plugin or usage,\n"
+            "3 done with the outputs complete but a worker left behind "
+            "(see aiarun(1)).\n",
             loader_plugindir());
 }
 
@@ -124,9 +132,9 @@ int main(int argc, char **argv)
             break;
         case 'n': {
             int64_t v;
-            if (!util_parse_int(optarg, &v) || v < 1 || v > 1000000) {
-                host_error("-n %s: expected a positive number of workers",
-                           optarg);
+            if (!util_parse_int(optarg, &v) || v < 1 || v > MAX_WORKERS) {
+                host_error("-n %s: expected a number of workers from 1 to %d",
+                           optarg, MAX_WORKERS);
                 return RUN_BAD_JOB;
             }
             nworkers = (int)v;
@@ -140,10 +148,10 @@ int main(int argc, char **argv)
             break;
         case OPT_SIMULATE: {
             int64_t v;
-            if (!util_parse_int(optarg, &v) || v < 1 || v > 10000000) {
-                host_error("--simulate %s: expected a positive number of "
-                           "workers",
-                           optarg);
+            if (!util_parse_int(optarg, &v) || v < 1 || v > MAX_SIMULATE) {
+                host_error("--simulate %s: expected a number of workers "
+                           "from 1 to %d",
+                           optarg, MAX_SIMULATE);
                 return RUN_BAD_JOB;
             }
             simulate = (int)v;
@@ -204,6 +212,8 @@ int main(int argc, char **argv)
         }
         return RUN_OK;
     }
+    if (mode == OPT_LIST || mode == OPT_CHECK)
+        loader_bound_loading(LOAD_SECONDS, RUN_BAD_JOB);
     if (mode == OPT_LIST) {
         char *dir = path ? util_dirname(path) : NULL;
         int n = loader_list(stdout, dir);

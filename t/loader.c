@@ -31,6 +31,31 @@ static const char *fixture(const char *name)
     return path;
 }
 
+/* The first n bytes of a good plugin (a copy that did not finish): it
+ * killed the process inside dlopen with SIGBUS, no message. */
+static void truncated(const char *dir)
+{
+    size_t cuts[] = {1200, 40, 8192};
+    char path[200], buf[8192];
+    FILE *in = fopen(fixture("goodalg"), "rb");
+    size_t len = in ? fread(buf, 1, sizeof buf, in) : 0;
+    if (in)
+        fclose(in);
+    if (len < sizeof buf)
+        bail_out("cannot read %s", fixture("goodalg"));
+    snprintf(path, sizeof path, "%s/cut.so", dir);
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        FILE *f = fopen(path, "wb");
+        fwrite(buf, 1, cuts[i], f);
+        fclose(f);
+        like(refuse(path, AIA_KIND_ALGORITHM, NULL),
+             "cut.so: a truncated shared object: its ",
+             "the first %zu bytes of a plugin are refused, naming the file",
+             cuts[i]);
+    }
+    unlink(path);
+}
+
 static void broken(void)
 {
     like(refuse(fixture("notaplugin"), AIA_KIND_ALGORITHM, NULL),
@@ -66,6 +91,10 @@ static void broken(void)
     like(refuse(fixture("goodalg"), AIA_KIND_PROBLEM, NULL),
          "goodalg.so: is an algorithm plugin, not a problem plugin",
          "an algorithm asked for as a problem is refused");
+    like(refuse(fixture("funcsym"), AIA_KIND_ALGORITHM, NULL),
+         "funcsym.so: aia_algorithm_plugin is a function, not data",
+         "a descriptor symbol that is a function is refused before it is "
+         "read");
 
     char dir[] = "/tmp/aiarun-loader.XXXXXX";
     if (!mkdtemp(dir))
@@ -82,6 +111,7 @@ static void broken(void)
          "garbage.so: not a loadable shared object",
          "also when found by name in the job's folder");
     unlink(path);
+    truncated(dir);
     snprintf(path, sizeof path, "%s/sub.so", dir);
     mkdir(path, 0700);
     like(refuse("sub.so", AIA_KIND_ALGORITHM, dir), "plugin not found",
@@ -122,6 +152,22 @@ static void found(void)
     *slash = '/';
     ok(p != NULL, "a relative path is taken from the job's folder");
     loader_close(p);
+
+    /* and shown plainly: "././goodalg.so" was shown as it was joined */
+    char *cwd = getcwd(NULL, 0);
+    if (!cwd || chdir(fixtures) != 0)
+        bail_out("cannot go to %s", fixtures);
+    p = loader_open("./goodalg.so", AIA_KIND_ALGORITHM, ".", &err);
+    is_string(p ? p->path : err.text, "./goodalg.so",
+              "a path from the job's folder '.' is shown plainly");
+    loader_close(p);
+    p = loader_open(".//./goodalg.so", AIA_KIND_ALGORITHM, "./", &err);
+    is_string(p ? p->path : err.text, "./goodalg.so",
+              "with its '.' and repeated '/' dropped");
+    loader_close(p);
+    if (chdir(cwd) != 0)
+        bail_out("cannot go back to %s", cwd);
+    free(cwd);
 
     p = loader_open("sgd", AIA_KIND_ALGORITHM, NULL, &err);
     ok(p && strstr(p->path, "sgd.so"), "a bare name is found in "
@@ -166,6 +212,8 @@ static void listing(void)
     like(buf, "broken         badabi.so", "a broken plugin is listed as "
                                           "broken");
     like(buf, "plugin ABI 999", "with its error");
+    like(buf, "funcsym.so: aia_algorithm_plugin is a function",
+         "a descriptor that is a function too");
     ok(strstr(buf, "notaplugin") == NULL, "foreign shared objects are not "
                                           "listed");
     free(buf);

@@ -189,7 +189,7 @@ sim --simulate 4 --resume nwait.yaml
 is "$rc" 2 "--resume is refused"
 sim --simulate 0 nwait.yaml
 is "$rc" 2 "--simulate 0 is refused"
-like "$err" "expected a positive number of workers" "saying what it takes"
+like "$err" "expected a number of workers from 1 to 10000000" "saying what it takes"
 # The end of a run is mpirun's: output.final whenever the run ended well
 # (here at its time limit), none when it failed (a step that diverges).
 sim --simulate 4 -o stop.iterations=0 -o stop.time=0.05 \

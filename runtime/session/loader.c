@@ -15,6 +15,7 @@
 #include "core/builtin.h"
 #include "conf/params.h"
 #include "core/util.h"
+#include "elfcheck.h"
 
 #define MAX_DIRS 64
 
@@ -305,17 +306,17 @@ static int exported_kind(void *dl)
     return 0;
 }
 
+void loader_bound_loading(unsigned seconds, int status)
+{
+    elfcheck_bound(seconds, status);
+}
+
 static struct plugin *open_file(const char *path, int kind,
                                 struct aia_error *err)
 {
-    dlerror();
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        const char *why = dlerror();
-        aia_seterr(err, "%s: not a loadable shared object: %s", path,
-                   why ? why : "unknown error");
+    void *dl = elfcheck_dlopen(path, err);
+    if (!dl)
         return NULL;
-    }
     const struct aia_plugin_header *h = dlsym(dl, symbols[kind]);
     if (!h) {
         int other = exported_kind(dl);
@@ -329,6 +330,8 @@ static struct plugin *open_file(const char *path, int kind,
                        path, symbols[kind]);
         goto fail;
     }
+    if (elfcheck_symbol(h, sizeof *h, symbols[kind], path, err) < 0)
+        goto fail;
     char *base = base_name(path);
     int rc = base ? loader_check(h, kind, base, path, err)
                   : aia_seterr(err, "%s: out of memory", path);
@@ -397,14 +400,29 @@ int loader_spec_check(const char *spec, int kind, struct aia_error *err)
     return 0;
 }
 
+/* path spelled plainly ("././hb2.so" is "./hb2.so"), still with a '/'
+ * so that dlopen takes it as a path and does not search for it.
+ * malloc'd, or NULL. */
+static char *shown_path(const char *path)
+{
+    char *norm = util_normpath(path);
+    if (!norm || strchr(norm, '/'))
+        return norm;
+    char *dotted = util_join(".", norm);
+    free(norm);
+    return dotted;
+}
+
 struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
                            struct aia_error *err)
 {
     if (loader_spec_check(spec, kind, err) < 0)
         return NULL;
     if (strchr(spec, '/')) {
-        char *path = spec[0] == '/' || !jobdir ? strdup(spec)
-                                               : util_join(jobdir, spec);
+        char *joined = spec[0] == '/' || !jobdir ? strdup(spec)
+                                                 : util_join(jobdir, spec);
+        char *path = joined ? shown_path(joined) : NULL;
+        free(joined);
         if (!path) {
             aia_seterr(err, "%s: out of memory", spec);
             return NULL;
@@ -525,13 +543,17 @@ int loader_list(FILE *out, const char *jobdir)
             for (size_t s = 0; s < nseen; s++)
                 shadowed |= names[i] && strcmp(seen[s], names[i]) == 0;
             int kind = 0;
+            struct aia_error lerr = {""};
             if (path && is_file(path)) {
-                void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+                void *dl = elfcheck_dlopen(path, &lerr);
                 if (dl) {
                     kind = exported_kind(dl);
                     dlclose(dl);
                 }
             }
+            if (!kind && lerr.text[0] && names[i] && !shadowed)
+                fprintf(out, "%-14s %-16s %-8s %s\n    error: %s\n", "broken",
+                        names[i], "-", path, lerr.text);
             if (kind) {
                 struct aia_error err;
                 struct plugin *p = open_file(path, kind, &err);

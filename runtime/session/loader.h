@@ -66,6 +66,13 @@ const char *loader_symbol(int kind);
  * their error.  Returns the number of plugins printed. */
 int loader_list(FILE *out, const char *jobdir);
 
+/* From now on, a dlopen that has not returned after seconds (a plugin
+ * whose constructor never returns) ends the process with status, after
+ * a line naming the file; 0: unbounded (under mpirun the set-up's
+ * watchdog bounds it).  For the commands that load plugins and exit:
+ * --list-plugins and --check. */
+void loader_bound_loading(unsigned seconds, int status);
+
 /* The installed plugin folder. */
 const char *loader_plugindir(void);
 
