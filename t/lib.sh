@@ -8,11 +8,13 @@ set -u
 : "${MPIRUN:=mpirun}"
 # Open MPI's mpirun needs --oversubscribe for more ranks than cores;
 # MPICH's hydra oversubscribes as it is and knows no such flag.
+case $("$MPIRUN" --version 2>&1) in
+*"Open MPI"* | *OpenRTE*) aia_ompi=yes ;;
+*) aia_ompi=no ;;
+esac
 if [ -z "${AIA_MPIRUN_FLAGS+set}" ]; then
-    case $("$MPIRUN" --version 2>&1) in
-    *"Open MPI"* | *OpenRTE*) AIA_MPIRUN_FLAGS=--oversubscribe ;;
-    *) AIA_MPIRUN_FLAGS= ;;
-    esac
+    if [ $aia_ompi = yes ]; then AIA_MPIRUN_FLAGS=--oversubscribe; else
+        AIA_MPIRUN_FLAGS=; fi
 fi
 test_count=0
 test_failed=0
@@ -125,15 +127,32 @@ scratch() {
     trap 'rm -rf "$trash"' EXIT
 }
 
+# own_session COMMAND... : COMMAND (a program, not a shell function:
+# mpirun, or timeout running it) with a session directory of its own,
+# removed after; its status.  Open MPI's mpirun makes its session
+# directory under /tmp/ompi.HOST.UID, shared by every job of the user,
+# and two started at once race on it ("mkdir ... File exists",
+# "orte_init failed"): each gets its own orte_tmpdir_base.  MPICH's
+# hydra keeps no such folder and is left as it is.
+own_session() {
+    [ "$aia_ompi" = yes ] || { "$@"; return; }
+    _sess=$(mktemp -d "${TMPDIR:-/tmp}/aia-ompi.XXXXXX") || return 99
+    OMPI_MCA_orte_tmpdir_base=$_sess "$@"
+    _sess_st=$?
+    rm -rf "$_sess"
+    return $_sess_st
+}
+
 # aia_mpirun NP ARGS... : aiarun under mpirun with NP ranks, oversubscribed
-# (AIA_MPIRUN_FLAGS), bounded in time (AIA_TIMEOUT seconds, default 120; run's -t sets it).
+# (AIA_MPIRUN_FLAGS), in a session directory of its own (own_session),
+# bounded in time (AIA_TIMEOUT seconds, default 120; run's -t sets it).
 aia_mpirun() {
     np=$1; shift
     if [ "$(id -u)" = 0 ]; then
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
-    timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
-        ${run_flags:-} ${run_wrap:-} "$AIARUN" "$@"
+    own_session timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" \
+        $AIA_MPIRUN_FLAGS ${run_flags:-} ${run_wrap:-} "$AIARUN" "$@"
 }
 
 # run [-t SECONDS] [-e] [-m MPIRUN-FLAGS] [-w WRAPPER] NP ARGS... :
@@ -198,8 +217,8 @@ aia_mpirun_each() {
     if [ "$(id -u)" = 0 ]; then
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     fi
-    timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" $AIA_MPIRUN_FLAGS \
-        ${run_flags:-} sh -c '"$0" "$@"; echo $? >"rank-status.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}"' \
+    own_session timeout -k 5 "${run_timeout:-${AIA_TIMEOUT:-120}}" "$MPIRUN" -np "$np" \
+        $AIA_MPIRUN_FLAGS ${run_flags:-} sh -c '"$0" "$@"; echo $? >"rank-status.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}"' \
         ${run_wrap:-} "$AIARUN" "$@"
     each_rc=$?
     rank_status=$(r=0; while [ $r -lt "$np" ]; do

@@ -5,7 +5,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-plan 19
+plan 24
 
 # tap SHELL-TEXT : the TAP lines that SHELL-TEXT prints after sourcing
 # lib.sh, its diagnostics dropped.
@@ -45,6 +45,33 @@ is "$(cat wrap.txt)" wrapped "run -w: each rank runs the wrapper with aiarun as 
 is "$(cat flags.txt)" passed "run -m: more mpirun flags (here Open MPI's -x)"
 (AIARUN=$(command -v sh); run -e 2 -c 'exit 5'; echo "$rank_status" >each.txt)
 is "$(cat each.txt)" "5 5" "run -e: each rank's own status in \$rank_status"
+
+# run: each mpirun gets an Open MPI session directory of its own (own_session),
+# which Open MPI uses and which is gone after; started at once, runs do not
+# collide on /tmp/ompi.HOST.UID.
+if [ "$aia_ompi" = yes ]; then
+    (AIARUN=$(command -v sh)
+     run 2 -c 'echo "$OMPI_MCA_orte_tmpdir_base"; ls "$OMPI_MCA_orte_tmpdir_base" >&2'
+     echo "$rc" >sess.rc; echo "$out" >sess1.txt; cp err.txt sess1.err
+     run 1 -c 'echo "$OMPI_MCA_orte_tmpdir_base"'; echo "$out" >sess2.txt)
+    s1=$(sort -u sess1.txt)
+    like "$(cat sess.rc) $s1" "^0 ${TMPDIR:-/tmp}/aia-ompi\.[^ ]+\$" \
+        "own_session: both ranks of a run see one session directory of its own"
+    expect_grep "Open MPI makes its session under it" '^ompi\.' sess1.err
+    test_expect "it is removed after the run" "[ -n '$s1' ] && [ ! -e '$s1' ]"
+    test_expect "the next run gets another" "[ '$s1' != \"\$(cat sess2.txt)\" ]"
+    i=0
+    while [ $i -lt 8 ]; do
+        mkdir -p "many$i"
+        (cd "many$i" && AIARUN=$(command -v sh) && run 2 -c 'exit 0'; echo "$rc" >rc) &
+        i=$((i + 1))
+    done
+    wait
+    is "$(cat many*/rc | tr '\n' ' ')" "0 0 0 0 0 0 0 0 " \
+        "8 runs started at once all start and end well"
+else
+    for i in 1 2 3 4 5; do skip_test "$MPIRUN is not Open MPI's: no session directory"; done
+fi
 
 # run: a command that never ends is ended at the time limit (status 124);
 # the "aiarun" here is sleep, which mpirun starts like any program.

@@ -129,7 +129,7 @@ printf 'algorithm: {plugin: gd}\nproblem:\n  plugin: lrmse\n  data: {path: lr.cs
 for d in r0 r1 r2; do cp -p "$top_srcdir/etc/data/lr.csv" $d/; done
 sed '1500s/^[^,]*,/9.5,/' "$top_srcdir/etc/data/lr.csv" >r2/lr.csv
 mpmd() {
-    timeout -k 5 60 "$MPIRUN" --oversubscribe -np 1 -wdir "$PWD/r0" "$AIARUN" "$@" job.yaml : \
+    own_session timeout -k 5 60 "$MPIRUN" --oversubscribe -np 1 -wdir "$PWD/r0" "$AIARUN" "$@" job.yaml : \
         -np 1 -wdir "$PWD/r1" "$AIARUN" "$@" job.yaml : \
         -np 1 -wdir "$PWD/r2" "$AIARUN" "$@" job.yaml
 }
