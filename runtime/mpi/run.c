@@ -29,6 +29,7 @@
 #include "run.h"
 #include "session/session.h"
 #include "core/util.h"
+#include "data/data.h"
 #include "watchdog.h"
 
 #define MAX_JOB_FILE (16u << 20)
@@ -290,6 +291,24 @@ out:
     return status;
 }
 
+/* A data section's file read through once, as rank 0 does before a run
+ * (data_scan): it exists, its header is right and every row parses. */
+static int check_data(const struct job *job, const struct job_data *d,
+                      const char *key, struct aia_error *err)
+{
+    size_t rows, cols;
+    struct data_opts o;
+    if (!d->path)
+        return 0;
+    session_data_opts(d, 0, &o);
+    if (data_scan(&o, &rows, &cols, err) == 0)
+        return 0;
+    char where[256], text[AIA_ERROR_LEN];
+    params_where(where, sizeof where, job->m->path, d->key);
+    snprintf(text, sizeof text, "%s", err->text);
+    return aia_seterr(err, "%s: %s: %s", where, key, text);
+}
+
 int run_check(struct job *job, int nworkers, struct aia_error *err)
 {
     struct setup s = {.job = job, .windex = -1, .nworkers = nworkers};
@@ -300,6 +319,11 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
         rc = session_check_problem(&s, err);
     if (rc == 0) /* every rank on this machine */
         rc = job_check_memory(job, s.prob_args, 1, 1, 1, err);
+    /* after the estimate: a file too large for it is not read through */
+    if (rc == 0)
+        rc = check_data(job, &job->data, "problem.data", err);
+    if (rc == 0)
+        rc = check_data(job, &job->test, "problem.test", err);
     if (rc == 0 && nworkers > 0) {
         /* the pool of an -np nworkers+1 run, checked as mpirun's would be */
         s.size = nworkers + 1;
