@@ -69,8 +69,10 @@ expect_ok "some answers are stale ($stale), and they are counted" \
 run 3 -o stop.iterations=0 -o stop.time=1 -o output.history= "$example"
 is "$(field stop "$out")" time "the time stop fires"
 t=$(field time "$out")
+# never before it; after it by no more than a loaded machine's wake-up,
+# far from the iteration budget, which has no end
 test_expect "at the time asked for ($t s)" \
-    'float_le 1 "$t" && float_le "$t" 1.5'
+    'float_le 1 "$t" && float_le "$t" 5'
 
 # A pool that is a subset of the ranks.
 run 4 -o 'pool.workers=[1, 3]' -o stop.iterations=50 -o output.history= \

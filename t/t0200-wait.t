@@ -26,7 +26,6 @@ YAML
 job "nwait: 3" 50 300
 run 5 job.yaml
 is "$rc" 0 "nwait 3 of 4 with a 50 ms straggler: exit 0"
-t=$(field time "$out")
 cp a.csv a3.csv
 cp h.csv h3.csv
 cp w.csv w3.csv
@@ -34,9 +33,15 @@ out3=$out
 # the same job waiting for all four: every round waits for the straggler
 job "nwait: 4" 50 20
 run 5 job.yaml
-t4=$(field time "$out")
-expect_ok "rounds keep the fast pace: $t s for 300 rounds, against $t4 s for 20 waiting for all" \
-    awk -v t="$t" -v t4="$t4" 'BEGIN { exit !(t4 / 20 > 5 * t / 300) }'
+w4=$(awk -F, '$2 == 2 && $5 == 0' a.csv | wc -l)
+# The pace itself is a time, and a loaded machine stretches it (bench/,
+# and t0850 in virtual time): what holds under any load is that rounds
+# end without the straggler, so it answers fewer queries than any fast
+# worker, which a round that waited for it would not allow.
+counts=$(awk -F, 'NR > 1 { n[$2]++ } END { for (r = 1; r <= 4; r++) printf "%d ", n[r] }' a3.csv)
+expect_ok "rounds keep the fast pace: worker 2 answered fewer than each other worker ($counts), and every one of 20 rounds ($w4) when all are waited for" \
+    awk -v c="$counts" -v w4="$w4" 'BEGIN { split(c, n, " ")
+        exit !(n[2] < n[1] && n[2] < n[3] && n[2] < n[4] && w4 == 20) }'
 mv a3.csv a.csv
 mv h3.csv h.csv
 mv w3.csv w.csv
@@ -91,8 +96,10 @@ run 5 job.yaml
 is "$rc" 0 "timeout 10 ms waiting for all with a 200 ms straggler: exit 0"
 med=$(awk -F, 'NR > 2 { print $3 - p } NR > 1 { p = $3 }' h.csv | sort -g |
     awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-expect_ok "rounds end at the timeout (median round $med s)" \
-    awk -v m="$med" 'BEGIN { exit !(m >= 0.0095 && m < 0.025) }'
+# no round ends before its 10 ms; a loaded machine may wake the coordinator
+# late, but never as late as the 200 ms straggler's answer
+expect_ok "rounds end at the timeout, not at the straggler (median round $med s)" \
+    awk -v m="$med" 'BEGIN { exit !(m >= 0.0095 && m < 0.1) }'
 
 # --- grace collects the answers about to come
 job "nwait: 1" 0 100

@@ -47,10 +47,14 @@ is "$rc" 0 "a tree over TCP exits 0"
 is "$(field loss "$out")" "$(field loss "$shm")" "with the star's loss"
 
 # stragglers over TCP: nwait 3 of 4 keeps the fast workers' pace
+# (an ordering, which load does not change: rounds end without the
+# straggler, so it answers fewer queries than each other worker)
 tcp 5 -q -o pool.wait.nwait=3 -o stragglers.fixed.ranks=[2] \
-    -o stragglers.fixed.delay_ms=[30] -o stop.iterations=60 job.yaml
+    -o stragglers.fixed.delay_ms=[30] -o stop.iterations=60 \
+    -o output.answers=a.csv job.yaml
 is "$rc" 0 "nwait 3 with a 30 ms straggler over TCP exits 0"
-t=$(field time "$out")
-expect_ok "60 rounds take far less than 60 x 30 ms ($t s)" \
-    float_le "${t:-99}" 1.2
+counts=$(awk -F, 'NR > 1 { n[$2]++ } END { for (r = 1; r <= 4; r++) printf "%d ", n[r] }' a.csv)
+expect_ok "60 rounds keep the fast pace: the straggler answered fewer than each other worker ($counts)" \
+    awk -v c="$counts" 'BEGIN { split(c, n, " ")
+        exit !(n[2] < n[1] && n[2] < n[3] && n[2] < n[4]) }'
 done_testing
