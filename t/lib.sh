@@ -233,6 +233,11 @@ float_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 # field KEY LINE : the value of key=value in a summary line.
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
+# long_cases : true when the long cases run too (`make check-long` sets
+# AIA_LONG=yes); a test in Makefile.am's LONG_TESTS that `make check` also
+# runs keeps its short cases outside `if long_cases`.
+long_cases() { [ "${AIA_LONG:-}" = yes ]; }
+
 # skip_test REASON : one test counted as skipped.
 skip_test() { test_count=$((test_count + 1)); echo "ok $test_count # SKIP $*"; }
 

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Every job in etc/ runs as it is, from another folder, and converges.
+# Every job in etc/ passes --check; under `make check-long` (long_cases)
+# each also runs as it is, from another folder, and converges.
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
@@ -14,6 +15,7 @@ for job in "$top_srcdir"/etc/*.yaml; do
     fi
     out=$("$AIARUN" --check "$job" 2>&1)
     ok $? "$name checks"
+    long_cases || continue
     # the Fashion-MNIST examples train for minutes: a few rounds here
     short=
     case $name in *fashion-mnist*)
