@@ -89,8 +89,8 @@ static int absorb(void *state, const double *answer,
                           "an answer from worker %d, which holds no rows: its "
                           "gradient would have no weight",
                           info->worker);
-    aia_table_put(&s->t.table, (size_t)info->worker, answer, (double)info->rows,
-                  info->sent_round);
+    aia_table_store(&s->t.table, (size_t)info->worker, answer,
+                    (double)info->rows, info->sent_round);
     aia_table_heard(&s->t.table, info->round);
     return 0;
 }

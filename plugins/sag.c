@@ -183,7 +183,7 @@ static int absorb(void *state, const double *answer,
      * nothing: the table keeps the freshest gradient */
     if (s->t.table.n[e] > 0 && info->sent_round < s->t.table.when[e])
         return 0;
-    aia_table_put(&s->t.table, e, answer, rows, info->sent_round);
+    aia_table_store(&s->t.table, e, answer, rows, info->sent_round);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <aiarun/alg.h>
 
 #include "algtest.h"
+#include "core/host.h"
 #include "tap.h"
 
 #define W 4
@@ -268,6 +269,71 @@ static void table_blocks(void)
     aia_table_free(&t);
 }
 
+/* A running table (async mode: aia_table_add after every answer) keeps
+ * its mean within 1e-12 of the mean summed afresh over a million
+ * replacements of entries of every size of value, and its age factor is
+ * the one found entry by entry (the host's rule over the same ages). */
+static void running_sums(void)
+{
+    enum { E = 64, D = 5 };
+    struct aia_table t, plain;
+    double g[D];
+    if (aia_table_init(&t, E, D) < 0 || aia_table_init(&plain, E, D) < 0)
+        bail_out("out of memory");
+    t.running = 1;
+    struct aia_rng r = {0};
+    aia_rng_seed(&r, 11, 0);
+    double worst = 0;
+    int factors_agree = 1;
+    uint64_t step = 1;
+    const struct aia_host *host = host_get();
+    for (long i = 0; i < 1000000; i++) {
+        size_t e = (size_t)(aia_rng_uniform(&r) * E) % E;
+        double scale = pow(10, (double)((i / 97) % 9) - 4);
+        for (size_t j = 0; j < D; j++)
+            g[j] = aia_rng_normal(&r) * scale;
+        double rows = 1 + (double)(i % 5);
+        /* answers to queries up to 5 steps old */
+        uint64_t sent = step > 5 ? step - (uint64_t)(i % 6) : step;
+        aia_table_heard(&t, step);
+        aia_table_store(&t, e, g, rows, sent);
+        if (i % 3 == 0)
+            step++;
+        if (i % 9973 != 0)
+            continue;
+        /* the same entries summed afresh, entry by entry */
+        memcpy(plain.g, t.g, sizeof g * E);
+        memcpy(plain.n, t.n, sizeof *t.n * E);
+        memcpy(plain.when, t.when, sizeof *t.when * E);
+        plain.now = t.now;
+        double total = 0, sum[D] = {0};
+        for (size_t k = 0; k < E; k++) {
+            total += t.n[k];
+            for (size_t j = 0; j < D; j++)
+                sum[j] += t.n[k] * t.g[k * D + j];
+        }
+        for (size_t j = 0; j < D; j++) {
+            double mean = sum[j] / total, got = t.sum[j] / t.total;
+            double norm = 0;
+            for (size_t k = 0; k < E; k++)
+                norm += t.n[k] * fabs(t.g[k * D + j]);
+            worst = fmax(worst, fabs(got - mean) / (norm / total));
+        }
+        for (double most = 0.5; most < 3; most *= 2)
+            factors_agree &= aia_table_age_factor(host, &t, most) ==
+                             aia_table_age_factor(host, &plain, most);
+    }
+    ok(worst < 1e-12,
+       "a running table's mean stays within 1e-12 (relative to the mean "
+       "of |g|) of the mean summed afresh over 1e6 updates (worst %.3g)",
+       worst);
+    ok(factors_agree,
+       "its age factor from the running sums is the factor found entry by "
+       "entry, at every check");
+    aia_table_free(&t);
+    aia_table_free(&plain);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -281,6 +347,7 @@ int main(void)
     stale_and_partial();
     auto_step();
     table_blocks();
+    running_sums();
     /* a checkpoint: the iterate, every worker's gradient, rows and round */
     algtest_resume_check("gd", "{step: 0.5}", &Pb, W);
     plugtest_free(&A);

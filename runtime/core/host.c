@@ -155,22 +155,13 @@ static int auto_step(const struct aia_host *host, const struct aia_context *ctx,
 }
 
 /* See aia_table_age_factor (alg.h) for the rule and its reasons. */
-static double age_factor(const struct aia_host *host, const double *rows,
-                         const uint64_t *when, size_t entries, uint64_t now,
-                         double most)
+static double age_factor(const struct aia_host *host, double rows,
+                         double age_rows, double recent_rows, double most)
 {
     (void)host;
-    double total = 0, recent = 0, age = 0;
-    for (size_t e = 0; e < entries; e++) {
-        uint64_t d = now > when[e] ? now - when[e] : 0;
-        total += rows[e];
-        age += rows[e] * (double)d;
-        if (d <= 1)
-            recent += rows[e];
-    }
-    if (!(total > 0) || recent > total / 2)
+    if (!(rows > 0) || recent_rows > rows / 2)
         return 1.0;
-    double a = age / total;
+    double a = age_rows / rows;
     return a > most ? most / a : 1.0;
 }
 

@@ -218,10 +218,10 @@ struct aia_host {
                      const struct aia_context *ctx, const struct aia_value *v,
                      double scale, const char *rule, double *step,
                      struct aia_error *err);
-    /* aia_table_age_factor (alg.h), over the table's arrays. */
-    double (*age_factor)(const struct aia_host *host, const double *rows,
-                         const uint64_t *when, size_t entries, uint64_t now,
-                         double most);
+    /* aia_table_age_factor (alg.h): from the rows filled, their sum of
+     * rows times age (steps) and the rows at most one step old. */
+    double (*age_factor)(const struct aia_host *host, double rows,
+                         double age_rows, double recent_rows, double most);
 };
 
 /* host->note_step when the runtime offers it (a stub host or an older

@@ -359,6 +359,13 @@ struct aia_table {
     double total;    /* sum_e n_e */
     double when_sum; /* sum_e n_e when_e (integers, exact below 2^53) */
     size_t since;    /* aia_table_add calls since the last aia_table_resum */
+    double big;      /* the largest |n g_j| added or taken since then */
+    double mass;     /* sum_e sum_j |n_e g_ej|, kept by difference */
+    /* rows of the entries of the two latest steps stored (by parity of
+     * the step; recent[i] for step recent_when[i]), for the age factor */
+    uint64_t recent_when[2];
+    double recent[2];
+    int running; /* aia_table_store keeps the running sums (async mode) */
 };
 
 /* 0, or -1 when memory runs out (call aia_table_free either way). */
@@ -404,22 +411,52 @@ static inline void aia_table_heard(struct aia_table *t, uint64_t now)
         t->now = now;
 }
 
-/* The running sums (sum, total and when_sum) summed afresh in entry
- * order from the entries. */
+/* The rows behind the latest two steps stored: entry rows of step when
+ * leave (sign -1) or join (+1) them.  A step older than the one kept in
+ * its slot is at least two behind the latest, and no longer recent. */
+static inline void aia_table_recent(struct aia_table *t, uint64_t when,
+                                    double rows, int sign)
+{
+    int i = (int)(when & 1);
+    if (sign > 0 && when > t->recent_when[i]) {
+        t->recent_when[i] = when;
+        t->recent[i] = 0;
+    }
+    if (when == t->recent_when[i])
+        t->recent[i] += sign * rows;
+}
+
+/* The running sums (sum, total, when_sum and the recent rows) summed
+ * afresh in entry order from the entries. */
 static inline void aia_table_resum(struct aia_table *t)
 {
     memset(t->sum, 0, t->dim * sizeof *t->sum);
-    t->total = t->when_sum = 0;
+    t->total = t->when_sum = t->mass = 0;
+    t->recent_when[0] = t->recent_when[1] = 0;
+    t->recent[0] = t->recent[1] = 0;
     for (size_t e = 0; e < t->entries; e++) {
         const double *g = t->g + e * t->dim;
         if (t->n[e] == 0)
             continue;
-        for (size_t j = 0; j < t->dim; j++)
+        for (size_t j = 0; j < t->dim; j++) {
             t->sum[j] += t->n[e] * g[j];
+            t->mass += fabs(t->n[e] * g[j]);
+        }
         t->total += t->n[e];
         t->when_sum += t->n[e] * (double)t->when[e];
     }
+    /* the latest step stored and the one before it, then their rows */
+    uint64_t top = 0;
+    for (size_t e = 0; e < t->entries; e++)
+        if (t->n[e] > 0 && t->when[e] > top)
+            top = t->when[e];
+    t->recent_when[top & 1] = top;
+    t->recent_when[(top + 1) & 1] = top > 0 ? top - 1 : 0;
+    for (size_t e = 0; e < t->entries; e++)
+        if (t->n[e] > 0 && t->when[e] == t->recent_when[t->when[e] & 1])
+            t->recent[t->when[e] & 1] += t->n[e];
     t->since = 0;
+    t->big = 0;
 }
 
 /* aia_table_put, for a table whose mean sum / total is read after every
@@ -431,13 +468,28 @@ static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
                                  double rows, uint64_t sent)
 {
     const double *old = t->g + e * t->dim;
-    double n = t->n[e];
-    for (size_t j = 0; j < t->dim; j++)
-        t->sum[j] += rows * g[j] - n * old[j];
+    double n = t->n[e], big = t->big, mass = 0;
+    for (size_t j = 0; j < t->dim; j++) {
+        double in = rows * g[j], out = n * old[j];
+        t->sum[j] += in - out;
+        big = fmax(big, fmax(fabs(in), fabs(out)));
+        mass += fabs(in) - fabs(out);
+    }
+    t->big = big;
+    t->mass += mass;
     t->total += rows - n;
     t->when_sum += rows * (double)sent - n * (double)t->when[e];
+    if (n > 0)
+        aia_table_recent(t, t->when[e], n, -1);
+    if (rows > 0)
+        aia_table_recent(t, sent, rows, 1);
     aia_table_put(t, e, g, rows, sent);
-    if (++t->since >= t->entries)
+    /* each term's rounding stays in the sums until they are summed
+     * afresh: once every entries answers, and at once when the table's
+     * whole mass has shrunk a thousandfold below one term added or taken
+     * since (large gradients replaced by small ones), whose rounding
+     * would then outweigh what the table holds */
+    if (++t->since >= t->entries || big > 1024 * t->mass)
         aia_table_resum(t);
 }
 
@@ -504,7 +556,36 @@ static inline double aia_table_age_factor(const struct aia_host *host,
     if (!host || !AIA_HAS(struct aia_host, host, age_factor) ||
         !host->age_factor)
         return 1.0;
-    return host->age_factor(host, t->n, t->when, t->entries, t->now, most);
+    double rows = 0, age = 0, recent = 0;
+    if (t->running) { /* from the running sums: O(1) an answer */
+        rows = t->total;
+        age = rows * (double)t->now - t->when_sum;
+        for (int i = 0; i < 2; i++)
+            if (t->recent_when[i] + 1 >= t->now)
+                recent += t->recent[i];
+    } else {
+        for (size_t e = 0; e < t->entries; e++) {
+            uint64_t d = t->now > t->when[e] ? t->now - t->when[e] : 0;
+            rows += t->n[e];
+            age += t->n[e] * (double)d;
+            if (d <= 1)
+                recent += t->n[e];
+        }
+    }
+    return host->age_factor(host, rows, age, recent, most);
+}
+
+/* Entry e becomes gradient g of rows rows from the query of step sent:
+ * through the running sums in a running table (aia_table_add), else
+ * stored for the next aia_table_step. */
+static inline void aia_table_store(struct aia_table *t, size_t e,
+                                   const double *g, double rows,
+                                   uint64_t sent)
+{
+    if (t->running)
+        aia_table_add(t, e, g, rows, sent);
+    else
+        aia_table_put(t, e, g, rows, sent);
 }
 
 /* Checkpoints: the gradients, the rows, then the steps of their queries
@@ -603,6 +684,10 @@ static inline int aia_table_method_open(struct aia_table_method *tm,
                           "out of memory for a table of %zu gradients of "
                           "dimension %zu",
                           entries, tm->m.dim);
+    /* in async mode every answer is followed by a query: the mean is kept
+     * in running sums, O(dim) an answer; rounds sum it afresh, once a
+     * round, the same numbers whatever the answers' order */
+    tm->table.running = AIA_HAS(struct aia_context, ctx, async) && ctx->async;
     return 0;
 }
 
@@ -621,8 +706,16 @@ static inline int aia_table_method_query(void *state, double *query,
                                          struct aia_error *err)
 {
     struct aia_table_method *tm = (struct aia_table_method *)state;
-    double age = aia_table_age_factor(tm->m.host, &tm->table, tm->most);
-    aia_table_step(&tm->table, tm->m.x, tm->m.step * age);
+    struct aia_table *t = &tm->table;
+    double age = aia_table_age_factor(tm->m.host, t, tm->most);
+    if (!t->running) {
+        aia_table_step(t, tm->m.x, tm->m.step * age);
+    } else if (t->total > 0) {
+        const double h = tm->m.step * age;
+        AIA_SIMD
+        for (size_t j = 0; j < t->dim; j++)
+            tm->m.x[j] -= h * (t->sum[j] / t->total);
+    }
     return aia_method_init(state, query, err);
 }
 
