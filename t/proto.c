@@ -437,13 +437,14 @@ static void idle_set(void)
         bail_out("proto_init: %s", err.text);
     proto_start(&p, 1, 0.0, 0.0);
     unsigned seed = 7;
-    int agree = 1, steps = 0;
-    for (int i = 0; i < 4000 && agree; i++) {
+    int agree = 1, overdue_agrees = 1, steps = 0;
+    for (int i = 0; i < 4000 && agree && overdue_agrees; i++) {
+        double t = 1.0 + i; /* a clock that moves on, as the drivers' */
         seed = seed * 1103515245u + 12345u;
         int w = (int)((seed >> 8) % N), what = (int)((seed >> 20) % 8);
         double rtt;
         if (what < 4 && proto_idle(&p, w))
-            proto_sent(&p, w, 0.0);
+            proto_sent(&p, w, t);
         else if (what < 6 && p.busy[w] && p.alive[w])
             proto_absorbed(&p, w, proto_answer(&p, w, p.sent[w], 1.0, &rtt));
         else if (what == 6 && p.busy[w])
@@ -459,12 +460,27 @@ static void idle_set(void)
             if (proto_idle(&p, v))
                 want = v;
         agree = proto_next_idle(&p, from) == want;
+        /* the longest silent busy worker, by a look at every one */
+        int old = -1;
+        for (int v = 0; v < N; v++)
+            if (p.alive[v] && p.busy[v] &&
+                (old < 0 || p.sent_at[v] < p.sent_at[old]))
+                old = v;
+        double next, after = 1.0 + (double)((seed >> 12) % 300);
+        int got = proto_overdue(&p, t, after, &next);
+        int wanted = old >= 0 && t - p.sent_at[old] > after ? old : -1;
+        double wnext = old >= 0 && wanted < 0 ? p.sent_at[old] + after
+                                              : INFINITY;
+        overdue_agrees = got == wanted && (got >= 0 || next == wnext);
         steps++;
     }
     ok(agree, "proto_next_idle finds the first idle worker from any start, "
               "across 3 words, through %d random sends, answers, late "
               "answers, deaths and distrust",
        steps);
+    ok(overdue_agrees, "proto_overdue names the busy worker silent the "
+                       "longest, and when the next is due, as a look at "
+                       "every worker does");
     int walked = 0;
     for (int w = proto_next_idle(&p, 0); w >= 0; w = proto_next_idle(&p, w + 1))
         walked++;

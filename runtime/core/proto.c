@@ -163,8 +163,25 @@ int tree_children(int t, int arity, int nworkers, int *children)
 
 /* ---------------------------------------------------------- the pool */
 
-/* Keep w's bit of the idle set true to alive and busy: called wherever
- * either changes. */
+/* Take w out of the queue of busy workers, if it is in it. */
+static void unqueue(struct proto *p, int w)
+{
+    if (p->older[w] == -2)
+        return;
+    if (p->older[w] >= 0)
+        p->newer[p->older[w]] = p->newer[w];
+    else
+        p->oldest = p->newer[w];
+    if (p->newer[w] >= 0)
+        p->older[p->newer[w]] = p->older[w];
+    else
+        p->newest = p->older[w];
+    p->older[w] = p->newer[w] = -2;
+}
+
+/* Keep w's bit of the idle set true to alive and busy, and w in the
+ * queue of busy workers only while it is busy and alive: called wherever
+ * either changes (proto_sent queues it). */
 static void mark(struct proto *p, int w)
 {
     uint64_t bit = (uint64_t)1 << (w % 64);
@@ -172,6 +189,8 @@ static void mark(struct proto *p, int w)
         p->idle[w / 64] |= bit;
     else
         p->idle[w / 64] &= ~bit;
+    if (!(p->alive[w] && p->busy[w]))
+        unqueue(p, w);
 }
 
 int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
@@ -189,11 +208,13 @@ int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
     p->left = calloc(m, 1);
     p->idle = calloc((m + 63) / 64, sizeof *p->idle);
     p->fresh_list = calloc(m, sizeof *p->fresh_list);
+    p->older = malloc(m * sizeof *p->older);
+    p->newer = malloc(m * sizeof *p->newer);
     p->sent_at = calloc(m, sizeof *p->sent_at);
     p->latency = calloc(m, sizeof *p->latency);
     if (!p->repochs || !p->sent || !p->busy || !p->alive || !p->fresh_now ||
         !p->in_epoch || !p->direct || !p->left || !p->idle ||
-        !p->fresh_list || !p->sent_at ||
+        !p->fresh_list || !p->older || !p->newer || !p->sent_at ||
         !p->latency) {
         proto_free(p);
         return aia_seterr(err, "out of memory for %d workers", n);
@@ -206,7 +227,9 @@ int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
     } else {
         memset(p->direct, 1, (size_t)n);
     }
+    p->oldest = p->newest = -1;
     for (int w = 0; w < n; w++) {
+        p->older[w] = p->newer[w] = -2;
         p->alive[w] = p->direct[w];
         p->live += p->direct[w];
         mark(p, w);
@@ -226,6 +249,8 @@ void proto_free(struct proto *p)
     free(p->left);
     free(p->idle);
     free(p->fresh_list);
+    free(p->older);
+    free(p->newer);
     free(p->sent_at);
     free(p->latency);
     p->repochs = p->sent = NULL;
@@ -233,6 +258,7 @@ void proto_free(struct proto *p)
     p->direct = p->left = NULL;
     p->idle = NULL;
     p->fresh_list = NULL;
+    p->older = p->newer = NULL;
     p->sent_at = p->latency = NULL;
 }
 
@@ -248,6 +274,16 @@ void proto_sent(struct proto *p, int w, double now)
     mark(p, w);
     p->sent[w] = p->round;
     p->sent_at[w] = now;
+    if (p->alive[w]) { /* the newest send */
+        unqueue(p, w);
+        p->older[w] = p->newest;
+        p->newer[w] = -1;
+        if (p->newest >= 0)
+            p->newer[p->newest] = w;
+        else
+            p->oldest = w;
+        p->newest = w;
+    }
 }
 
 enum proto_verdict proto_check(const struct proto *p, int w, uint64_t round)
@@ -369,16 +405,12 @@ void proto_lost(struct proto *p, int w)
 int proto_overdue(const struct proto *p, double now, double after, double *next)
 {
     *next = INFINITY;
-    if (after <= 0)
+    if (after <= 0 || p->oldest < 0)
         return -1;
-    for (int w = 0; w < p->n; w++) {
-        if (!p->alive[w] || !p->busy[w])
-            continue;
-        if (now - p->sent_at[w] > after)
-            return w;
-        if (p->sent_at[w] + after < *next)
-            *next = p->sent_at[w] + after;
-    }
+    int w = p->oldest;
+    if (now - p->sent_at[w] > after)
+        return w;
+    *next = p->sent_at[w] + after;
     return -1;
 }
 

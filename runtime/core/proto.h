@@ -129,6 +129,11 @@ struct proto {
     uint64_t *idle;           /* bit w: alive and not busy (proto_idle) */
     int *fresh_list;          /* the workers with fresh_now set ... */
     int fresh_marked;         /* ... this many */
+    /* the busy live workers in the order they were sent their queries
+     * (the drivers' clocks never go back), oldest first: the first is
+     * the next one pool.dead_after can find silent */
+    int *older, *newer; /* -1 at either end; -2: not in the queue */
+    int oldest, newest;
     double *sent_at;          /* when each worker was sent its query */
     double *latency;          /* round-trip estimate, seconds */
     const struct proto_stop_rule *why; /* NULL: going on */
@@ -197,7 +202,9 @@ int proto_lost_worker(const struct proto *p, int w);
  * counted among the declared dead. */
 void proto_lost(struct proto *p, int w);
 
-/* The first busy live worker silent for longer than after seconds, or -1;
+/* The busy live worker silent the longest, when that is more than after
+ * seconds, or -1 (O(1): the workers are queued in the order of their
+ * sends);
  * *next: when the next one would be (INFINITY: none, or after <= 0). */
 int proto_overdue(const struct proto *p, double now, double after,
                   double *next);
