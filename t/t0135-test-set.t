@@ -143,8 +143,9 @@ is "$rc" 0 "with a worker killed the job still finishes, exit 0"
 is "$(field missing "$out")" 1 "the summary line says one worker's rows are missing"
 like "$out" "evaluated +by the workers on 1500 of the 2000 rows \\(1 worker missing" \
     "the report says how many rows the loss covers"
-test_expect "the loss and the test loss of the live workers' rows are reported" \
-    '[ -n "$(field loss "$out")" ] && [ -n "$(field test_loss "$out")" ]'
+test_expect "the loss and the test loss of the live workers' rows are reported as partial" \
+    '[ "$(field loss "$out")" = nan ] && [ -n "$(field partial_loss "$out")" ] &&
+     [ -n "$(field partial_test_loss "$out")" ] && [ -z "$(field test_loss "$out")" ]'
 expect_ok "history rows go on after the death ($(sed 1d dead.csv | wc -l) rows)" \
     [ "$(sed 1d dead.csv | wc -l)" -gt 5 ]
 done_testing

@@ -28,7 +28,8 @@ int record_init(struct recorder *r, const struct setup *s,
                            .saved = -1,
                            .loss_at = -1,
                            .progress_at = INFINITY,
-                           .ev = {NAN, NAN, NAN, NAN}};
+                           .ev = {NAN, NAN, NAN, NAN},
+                           .fail_loss = NAN};
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
     return r->x ? 0 : -1;
 }
@@ -53,6 +54,21 @@ int record_model(struct recorder *r)
     return 0;
 }
 
+/* The run diverged at iteration it with this loss: -1 with the error
+ * line, the loss kept for the summary. */
+static int diverged(struct recorder *r, int64_t it, double loss)
+{
+    char line[AIA_ERROR_LEN];
+    const char *why;
+    double step = host_step(&why);
+    r->fail_loss = loss;
+    return aia_seterr(&r->err, "%s",
+                      diverge_message(line, sizeof line, it, 0, loss, &r->dv,
+                                      r->job->stop.diverge, step, why,
+                                      /* L is found once, then kept */
+                                      facts_smoothness((struct setup *)r->s)));
+}
+
 int record_loss(struct recorder *r, double *loss)
 {
     struct aia_error err = {""};
@@ -66,24 +82,16 @@ int record_loss(struct recorder *r, double *loss)
                           r->s->alg->h.name, util_error_text(&err));
     }
     if (r->evaluate) {
-        /* the workers' latest; the current model's is asked for */
-        *loss = r->ev[0];
+        /* the workers' latest, unless it missed rows (a stop rule never
+         * acts on a partial loss); the current model's is asked for */
+        *loss = r->ev_missing ? NAN : r->ev[0];
         return r->evaluate(r->eval_ctx, r->x, NULL);
     }
     if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
         return aia_seterr(&r->err, "problem '%s': loss: %s",
                           r->s->prob->h.name, util_error_text(&err));
-    if (diverge_loss(&r->dv, r->job->stop.diverge, *loss)) {
-        char line[AIA_ERROR_LEN];
-        const char *why;
-        double step = host_step(&why);
-        return aia_seterr(
-            &r->err, "%s",
-            diverge_message(line, sizeof line, r->p->iteration, 0, *loss,
-                            &r->dv, r->job->stop.diverge, step, why,
-                            /* L is found once, then kept */
-                            facts_smoothness((struct setup *)r->s)));
-    }
+    if (diverge_loss(&r->dv, r->job->stop.diverge, *loss))
+        return diverged(r, r->p->iteration, *loss);
     r->loss_at = r->p->iteration;
     r->loss = *loss;
     return 0;
@@ -394,26 +402,25 @@ static int eval_row(struct recorder *r, double *row)
 int record_evaluated(struct recorder *r, const double *row, const double *vals,
                      int missing, uint64_t rows)
 {
-    memcpy(r->ev, vals, sizeof r->ev);
-    r->ev_missing = missing;
-    r->ev_rows = rows;
-    /* the workers' loss goes through the divergence detector as the
-     * coordinator's own would */
-    if (rows && diverge_loss(&r->dv, r->job->stop.diverge, vals[0])) {
-        char line[AIA_ERROR_LEN];
-        const char *why;
-        double step = host_step(&why);
-        return aia_seterr(
-            &r->err, "%s",
-            diverge_message(line, sizeof line,
-                            row ? (int64_t)row[0] : r->p->iteration, 0, vals[0],
-                            &r->dv, r->job->stop.diverge, step, why,
-                            facts_smoothness((struct setup *)r->s)));
+    if (vals) {
+        memcpy(r->ev, vals, sizeof r->ev);
+        r->ev_missing = missing;
+        r->ev_rows = rows;
     }
+    /* the workers' loss goes through the divergence detector as the
+     * coordinator's own would (a partial one too: its rows' loss grew) */
+    if (vals && rows && diverge_loss(&r->dv, r->job->stop.diverge, vals[0]))
+        return diverged(r, row ? (int64_t)row[0] : r->p->iteration, vals[0]);
     if (!row || !r->hist)
         return 0;
-    struct sample h = {row[0], row[1],  row[2],  vals[0],
-                       row[3], vals[1], vals[2], vals[3]};
+    /* the evaluation's columns stay empty where it is not the whole
+     * loss: an empty loss marks the row (aiarun(5), Outputs) */
+    struct sample h = {row[0], row[1], row[2], NAN, row[3], NAN, NAN, NAN};
+    r->rows_behind += !vals;
+    r->rows_partial += vals && missing;
+    if (vals && !missing)
+        h = (struct sample){row[0], row[1],  row[2],  vals[0],
+                            row[3], vals[1], vals[2], vals[3]};
     struct aia_error err;
     if (history_write(r, &h, &err) < 0)
         return aia_seterr(&r->err, "%s", err.text);

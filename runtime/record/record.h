@@ -59,6 +59,12 @@ struct recorder {
     double ev[4];
     int ev_missing;
     uint64_t ev_rows; /* training rows it covers */
+    /* history rows written with an empty loss: due while the workers'
+     * evaluations fell behind (not evaluated), or evaluated without some
+     * worker's rows (a partial loss is never written as the loss) */
+    uint64_t rows_behind, rows_partial;
+    double fail_loss; /* the loss that stopped the run as diverged, or NaN */
+    int incomplete;   /* the final loss missed rows (report_end) */
 };
 
 /* Set up for the run (allocates x); 0 or -1 (out of memory). */
@@ -78,8 +84,10 @@ int record_model(struct recorder *r);
 /* An evaluation by the workers came in (eval.c): vals are the loss, the
  * metric, the test loss and the test metric over the rows of the workers
  * that answered (rows of them), missing the workers that did not; row as
- * given to evaluate.  Writes the history row; -1 when it cannot or when
- * the loss is not finite (the method diverged). */
+ * given to evaluate.  vals NULL: the row was queued while the workers'
+ * evaluations fell behind, and has none.  Writes the history row (its
+ * loss columns empty unless every worker answered); -1 when it cannot or
+ * when the loss is not finite (the method diverged). */
 int record_evaluated(struct recorder *r, const double *row,
                      const double *vals, int missing, uint64_t rows);
 

@@ -6,6 +6,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +130,20 @@ static void print_traffic(const struct recorder *r)
            (unsigned long long)t.recv_payload, t.ratio);
 }
 
+/* loss - optimum, 0 where it is within the rounding of the two: each is
+ * a mean over the rows, whose sum of m terms is exact to about m units
+ * in the last place, so a difference below (rows + columns) x epsilon x
+ * their size is no difference (a negative gap of 4e-13 on 2,000 rows was
+ * rounding, not a loss below the optimum).  A larger negative one is
+ * printed as it is: the optimum is then wrong. */
+static double suboptimality(const struct recorder *r, double loss)
+{
+    double d = loss - r->fopt;
+    double tol = (double)(r->s->total_rows + r->s->dim) * DBL_EPSILON *
+                 fmax(fabs(loss), fabs(r->fopt));
+    return fabs(d) <= tol ? 0 : d;
+}
+
 /* What ran, why it stopped, and where it ended. */
 static void report(struct recorder *r, const char *why, double loss)
 {
@@ -156,11 +171,15 @@ static void report(struct recorder *r, const char *why, double loss)
            job->part.scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
            job->data.path ? ", from " : " (generated)",
            job->data.path ? job->data.path : "");
-    if (s->facts.smoothness > 0)
+    if (s->facts.smoothness > 0 && s->facts.largest > 0)
         printf("  %-10s L = %.6g, the row-weighted mean of the workers' "
                "(%.6g to %.6g)\n",
                "smoothness", s->facts.smoothness, s->facts.smallest,
                s->facts.largest);
+    else if (s->facts.smoothness > 0) /* facts_smoothness, on rank 0 */
+        printf("  %-10s L = %.6g, the problem's, computed on the "
+               "coordinator's rows\n",
+               "smoothness", s->facts.smoothness);
     const char *rule;
     double h = host_step(&rule);
     if (!isnan(h))
@@ -183,21 +202,23 @@ static void report(struct recorder *r, const char *why, double loss)
                "dead", p->dead, p->dead > 1 ? "s" : "");
     if (!isnan(loss) && r->opt_known)
         printf("  %-10s %.10g (optimum %.10g, suboptimality %.3e)\n", "loss",
-               loss, r->fopt, loss - r->fopt);
+               loss, r->fopt, suboptimality(r, loss));
     else if (!isnan(loss))
         printf("  %-10s %.10g (optimum unknown: %s)\n", "loss", loss,
                r->opt_why.text);
     if (r->evaluate && r->ev_missing)
         printf("  %-10s by the workers on %llu of the %zu rows (%d "
-               "worker%s missing: %s rows are left out)\n",
+               "worker%s missing: %s rows are left out): the loss is "
+               "incomplete, partial loss %.10g\n",
                "evaluated", (unsigned long long)r->ev_rows, s->total_rows,
                r->ev_missing, r->ev_missing > 1 ? "s" : "",
-               r->ev_missing > 1 ? "their" : "its");
+               r->ev_missing > 1 ? "their" : "its", r->ev[0]);
     else if (r->evaluate)
         printf("  %-10s by the workers on their %llu rows\n", "evaluated",
                (unsigned long long)r->ev_rows);
     if (r->evaluate && job->test.path) {
-        printf("  %-10s %s: loss %.10g", "test", job->test.path, r->ev[2]);
+        printf("  %-10s %s: %sloss %.10g", "test", job->test.path,
+               r->ev_missing ? "partial " : "", r->ev[2]);
         if (s->metric_name)
             printf(", %s %.10g", s->metric_name, r->ev[3]);
         printf("\n");
@@ -237,23 +258,33 @@ static int summary(struct recorder *r, const char *why, double loss)
     uint64_t late = 0;
     for (int w = 0; w < p->n; w++)
         late += r->st[w].late;
+    /* NaN as "nan" whatever its sign (0/0 is -nan) */
     printf("stop=%s iterations=%lld epochs=%lld answers=%llu late=%llu "
            "time=%.6f loss=%.10g",
            why, (long long)p->iteration, (long long)p->epoch,
            (unsigned long long)record_answers(r), (unsigned long long)late,
-           r->t_end - p->t0, loss);
-    if (r->opt_known)
+           r->t_end - p->t0, isnan(loss) ? NAN : loss);
+    if (r->opt_known) {
+        double d = isnan(loss) ? NAN : suboptimality(r, loss);
         printf(" optimum=%.10g gap=%.3e", r->fopt,
-               r->fopt != 0 ? (loss - r->fopt) / fabs(r->fopt)
-                            : loss - r->fopt);
+               r->fopt != 0 ? d / fabs(r->fopt) : d);
+    }
     if (r->evaluate) {
-        const char *mn = r->s->metric_name;
+        /* an evaluation that missed rows is no loss: its figures go
+         * under names of their own (aiarun(1), Summary line) */
+        const char *mn = r->s->metric_name, *pre = "";
+        if (r->ev_missing) {
+            pre = "partial_";
+            printf(" partial_loss=%.10g evaluated_rows=%llu rows=%zu",
+                   isnan(r->ev[0]) ? NAN : r->ev[0],
+                   (unsigned long long)r->ev_rows, r->s->total_rows);
+        }
         if (mn && !isnan(r->ev[1]))
-            printf(" %s=%.10g", mn, r->ev[1]);
+            printf(" %s%s=%.10g", pre, mn, r->ev[1]);
         if (r->job->test.path && !isnan(r->ev[2]))
-            printf(" test_loss=%.10g", r->ev[2]);
+            printf(" %stest_loss=%.10g", pre, r->ev[2]);
         if (r->job->test.path && mn && !isnan(r->ev[3]))
-            printf(" test_%s=%.10g", mn, r->ev[3]);
+            printf(" %stest_%s=%.10g", pre, mn, r->ev[3]);
         if (r->ev_missing)
             printf(" missing=%d", r->ev_missing);
     } else if (r->s->offers & AIA_OFFER_METRIC && !isnan(loss)) {
@@ -289,6 +320,11 @@ void report_end(struct recorder *r, int ok,
         ok = 0;
         loss = NAN;
     }
+    /* a run stopped as diverged names the loss that stopped it, as its
+     * error line does */
+    if (!ok && !signal && isnan(loss))
+        loss = r->fail_loss;
+    r->incomplete = r->evaluate && r->ev_missing;
     /* the model is written whenever the run ended well, also when its
      * loss is unknown (the workers' evaluation of it did not come back in
      * time): the loss is then unknown, not wrong */

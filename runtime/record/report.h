@@ -10,7 +10,9 @@
  * signal) take its final loss and write output.final, whether or not the
  * loss is known; say why it stopped (-v), print the report (unless quiet),
  * the per-worker table and the summary line; write output.workers.  Each
- * failure is passed to fail(ctx, text) and the end goes on. */
+ * failure is passed to fail(ctx, text) and the end goes on.  Sets
+ * r->incomplete when the workers' evaluation of the final model missed
+ * rows (the summary then has loss=nan and partial_loss). */
 void report_end(struct recorder *r, int ok,
                 void (*fail)(void *ctx, const char *text), void *ctx);
 

@@ -21,6 +21,9 @@ enum { RUN_OK = 0, RUN_FAILED = 1, RUN_BAD_JOB = 2 };
 /* The run ended, its outputs complete, but a rank was left behind
  * (declared dead, or never stopped) and the job had to be aborted. */
 enum { RUN_INCOMPLETE = 3 };
+/* The run ended, but the workers' evaluation of the final model missed
+ * some rows: the summary's loss is nan, its partial_loss what came. */
+enum { RUN_PARTIAL = 4 };
 
 struct setup {
     struct job *job;
