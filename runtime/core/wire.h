@@ -53,6 +53,9 @@ enum wire_kind {
     WIRE_FINISH = 6,
     WIRE_EVAL = 7,
     WIRE_EVALANS = 8,
+    /* coordinator -> idle worker, control tag: still here (taken and
+     * ignored; counted nowhere) */
+    WIRE_ALIVE = 9,
 };
 
 /* Doubles of an EVALANS: loss sum, metric sum, rows; the same for the

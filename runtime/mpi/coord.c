@@ -163,6 +163,49 @@ static void expect_answers(const struct coord *c, double now)
         poll_expect_clear();
 }
 
+/* Workers wait for the coordinator's word at most
+ * pool.coordinator_timeout; a round may outlast it while rank 0 waits
+ * on a slow worker.  Every third of it, each worker that is not busy
+ * gets a keep-alive on the control tag (taken and ignored; counted
+ * nowhere), so that only a coordinator really stopped or gone makes
+ * them leave; a busy worker silent that long is named once, as the
+ * likely reason the run waits. */
+double coord_keep_alive(struct coord *c, double now)
+{
+    static const struct wire_hdr alive = {.magic = WIRE_MAGIC,
+                                          .kind = WIRE_ALIVE};
+    double quiet = c->l.job->pool.coordinator_timeout;
+    if (!(quiet > 0))
+        return INFINITY;
+    if (c->alive_at == 0) {
+        c->alive_prev = now;
+        c->alive_at = now + quiet / 3;
+    }
+    if (now < c->alive_at)
+        return c->alive_at;
+    for (int w = 0; w < c->l.n; w++) {
+        int rank = c->l.s->ranks[w];
+        if (proto_lost_worker(&c->l.p, w))
+            continue; /* never sent to again */
+        double due = c->l.p.sent_at[w] + quiet;
+        if (c->l.p.direct[w] && c->l.p.busy[w]) {
+            if (due > c->alive_prev && due <= now)
+                host_error("rank %d has been busy for %.3g s with no answer "
+                           "(pool.coordinator_timeout): the run waits on it "
+                           "(pool.dead_after or stop.time ends the wait)",
+                           rank, now - c->l.p.sent_at[w]);
+            continue;
+        }
+        MPI_Request r;
+        if (bell_isend(&alive, sizeof alive, rank, TAG_CTRL, &r) ==
+            MPI_SUCCESS)
+            MPI_Request_free(&r);
+    }
+    c->alive_prev = now;
+    c->alive_at = now + quiet / 3;
+    return c->alive_at;
+}
+
 static void loop(struct coord *c)
 {
     const struct setup *s = c->l.s;
@@ -174,6 +217,7 @@ static void loop(struct coord *c)
             fmin(stop_at, proto_deadline(&c->l.p, s->wait, s->wait_s, now));
         deadline = fmin(deadline, c->l.r.progress_at);
         deadline = fmin(deadline, shutdown_reap(c, now));
+        deadline = fmin(deadline, coord_keep_alive(c, now));
         if (c->l.p.why)
             break;
         expect_answers(c, now);
@@ -183,7 +227,7 @@ static void loop(struct coord *c)
             break;
         }
         now = util_now();
-        if (poll_signal)
+        if (guard_signal)
             proto_stop(&c->l.p, "signal");
         else if (record_progress(&c->l.r, now) < 0)
             coord_fail(c, "%s", c->l.r.err.text);
@@ -209,7 +253,7 @@ int coord_run(struct setup *s)
     struct aia_error err;
     /* A dead worker's requests must fail, not abort the job. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    poll_catch_signals();
+    guard_catch_signals();
     poll_configure(s->job->pool.poll, s->job->pool.wake);
     host_log(AIA_LOG_INFO, "%s", poll_choice());
     if (lead_init(&c.l, s, &c.acodec, &mpi_ops, &err) < 0 ||
@@ -254,13 +298,13 @@ int coord_run(struct setup *s)
             coord_fail(&c, "cannot send a query to rank %d", s->ranks[w]);
     loop(&c);
     /* SIGUSR1 asks for a stop while the job is whole: stop as at a limit */
-    if (c.l.p.why == proto_stop_rule("signal") && poll_signal == SIGUSR1) {
-        poll_signal = 0; /* so that the shutdown waits for the workers */
+    if (c.l.p.why == proto_stop_rule("signal") && guard_signal == SIGUSR1) {
+        guard_signal = 0; /* so that the shutdown waits for the workers */
         host_error("stopped by SIGUSR1%s%s",
                    s->job->output.checkpoint ? "; checkpoint in " : "",
                    s->job->output.checkpoint ? s->job->output.checkpoint : "");
     }
-    if (c.l.p.why == proto_stop_rule("signal") && poll_signal) {
+    if (c.l.p.why == proto_stop_rule("signal") && guard_signal) {
         shutdown_signal(&c);
         shutdown_report(&c);
         coord_free(&c);

@@ -54,6 +54,7 @@ struct coord {
     struct wire_hdr *stop;
     int *of_rank;
     struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
+    double alive_at, alive_prev; /* the next and the last keep-alive */
 };
 
 /* The coordinator's role (rank 0): runs the job, returns its exit
@@ -65,6 +66,14 @@ int coord_run(struct setup *s);
 
 /* One message from worker w, whose receive completed with mst. */
 void coord_take(struct coord *c, int w, const MPI_Status *mst, double now);
+
+/* Send each worker that is not busy a keep-alive when one is due (every
+ * third of pool.coordinator_timeout), so that a wait of the coordinator
+ * longer than that (a slow round, the final evaluations) does not make
+ * idle workers leave; names a busy worker silent that long.  Returns
+ * when the next one is due (INFINITY: never).  Call it from every wait
+ * that can outlast pool.coordinator_timeout before the STOP. */
+double coord_keep_alive(struct coord *c, double now);
 
 /* query.c: the coordinator's state (its per-worker arrays, the protocol,
  * the recorder, the evaluations): 0, or -1 when out of memory; and its

@@ -38,7 +38,6 @@
  * hold a core for nothing. */
 #define POLL_EXPECT_MAX 20e-3
 
-volatile sig_atomic_t poll_signal;
 
 static int node_ranks, node_cores; /* poll_node's count; 0: unknown */
 static int spin_ok;                /* poll_configure's choice */
@@ -232,32 +231,6 @@ void poll_setup(void)
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 }
 
-static void on_signal(int signo)
-{
-    poll_signal = signo;
-}
-
-void poll_ignore_signals(void)
-{
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGINT, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    signal(SIGUSR1, SIG_IGN);
-}
-
-void poll_catch_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    /* Slurm's --signal=B:USR1@SECONDS: time is running out */
-    sigaction(SIGUSR1, &sa, NULL);
-}
-
 struct some {
     int n;
     MPI_Request *reqs;
@@ -298,7 +271,7 @@ int poll_wait(int (*test)(void *ctx), void *ctx, double deadline)
             return got;
         }
         double now = util_now();
-        if (now >= deadline || poll_signal) {
+        if (now >= deadline || guard_signal) {
             if (yield_waiting)
                 yield_sampled();
             return 0;

@@ -5,6 +5,8 @@
 #include <mpi.h>
 #include <signal.h>
 
+#include "session/guard.h" /* guard_signal: poll_some returns at once */
+
 /* Wait until at least one of the n requests completes or the clock
  * (util_now) passes deadline (INFINITY: no deadline).  Returns how many
  * completed, their indices in idx and statuses in st (both n long), 0 when
@@ -77,17 +79,5 @@ double poll_yield_slow(void);
 
 /* Make sleeps as precise as the kernel allows (timer slack of 1 ns). */
 void poll_setup(void);
-
-/* The signal that asked this process to stop (0: none), set by the
- * handler poll_catch_signals installs; poll_some then returns 0 at once. */
-extern volatile sig_atomic_t poll_signal;
-
-/* Catch SIGTERM, SIGINT and SIGHUP into poll_signal. */
-void poll_catch_signals(void);
-
-/* Ignore SIGTERM, SIGINT and SIGHUP (workers: mpirun SIGKILLs them a
- * second later anyway; a worker that died of the SIGTERM at once would
- * make Open MPI kill the coordinator at once too, before it saves). */
-void poll_ignore_signals(void);
 
 #endif

@@ -241,6 +241,12 @@ int run_job(const struct run_opts *opts)
     MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &s.size);
     host_setup(s.rank, opts->verbosity);
+    /* Before any plugin is opened: a signal mpirun forwards during the
+     * set-up (SIGUSR1 from Slurm) must not kill a rank with no word. */
+    if (s.rank == 0)
+        guard_catch_signals();
+    else
+        guard_ignore_signals();
     if (s.size < 2) {
         host_error("a job needs a coordinator and at least one worker: run "
                    "it as mpirun -np N aiarun %s, with N >= 2",

@@ -160,14 +160,12 @@ void shutdown_pool(struct coord *c)
         if (w >= 0 && proto_lost_worker(&c->l.p, w))
             MPI_Request_free(&sr[r - 1]);
     }
-    /* Workers that answer their STOP do so at once; only a worker busy
-     * with its usual work deserves the whole shutdown_timeout. */
-    int usual = 0;
-    for (int w = 0; w < c->l.n; w++)
-        usual |= !c->bye[w] && !c->l.st[w].unresponsive;
-    double deadline =
-        util_now() + (usual ? c->l.job->pool.shutdown_timeout
-                            : fmin(1.0, c->l.job->pool.shutdown_timeout));
+    /* A worker in a long step is alive and computing: it reads the STOP
+     * only when its step returns, however long it has been busy, and
+     * nothing tells it from one whose step never returns.  Every worker
+     * gets the whole shutdown_timeout (a worker in an injected delay
+     * answers the STOP at once). */
+    double deadline = util_now() + c->l.job->pool.shutdown_timeout;
     int byes = 0;
     for (int w = 0; w < c->l.n; w++)
         byes += c->bye[w];
@@ -223,7 +221,7 @@ void shutdown_signal(struct coord *c)
     host_error(
         "stopped by signal %d (when a worker dies, mpirun ends the "
         "job this way)%s%s%s",
-        (int)poll_signal, c->l.job->output.checkpoint ? "; checkpoint in " : "",
+        (int)guard_signal, c->l.job->output.checkpoint ? "; checkpoint in " : "",
         c->l.job->output.checkpoint ? c->l.job->output.checkpoint : "",
         c->l.job->output.checkpoint ? ": continue with aiarun --resume" : "");
     c->l.status = RUN_FAILED;

@@ -99,6 +99,18 @@ static void *buffer(size_t bytes)
     return p;
 }
 
+/* Rank 0's control message came (k->rc completed): a keep-alive (rank 0
+ * waits on other workers) is taken and the receive posted again, 0; a
+ * FINISH, 1. */
+static int control(struct node *k)
+{
+    if (k->fin.magic != WIRE_MAGIC || k->fin.kind != WIRE_ALIVE)
+        return 1;
+    MPI_Irecv(&k->fin, sizeof k->fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
+              &k->rc);
+    return 0;
+}
+
 /* Wait for every request of reqs (n) to complete, unless rank 0's FINISH
  * comes first: 1 then, else 0; 2 when the clock passes until first. */
 static int await_all(struct node *k, MPI_Request *reqs, int n, double until)
@@ -126,10 +138,19 @@ static int await_all(struct node *k, MPI_Request *reqs, int n, double until)
             break;
         }
         for (int i = 0; i < got; i++) {
-            if (idx[i] == n)
-                finished = 1;
-            else
+            if (idx[i] != n) {
                 left--;
+                continue;
+            }
+            k->rc = all[n];
+            if (control(k)) {
+                finished = 1;
+                continue;
+            }
+            all[n] = k->rc;
+            /* rank 0 is there: a bound on its silence starts again */
+            if (isfinite(until))
+                until = util_now() + k->s->job->pool.coordinator_timeout;
         }
     }
     memcpy(reqs, all, (size_t)n * sizeof *all);
@@ -239,7 +260,7 @@ static int probe(void *ctx)
     if (k->rc != MPI_REQUEST_NULL) {
         if (MPI_Test(&k->rc, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
             return -1;
-        if (flag) {
+        if (flag && control(k)) {
             k->finished = 1;
             return 1;
         }
@@ -333,8 +354,9 @@ static int round_(struct node *k)
         int idx;
         MPI_Status st;
         double until = isinf(injected) ? INFINITY : util_now() + injected;
-        if (poll_some(1, &k->rc, &idx, &st, until) > 0)
-            return 1;
+        while (poll_some(1, &k->rc, &idx, &st, until) > 0)
+            if (control(k))
+                return 1;
     }
     double compute = util_now() - t;
     double waited = util_now();
@@ -443,7 +465,7 @@ int tree_worker_run(struct setup *s)
     }
     k.rows = (double)s->prob->rows(s->prob_s);
     straggle_init(&k.delays, &s->job->stragglers, s->job->seed, s->rank);
-    poll_ignore_signals();
+    guard_ignore_signals();
     poll_configure(s->job->pool.poll, s->job->pool.wake);
     MPI_Irecv(&k.fin, sizeof k.fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
               &k.rc);
@@ -497,7 +519,12 @@ int tree_worker_run(struct setup *s)
         int idx;
         MPI_Status st;
         double until = util_now() + s->job->pool.shutdown_timeout + 10;
-        if (poll_some(1, &k.rc, &idx, &st, until) != 1) {
+        int n;
+        /* a keep-alive may come after the STOP, which came another way */
+        while ((n = poll_some(1, &k.rc, &idx, &st, until)) == 1 &&
+               !control(&k))
+            ;
+        if (n != 1) {
             host_error("no word from the coordinator after the stop; "
                        "leaving");
             run_no_finalize = 1;

@@ -52,6 +52,18 @@ static int post_query(struct worker *k)
                      MPI_COMM_WORLD, &k->req[0]);
 }
 
+/* The control message in k->ctrl came: a keep-alive (the coordinator
+ * waits on other workers) is taken and the receive posted again, 0;
+ * anything else (a STOP) is for the caller, 1. */
+static int control(struct worker *k)
+{
+    if (k->ctrl.magic != WIRE_MAGIC || k->ctrl.kind != WIRE_ALIVE)
+        return 1;
+    MPI_Irecv(&k->ctrl, sizeof k->ctrl, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
+              &k->req[1]);
+    return 0;
+}
+
 /* Tell the coordinator this worker failed; the text is also printed
  * here, so it is not lost if the coordinator is gone. */
 static void report(struct worker *k, const char *text)
@@ -83,12 +95,15 @@ static int delay(struct worker *k, double seconds)
     int idx;
     MPI_Status st;
     double until = isinf(seconds) ? INFINITY : util_now() + seconds;
-    int n = poll_some(1, &k->req[1], &idx, &st, until);
-    if (n < 0) {
-        host_error("MPI error while waiting out a delay");
-        MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+    for (;;) {
+        int n = poll_some(1, &k->req[1], &idx, &st, until);
+        if (n < 0) {
+            host_error("MPI error while waiting out a delay");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        if (n == 0 || control(k))
+            return n > 0;
     }
-    return n > 0;
 }
 
 /* Answer the query in qbuf (got: its bytes); 1 when a STOP came during
@@ -243,7 +258,13 @@ static int await_finish(const struct setup *s, int status)
     MPI_Status st;
     MPI_Irecv(&fin, sizeof fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD, &req);
     double until = util_now() + s->job->pool.shutdown_timeout + 10;
-    if (poll_some(1, &req, &idx, &st, until) != 1 ||
+    int n;
+    /* keep-alives all came before the STOP: none is expected here */
+    while ((n = poll_some(1, &req, &idx, &st, until)) == 1 &&
+           fin.magic == WIRE_MAGIC && fin.kind == WIRE_ALIVE)
+        MPI_Irecv(&fin, sizeof fin, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
+                  &req);
+    if (n != 1 ||
         fin.magic != WIRE_MAGIC || fin.kind != WIRE_FINISH) {
         if (req != MPI_REQUEST_NULL) {
             MPI_Cancel(&req);
@@ -265,7 +286,7 @@ int worker_run(struct setup *s)
     struct worker k = {.s = s, .req = {MPI_REQUEST_NULL, MPI_REQUEST_NULL},
                        .areq = MPI_REQUEST_NULL, .ereq = MPI_REQUEST_NULL};
     int in_pool = s->windex >= 0;
-    poll_ignore_signals();
+    guard_ignore_signals();
     poll_configure(s->job->pool.poll, s->job->pool.wake);
     if (in_pool) {
         const struct job *job = s->job;
@@ -301,8 +322,9 @@ int worker_run(struct setup *s)
     }
     MPI_Irecv(&k.ctrl, sizeof k.ctrl, MPI_BYTE, 0, TAG_CTRL, MPI_COMM_WORLD,
               &k.req[1]);
-    /* A worker of the pool hears from the coordinator every round; one
-     * silent for pool.coordinator_timeout is stopped or gone. */
+    /* A worker of the pool hears from the coordinator every round, and
+     * while idle a keep-alive every third of pool.coordinator_timeout;
+     * one silent for that long is stopped or gone. */
     double quiet = s->job->pool.coordinator_timeout;
     for (;;) {
         int idx[2];
@@ -324,7 +346,7 @@ int worker_run(struct setup *s)
         int stop = 0;
         for (int i = 0; i < n; i++) {
             if (idx[i] == 1) {
-                stop = 1;
+                stop |= control(&k);
                 continue;
             }
             k.queries++;

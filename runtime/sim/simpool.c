@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "session/facts.h"
+#include "session/guard.h"
 #include "session/session.h"
 #include "core/host.h"
 #include "conf/params.h"
@@ -106,8 +107,11 @@ static int setup_coordinator(struct simpool *sp, struct aia_error *err)
         return -1;
     if (s->job->data.path && read_data(sp, err) < 0)
         return -1;
-    if (session_open(s, -1, s->job->data.path ? &s->data.d : NULL, &s->prob_s,
-                     err) < 0)
+    guard_call("the problem's open", 0);
+    int rc = session_open(s, -1, s->job->data.path ? &s->data.d : NULL,
+                          &s->prob_s, err);
+    guard_call(NULL, 0);
+    if (rc < 0)
         return -1;
     s->dim = s->prob->dim(s->prob_s);
     return 0;
@@ -135,10 +139,17 @@ static void gather_facts(struct simpool *sp)
 static int create_coordinator(struct simpool *sp, struct aia_error *err)
 {
     struct setup *s = &sp->s;
-    if (session_create(s, -1, s->prob_s, s->job->data.path ? &s->data.d : NULL,
-                       &s->alg_s, &s->shape, err) < 0)
+    guard_call("the algorithm's create", 0);
+    int rc = session_create(s, -1, s->prob_s,
+                            s->job->data.path ? &s->data.d : NULL, &s->alg_s,
+                            &s->shape, err);
+    guard_call(NULL, 0);
+    if (rc < 0)
         return -1;
-    return session_create_wait(s, err);
+    guard_call("the wait condition's create", 0);
+    rc = session_create_wait(s, err);
+    guard_call(NULL, 0);
+    return rc;
 }
 
 static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
@@ -147,8 +158,11 @@ static int setup_worker(struct simpool *sp, int w, struct aia_error *err)
     struct simworker *k = &sp->w[w];
     struct aia_shape shape;
     size_t alen = s->shape.answer_len;
-    if (session_create(s, w, k->prob_s, data_of(sp, w), &k->alg_s, &shape,
-                       err) < 0 ||
+    guard_call("the algorithm's create", s->ranks[w]);
+    int rc = session_create(s, w, k->prob_s, data_of(sp, w), &k->alg_s,
+                            &shape, err);
+    guard_call(NULL, 0);
+    if (rc < 0 ||
         session_same_shape(s->ranks[w], &shape, s->prob->dim(k->prob_s),
                            &s->shape, s->dim, err) < 0)
         return -1;
@@ -195,10 +209,16 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
         return aia_seterr(err, "out of memory for %d workers", n);
     if (setup_coordinator(sp, err) < 0)
         return -1;
-    for (int w = 0; w < n; w++)
-        if (session_open(s, w, data_of(sp, w), &sp->w[w].prob_s, err) < 0)
+    for (int w = 0; w < n; w++) {
+        guard_call("the problem's open", s->ranks[w]);
+        int rc = session_open(s, w, data_of(sp, w), &sp->w[w].prob_s, err);
+        guard_call(NULL, 0);
+        if (rc < 0)
             return -1;
+    }
+    guard_call("the problem's facts (smoothness, rows)", 0);
     gather_facts(sp);
+    guard_call(NULL, 0);
     if (create_coordinator(sp, err) < 0)
         return -1;
     session_identity(s); /* its checkpoints resume under mpirun too */
@@ -261,7 +281,10 @@ int simpool_answer(struct simpool *sp, int w, const double *query,
     }
     struct aia_step step = {.round = round, .answers = k->answers};
     e.text[0] = '\0';
-    if (s->alg->worker(k->alg_s, query, k->answer, &step, &e) < 0)
+    guard_call("the algorithm's worker step", s->ranks[w]);
+    int rc = s->alg->worker(k->alg_s, query, k->answer, &step, &e);
+    guard_call(NULL, 0);
+    if (rc < 0)
         return aia_seterr(err, "rank %d: algorithm '%s': worker step: %s",
                           s->ranks[w], s->alg->h.name, util_error_text(&e));
     size_t alen = s->shape.answer_len;
