@@ -29,6 +29,14 @@ like "$out" "output\.history: 'hard\.csv' is problem\.data\.path \(a hard link\)
 run 3 -o problem.data.path="$PWD/mine.csv" -o output.history=hard.csv job.yaml
 is "$rc" 2 "under mpirun too, at start"
 cmp -s mine.csv mine.orig; ok $? "and the data file is left whole"
+sim --simulate 2 -o problem.data.path="$PWD/mine.csv" -o output.history=hard.csv job.yaml
+is "$rc" 2 "--simulate too (it checked no output at all)"
+cmp -s mine.csv mine.orig; ok $? "and the data file is left whole"
+cp job.yaml job.orig
+sim --simulate 2 -o output.history=job.yaml job.yaml
+like "$err" "output\.history: 'job\.yaml' is the job file, an input" \
+    "--simulate: a history over the job file is refused"
+cmp -s job.yaml job.orig; ok $? "and the job file is left whole"
 ln job.yaml hardjob.yaml
 check -o output.final=hardjob.yaml job.yaml
 like "$out" "output\.final: 'hardjob\.yaml' is the job file \(a hard link\)" \

@@ -233,7 +233,9 @@ static double job_doubles(const struct job *job, const struct aia_value *args,
                          d->features ? "problem.data.features"
                                      : "a feature index of",
                          dim, d->sparse ? "" : ", and as many a row stored dense");
-        if (d->sparse && n > 0 && (size_t)n < len)
+        /* the entries named where they weigh more than the model */
+        if (d->sparse && 24 * h.lines + 12 * h.entries > 8 * dim && n > 0 &&
+            (size_t)n < len)
             snprintf(what + n, len - (size_t)n,
                      "; about %.0f rows of %.0f entries in all, read sparse",
                      h.lines, h.entries);
