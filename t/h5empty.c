@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     H5Pset_chunk(plist, 2, chunk);
     hid_t set = file < 0 || space < 0 || plist < 0
                     ? -1
-                    : H5Dcreate2(file, "x", H5T_IEEE_F64LE, space,
-                                 H5P_DEFAULT, plist, H5P_DEFAULT);
+                    : H5Dcreate2(file, "x", H5T_IEEE_F64LE, space, H5P_DEFAULT,
+                                 plist, H5P_DEFAULT);
     int rc = set < 0;
     if (set >= 0)
         H5Dclose(set);

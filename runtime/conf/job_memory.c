@@ -227,12 +227,12 @@ static double job_doubles(const struct job *job, const struct aia_value *args,
         read_head(d->path, 0, &h);
         double dim = d->features ? (double)d->features : h.max_index;
         *model = dim;
-        int n = snprintf(what, len,
-                         "%s %.0f: a model of as many doubles on each "
-                         "rank%s",
-                         d->features ? "problem.data.features"
-                                     : "a feature index of",
-                         dim, d->sparse ? "" : ", and as many a row stored dense");
+        int n = snprintf(
+            what, len,
+            "%s %.0f: a model of as many doubles on each "
+            "rank%s",
+            d->features ? "problem.data.features" : "a feature index of", dim,
+            d->sparse ? "" : ", and as many a row stored dense");
         /* the entries named where they weigh more than the model */
         if (d->sparse && 24 * h.lines + 12 * h.entries > 8 * dim && n > 0 &&
             (size_t)n < len)
@@ -258,8 +258,9 @@ static double job_doubles(const struct job *job, const struct aia_value *args,
     o.path = d->path;
     o.dataset = d->dataset;
     if (data_shape(&o, &rows, &cols) == 0) {
-        snprintf(what, len, "%.0f rows x %.0f values of doubles, from the "
-                            "file's header",
+        snprintf(what, len,
+                 "%.0f rows x %.0f values of doubles, from the "
+                 "file's header",
                  rows, cols);
         return rows * cols;
     }

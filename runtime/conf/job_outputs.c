@@ -110,8 +110,9 @@ static int add_plugin(struct input *in, size_t *n, const struct job *job,
 {
     if (!pl->spec || !strchr(pl->spec, '/'))
         return 0;
-    char *path = pl->spec[0] == '/' || !job->dir ? strdup(pl->spec)
-                                                 : util_join(job->dir, pl->spec);
+    char *path = pl->spec[0] == '/' || !job->dir
+                     ? strdup(pl->spec)
+                     : util_join(job->dir, pl->spec);
     if (!path)
         return -1;
     int rc = add_input(in, n, pl->name, path);
@@ -216,9 +217,9 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
             break;
         }
         for (size_t j = 0; j < i && rc == 0; j++)
-            if (name[j] && (strcmp(name[i], name[j]) == 0 ||
-                            (oexists[i] && oexists[j] &&
-                             same_file(st, &ost[j]))))
+            if (name[j] &&
+                (strcmp(name[i], name[j]) == 0 ||
+                 (oexists[i] && oexists[j] && same_file(st, &ost[j]))))
                 rc = aia_seterr(err,
                                 "%s: output.%s: '%s' is also "
                                 "output.%s%s: give each output its "

@@ -145,8 +145,9 @@ char *util_read_file(const char *path, size_t max, size_t *len,
     if (!S_ISREG(st.st_mode)) {
         close(fd);
         char shown[200];
-        aia_seterr(err, "%s: not a regular file (%s): it is read from a "
-                        "regular file only",
+        aia_seterr(err,
+                   "%s: not a regular file (%s): it is read from a "
+                   "regular file only",
                    util_shown(shown, sizeof shown, path, 160),
                    util_kind(st.st_mode));
         return NULL;

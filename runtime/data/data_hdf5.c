@@ -159,8 +159,7 @@ static int h5_pass(struct data_pass *p, struct h5 *h)
         data_build_init(p, p->cols) < 0)
         return -1;
     /* a width of 2^61 would wrap 8 * width around to a small buffer */
-    size_t per = h->width <= BLOCK_BYTES / 8 ? BLOCK_BYTES / (8 * h->width)
-                                             : 1,
+    size_t per = h->width <= BLOCK_BYTES / 8 ? BLOCK_BYTES / (8 * h->width) : 1,
            bytes;
     if (util_mul(per * h->width, sizeof *h->buf, &bytes) < 0)
         return aia_seterr(p->err,

@@ -68,8 +68,8 @@ static ssize_t read_at(int fd, void *buf, size_t len, uint64_t off)
 {
     size_t done = 0;
     while (done < len) {
-        ssize_t got = pread(fd, (char *)buf + done, len - done,
-                            (off_t)(off + done));
+        ssize_t got =
+            pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
@@ -88,8 +88,7 @@ static int truncated(const char *path, const char *what, uint64_t need,
                       "%ju, the file has %ju bytes (copied or built only in "
                       "part?)",
                       util_shown(shown, sizeof shown, path, 160), what,
-                      what[strlen(what) - 1] == 's' ? "" : "s",
-                      (uintmax_t)need,
+                      what[strlen(what) - 1] == 's' ? "" : "s", (uintmax_t)need,
                       (uintmax_t)size);
 }
 
@@ -142,8 +141,7 @@ static int sections(int fd, const char *path, const ElfW(Ehdr) * h,
     if (count == 0) {
         ElfW(Shdr) first;
         if (read_at(fd, &first, sizeof first, h->e_shoff) != sizeof first)
-            return aia_seterr(err, "%s: cannot read its section headers",
-                              path);
+            return aia_seterr(err, "%s: cannot read its section headers", path);
         count = first.sh_size;
     }
     if (!table_within(h->e_shoff, count, h->e_shentsize, size, &end))
@@ -258,7 +256,7 @@ int elfcheck_symbol(const void *h, size_t size, const char *name,
                               path, name, (size_t)sym->st_size, size);
     }
     if ((uintptr_t)h % _Alignof(struct aia_plugin_header) != 0)
-        return aia_seterr(err, "%s: %s is not aligned as a descriptor is",
-                          path, name);
+        return aia_seterr(err, "%s: %s is not aligned as a descriptor is", path,
+                          name);
     return 0;
 }
