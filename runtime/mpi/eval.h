@@ -9,8 +9,10 @@
  * problem.test).  The coordinator combines them row-weighted when every
  * live worker has answered; a worker declared dead or distrusted meanwhile
  * is counted missing, never waited for.  Rows are written in the order
- * they were asked for.  At the end one evaluation of the final model is
- * waited for, for a bounded time.
+ * they were asked for, every one of them (an empty loss marks a row whose
+ * evaluation missed rows or fell behind).  At the end the evaluation of
+ * the final model is waited for as long as each live worker takes, up to
+ * pool.shutdown_timeout (eval.c says how pool.dead_after shortens it).
  */
 #ifndef AIARUN_EVAL_H
 #define AIARUN_EVAL_H
