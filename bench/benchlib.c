@@ -12,6 +12,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "core/host.h"
+
 double bench_now(void)
 {
     struct timespec ts;
@@ -35,8 +37,8 @@ void bench_sleep(double s)
         ;
 }
 
-static void host_log(const struct aia_host *host, int level, const char *fmt,
-                     ...)
+static void bench_log(const struct aia_host *host, int level,
+                      const char *fmt, ...)
 {
     (void)host;
     (void)level;
@@ -48,7 +50,7 @@ static void host_log(const struct aia_host *host, int level, const char *fmt,
     va_end(ap);
 }
 
-static double host_now(const struct aia_host *host)
+static double bench_host_now(const struct aia_host *host)
 {
     (void)host;
     return bench_now();
@@ -172,10 +174,11 @@ int bench_problem_load(struct bench_problem *bp, const char *path,
                 AIA_ABI_VERSION);
         return -1;
     }
-    bp->host = (struct aia_host){.size = sizeof bp->host,
-                                 .abi = AIA_ABI_VERSION,
-                                 .log = host_log,
-                                 .now = host_now};
+    /* the runtime's host (its partition, step and age rules, which the
+     * plugins call), with the bench's own log and clock */
+    bp->host = *host_get();
+    bp->host.log = bench_log;
+    bp->host.now = bench_host_now;
     return bind(bp, kv, nkv);
 }
 
