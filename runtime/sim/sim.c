@@ -18,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/host.h"
 #include "core/proto.h"
+#include "session/guard.h"
 #include "record/record.h"
 #include "session/lead.h"
 #include "simpool.h"
@@ -151,7 +153,9 @@ static int finish_round(struct sim *m)
 {
     int next = 1 - m->cur;
     double t = util_now();
+    guard_call("the algorithm's query", 0);
     int rc = lead_query(&m->l, m->qbuf[next]);
+    guard_call(NULL, 0);
     m->plugin_s += util_now() - t;
     if (rc < 0)
         return -1;
@@ -200,7 +204,10 @@ static void on_answer(struct sim *m, int w, uint64_t round)
         }
         a.values = m->adec;
     }
+    guard_call("the algorithm's absorb (or the end of the round after it)",
+               0);
     lead_answer(&m->l, w, &a, m->now);
+    guard_call(NULL, 0);
 }
 
 /* The answer of event ev arrives. */
@@ -258,11 +265,17 @@ static void loop(struct sim *m)
 {
     const struct setup *s = m->l.s;
     while (!m->l.p.why) {
+        if (guard_signal) { /* as the MPI driver's loop: a stop rule */
+            proto_stop(&m->l.p, "signal");
+            break;
+        }
         /* a death may end the round as an answer does */
         double deadline =
             fmin(m->stop_at, lead_reap(&m->l, m->now, let_dead_go));
         if (!m->l.p.why && ready(m)) {
+            guard_call("the end of a round (query, loss, checkpoint)", 0);
             lead_end_round(&m->l, m->now);
+            guard_call(NULL, 0);
             continue;
         }
         if (m->l.p.why)
@@ -334,11 +347,57 @@ static int sim_left(struct lead *l, int w)
  * as there, the ranks a real run would leave behind. */
 static void finish(struct sim *m)
 {
+    guard_call("the end of the run (final loss, checkpoint, report)", 0);
     lead_final(&m->l, m->now);
     m->l.r.t_end = m->now;
     drain(m);
     lead_report(&m->l);
     lead_left_behind(&m->l, sim_left);
+    guard_call(NULL, 0);
+}
+
+/* Stopped by a signal (the stop rule "signal"): SIGUSR1 asks for a stop
+ * as at a limit, exit status 0; any other ends the run as under mpirun,
+ * its history, checkpoint and summary written, exit status 1. */
+static void signalled(struct sim *m)
+{
+    const char *ck = m->l.job->output.checkpoint;
+    if (m->l.p.why != proto_stop_rule("signal"))
+        return;
+    if (guard_signal == SIGUSR1) {
+        host_error("stopped by SIGUSR1%s%s", ck ? "; checkpoint in " : "",
+                   ck ? ck : "");
+        return;
+    }
+    host_error("stopped by signal %d%s%s", (int)guard_signal,
+               ck ? "; checkpoint in " : "", ck ? ck : "");
+    m->l.status = RUN_FAILED;
+}
+
+/* Which key bounds a plugin call now, for the watchdog's message. */
+static const char *bound_key;
+
+/* The watchdog (guard.c): one plugin call has not returned.  A
+ * simulation runs every rank in this thread, so nothing can go on past
+ * it: say which call of which rank, keep the history rows written so far
+ * (stdio holds whole rows between plugin calls) and end the process. */
+static void hung(const char *what, int rank, double seconds)
+{
+    host_error("%s of rank %d has not returned after %g s (%s): a "
+               "simulation cannot go past a call that never returns; "
+               "ending it with exit status %d, no summary",
+               what, rank, seconds, bound_key, RUN_FAILED);
+    fflush(NULL);
+    _exit(RUN_FAILED);
+}
+
+/* Bound every plugin call from here on by the key name's seconds. */
+static void watch(const char *name, double seconds)
+{
+    guard_unwatch();
+    bound_key = name;
+    if (guard_watch(seconds, hung) < 0)
+        host_error("cannot start the watchdog: plugin calls unbounded");
 }
 
 static int alloc(struct sim *m, struct aia_error *err)
@@ -394,7 +453,10 @@ static int start(struct sim *m, struct aia_error *err)
     if (record_check(&m->l.r) < 0)
         return aia_seterr(err, "%s", m->l.r.err.text);
     err->text[0] = '\0';
-    if (s->alg->init(s->alg_s, m->qbuf[0], err) < 0) {
+    guard_call("the algorithm's init", 0);
+    int rc = s->alg->init(s->alg_s, m->qbuf[0], err);
+    guard_call(NULL, 0);
+    if (rc < 0) {
         char text[AIA_ERROR_LEN];
         snprintf(text, sizeof text, "%s", util_error_text(err));
         return aia_seterr(err, "algorithm '%s': init: %s", s->alg->h.name,
@@ -423,25 +485,38 @@ static int simulate(struct job *job, int n)
     struct sim m = {.l.status = RUN_OK};
     struct aia_error err;
     double t0 = util_now();
+    guard_catch_signals(); /* before any plugin is opened */
+    watch("pool.setup_timeout", job->pool.setup_timeout);
     if (simpool_open(&m.sp, job, n, &err) < 0 || start(&m, &err) < 0) {
+        guard_unwatch();
         host_error("%s", err.text);
         sim_free(&m);
         return RUN_BAD_JOB;
     }
+    /* a call of the run holds every simulated rank, as a silent
+     * coordinator holds a run's workers: bounded as they wait for it
+     * (pool.dead_after counts virtual seconds here, and a real call
+     * stalled by a loaded machine must not end a healthy run) */
+    watch("pool.coordinator_timeout", job->pool.coordinator_timeout);
     double t1 = util_now();
     m.l.r.query = m.qbuf[0];
     m.l.r.progress_at = 1.0; /* progress for runs over a virtual second */
     m.l.r.ckpt_at = job->output.checkpoint_seconds;
     proto_start(&m.l.p, 1, 0, 0);
     m.stop_at = job->stop.time > 0 ? job->stop.time : INFINITY;
-    if (seal(&m) == 0 && lead_begin(&m.l, m.now) == 0) {
+    guard_call("the first history row (the loss)", 0);
+    int begun = seal(&m) == 0 && lead_begin(&m.l, m.now) == 0;
+    guard_call(NULL, 0);
+    if (begun) {
         for (int w = 0; w < n && !m.l.p.why; w++)
             if (m.l.p.direct[w])
                 send_query(&m, w);
         loop(&m);
     }
     double t2 = util_now();
+    signalled(&m);
     finish(&m);
+    guard_unwatch();
     double run = t2 - t1, plugin_s = m.plugin_s + m.l.plugin_s;
     host_log(AIA_LOG_INFO,
              "simulated %d workers: set up in %.3f s; %llu events, %.6g "
