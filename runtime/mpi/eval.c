@@ -447,6 +447,8 @@ void eval_drain(struct coord *c)
         settle(c, 0);
         if (e->count == 0)
             break;
+        /* idle workers hear the coordinator is there while it waits */
+        wake = fmin(wake, coord_keep_alive(c, now));
         int k = listen_poll(c, fmin(wake, shutdown_reap(c, now)));
         if (k < 0)
             break;
