@@ -69,8 +69,9 @@ static void usage(FILE *out)
             "folder and\n%s.\n"
             "Exit status: 0 done, 1 failed while running, 2 bad job, "
             "plugin or usage,\n"
-            "3 done with the outputs complete but a worker left behind "
-            "(see aiarun(1)).\n",
+            "3 done with the outputs complete but a worker left behind, "
+            "4 done but the\nfinal evaluation missed rows (see "
+            "aiarun(1)).\n",
             loader_plugindir());
 }
 
