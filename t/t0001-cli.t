@@ -7,7 +7,7 @@ is "$rc" 0 "--help exits 0"
 like "$out" "^Usage: mpirun -np N aiarun" "--help prints the usage"
 like "$out" "AIARUN_PLUGIN_PATH" "--help says where plugins are searched"
 for st in 0 1 2 3 4; do
-    like "$out" "(: |, )$st [a-z]" "--help names exit status $st, as aiarun(1) does"
+    like "$out" "(^|: |, )$st [a-z]" "--help names exit status $st, as aiarun(1) does"
 done
 
 out=$("$AIARUN" --version); rc=$?
