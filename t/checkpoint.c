@@ -96,6 +96,7 @@ int main(void)
                            .round = 40,
                            .elapsed = 1.5,
                            .history_bytes = 900,
+                           .answers = 163,
                            .query_len = 3,
                            .query = q,
                            .state_len = 5,
@@ -105,6 +106,7 @@ int main(void)
     is_int(round_trip(&k, &id, &id, &got, &err), 0, "a checkpoint reads back");
     is_int(got.iteration, 40, "its iteration");
     is_int((long long)got.history_bytes, 900, "its history size");
+    is_int((long long)got.answers, 163, "its answers from the start");
     is_double(got.query[1], -2, 0, "its query");
     ok(got.state_len == 5 && memcmp(got.state, state, 5) == 0, "its state");
     checkpoint_free(&got);
@@ -133,6 +135,7 @@ int main(void)
         {"a negative time", "its time is out of bounds", k},
         {"a history of 2^51 bytes", "its history size is out of bounds", k},
         {"an iteration of 2^62", "its iteration is out of bounds", k},
+        {"answers past 2^53", "its answers is out of bounds", k},
         {"a query holding an infinity", "value 2 of its query is not finite",
          k},
     };
@@ -143,7 +146,8 @@ int main(void)
     bad[3].k.elapsed = -1;
     bad[4].k.history_bytes = 1ull << 51;
     bad[5].k.iteration = 1ll << 62;
-    bad[6].k.query = inf_q;
+    bad[6].k.answers = 1ull << 60;
+    bad[7].k.query = inf_q;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         is_int(round_trip(&bad[i].k, &id, &id, &got, &err), -1, "%s is refused",
                bad[i].what);

@@ -46,6 +46,7 @@ struct checkpoint {
     uint64_t round;
     double elapsed;
     uint64_t history_bytes, answers_bytes, iterates_bytes;
+    uint64_t answers; /* answers absorbed up to it, from the start */
     size_t query_len;
     double *query;
     size_t state_len;

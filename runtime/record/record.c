@@ -460,6 +460,7 @@ int record_checkpoint(struct recorder *r, int force, double now)
         .answers_bytes = r->answers ? (uint64_t)output_size(r->answers) : 0,
         .iterates_bytes =
             r->iterates ? (uint64_t)iterates_size(r->iterates) : 0,
+        .answers = record_answers(r),
         .query_len = s->shape.query_len,
         .query = (double *)r->query,
         .state_len = len,
@@ -545,7 +546,9 @@ int record_answer(struct recorder *r, int w, uint64_t sent_round,
 
 uint64_t record_answers(const struct recorder *r)
 {
-    uint64_t n = 0;
+    /* from the start of the run, as iterations are: a resumed run goes
+     * on from its checkpoint's count */
+    uint64_t n = r->resumed ? r->resume.answers : 0;
     for (int w = 0; w < r->p->n; w++)
         n += r->st[w].answers;
     return n;

@@ -139,7 +139,8 @@ int record_read_resume(struct recorder *r);
 int record_close(struct recorder *r);
 
 
-/* Answers absorbed so far, over every worker. */
+/* Answers absorbed so far, over every worker, from the start of the run
+ * (a resumed run counts its checkpoint's too, as iterations do). */
 uint64_t record_answers(const struct recorder *r);
 
 /* The problem's metric of r->x (set by record_loss) into *v; NaN when it
