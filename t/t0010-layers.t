@@ -70,6 +70,7 @@ session session record conf data core
 record record conf data core session/setup.h session/facts.h"
 
 scratch
+cd "$trash" || exit 99
 all=$(edges "$rt")
 test_expect 'the runtime has layered folders with includes in them' \
     '[ $(printf "%s\n" "$all" | wc -l) -gt 100 ]'

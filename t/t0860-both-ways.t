@@ -9,6 +9,7 @@
 # resumed by the other.
 . "$top_srcdir/t/lib.sh"
 scratch
+cd "$trash" || exit 99
 
 cat > base.yaml <<'YAML'
 seed: 5
