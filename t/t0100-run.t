@@ -20,6 +20,9 @@ for np in 5 2; do
 done
 
 like "$(echo "$out" | tail -1)" "^stop=iterations " "the summary is the last line of stdout"
+busy=$(field coordinator_busy "$out")
+expect_ok "rank 0's share of the run on its own work is measured ($busy)" \
+    awk -v b="${busy:-x}" 'BEGIN { exit !(b ~ /^[0-9.]+$/ && b >= 0 && b <= 1) }'
 like "$(echo "$out" | head -1)" "^aiarun [0-9.]+: .*sgd-lrmse.yaml, 2 ranks: coordinator 0, 1 workers, rounds mode$" \
     "the report starts with what ran"
 like "$out" "

@@ -11,7 +11,7 @@ algorithm: {plugin: sgd, step: 0.05}
 problem: {plugin: lrmse, rows: 4000, cols: 20}
 pool: {wait: {nwait: 3}}
 stragglers: {work_ms: 1, fixed: {ranks: [2], delay_ms: 50}}
-simulate: {row_us: 0, latency_us: 0}
+simulate: {row_us: 0, latency_us: 0, coordinator: none}
 stop: {iterations: 300}
 output: {history: h.csv, answers: a.csv, workers: w.csv}
 YAML
@@ -201,4 +201,48 @@ sim --simulate 4 -o algorithm.step=50 -o output.final=bad.txt nwait.yaml
 is "$rc" 1 "a simulated run whose step diverges exits 1"
 like "$err" "diverge" "saying it diverged"
 ok $([ ! -e bad.txt ] && echo 0 || echo 1) "and writes no final iterate"
+# Rank 0's own work on the virtual clock (simulate.coordinator).  One
+# worker, 1 ms a step, nothing else but rank 0's 100 us for each answer it
+# takes and each query it sends: a round is 1.2 ms.
+cat > coord.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse, rows: 2000, cols: 10}
+stragglers: {work_ms: 1}
+simulate: {row_us: 0, latency_us: 0, coordinator_us: 100, coordinator_ns: 0}
+stop: {iterations: 10}
+YAML
+sim --simulate 1 coord.yaml
+is "$(field time "$out")" 0.012000 \
+    "rank 0's 100 us an answer and 100 us a query make rounds of 1.2 ms"
+sim --simulate 1 -o simulate.coordinator_ns=1000 coord.yaml
+is "$(field time "$out")" 0.012200 \
+    "and 1 us a double: 10 absorbed and 10 written add 20 us a round"
+# 50 workers answering every 1 ms asynchronously, rank 0 200 us an answer
+# (taken, then the next query sent): it can take 5,000 a second, not the
+# workers' 50,000, and says that it set the pace.
+sim --simulate 50 -o pool.mode=async -o algorithm.plugin=sgd \
+    -o algorithm.step=0.01 -o stop.iterations=0 -o stop.time=1 coord.yaml
+n=$(field answers "$out")
+ok $([ "$n" -le 5000 ] && [ "$n" -ge 4900 ] && echo 0 || echo 1) \
+    "a saturated rank 0 takes 5,000 answers a virtual second ($n)"
+is "$(field coordinator_busy "$out")" 1.0000 "busy all of the run"
+like "$err" "busy 100% of the virtual time.*set the pace" "and says so"
+sim --simulate 50 -o pool.mode=async -o algorithm.plugin=sgd \
+    -o algorithm.step=0.01 -o stop.iterations=0 -o stop.time=1 \
+    -o simulate.coordinator=none coord.yaml
+n=$(field answers "$out")
+ok $([ "$n" -ge 49000 ] && echo 0 || echo 1) \
+    "with coordinator: none the workers set it: 50,000 ($n)"
+is "$(field coordinator_busy "$out")" "" "and no coordinator_busy is claimed"
+sim --simulate 4 -o simulate.coordinator=measured coord.yaml
+is "$rc" 0 "coordinator: measured runs"
+b=$(field coordinator_busy "$out")
+ok $(awk -v b="$b" 'BEGIN { exit !(b > 0 && b <= 1) }' && echo 0 || echo 1) \
+    "and measures a busy share in (0, 1] ($b)"
+like "$err" "measured rank 0 busy .*coordinator_us: [0-9.e+-]+ with coordinator_ns: 0" \
+    "and prints the model's figures that give the same"
+sim --simulate 4 -o simulate.coordinator=fast coord.yaml
+is "$rc" 2 "an unknown coordinator model is refused"
+like "$err" "simulate.coordinator" "naming the key"
 done_testing

@@ -115,6 +115,9 @@ struct job_simulate {
     double comm_mean, comm_spread, comm_cv;
     double p_slow, p_fast, slow_factor;
     const struct mnode *compute_node;
+    int coordinator;             /* enum latency_coordinator */
+    double coord_msg_s;          /* model: each message taken or sent */
+    double coord_double_s;       /* model: each double absorbed or written */
 };
 
 struct job {

@@ -221,12 +221,14 @@ static void loop(struct coord *c)
         if (c->l.p.why)
             break;
         expect_answers(c, now);
+        double waited = util_now();
         int k = listen_poll(c, deadline);
         if (k < 0) {
             coord_fail(c, "MPI error while waiting for answers");
             break;
         }
         now = util_now();
+        c->wait_s += now - waited;
         if (guard_signal)
             proto_stop(&c->l.p, "signal");
         else if (record_progress(&c->l.r, now) < 0)
@@ -245,6 +247,9 @@ static void loop(struct coord *c)
             lead_end_round(&c->l, now);
     }
     c->l.r.t_end = util_now();
+    double run = c->l.r.t_end - c->l.p.t0;
+    if (run > 0)
+        c->l.r.coord_busy = fmax(0.0, 1.0 - c->wait_s / run);
 }
 
 int coord_run(struct setup *s)

@@ -55,6 +55,8 @@ struct coord {
     int *of_rank;
     struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
     double alive_at, alive_prev; /* the next and the last keep-alive */
+    double wait_s; /* seconds in listen_poll: waiting for (or receiving)
+                      answers, the rest of the loop being rank 0's work */
 };
 
 /* The coordinator's role (rank 0): runs the job, returns its exit

@@ -29,7 +29,8 @@ int record_init(struct recorder *r, const struct setup *s,
                            .loss_at = -1,
                            .progress_at = INFINITY,
                            .ev = {NAN, NAN, NAN, NAN},
-                           .fail_loss = NAN};
+                           .fail_loss = NAN,
+                           .coord_busy = NAN};
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
     return r->x ? 0 : -1;
 }
@@ -87,7 +88,11 @@ int record_loss(struct recorder *r, double *loss)
         *loss = r->ev_missing ? NAN : r->ev[0];
         return r->evaluate(r->eval_ctx, r->x, NULL);
     }
-    if (r->s->prob->loss(r->s->prob_s, r->x, loss, &err) < 0)
+    double t = r->eval_timed ? util_now() : 0;
+    int rc = r->s->prob->loss(r->s->prob_s, r->x, loss, &err);
+    if (r->eval_timed)
+        r->eval_s += util_now() - t;
+    if (rc < 0)
         return aia_seterr(&r->err, "problem '%s': loss: %s",
                           r->s->prob->h.name, util_error_text(&err));
     if (diverge_loss(&r->dv, r->job->stop.diverge, *loss))
@@ -139,8 +144,13 @@ int record_metric(struct recorder *r, double *v)
     const struct setup *s = r->s;
     struct aia_error err = {""};
     *v = NAN;
-    if (s->offers & AIA_OFFER_METRIC &&
-        s->prob->metric(s->prob_s, r->x, v, &err) < 0) {
+    if (!(s->offers & AIA_OFFER_METRIC))
+        return 0;
+    double t = r->eval_timed ? util_now() : 0;
+    int rc = s->prob->metric(s->prob_s, r->x, v, &err);
+    if (r->eval_timed)
+        r->eval_s += util_now() - t;
+    if (rc < 0) {
         *v = NAN;
         return aia_seterr(&r->err, "problem '%s': %s: %s", s->prob->h.name,
                           s->metric_name, util_error_text(&err));

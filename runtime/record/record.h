@@ -65,6 +65,11 @@ struct recorder {
     uint64_t rows_behind, rows_partial;
     double fail_loss; /* the loss that stopped the run as diverged, or NaN */
     int incomplete;   /* the final loss missed rows (report_end) */
+    /* rank 0's share of the run's time spent on its own work rather than
+     * waiting for answers (the summary's coordinator_busy); NaN: unknown */
+    double coord_busy;
+    int eval_timed; /* eval_s is kept (the simulator's coordinator) */
+    double eval_s;  /* wall seconds in rank 0's own loss and metric */
 };
 
 /* Set up for the run (allocates x); 0 or -1 (out of memory). */

@@ -293,6 +293,8 @@ static int summary(struct recorder *r, const char *why, double loss)
         if (!isnan(m))
             printf(" %s=%.10g", r->s->metric_name, m);
     }
+    if (!isnan(r->coord_busy))
+        printf(" coordinator_busy=%.4f", r->coord_busy);
     struct traffic t = traffic(r);
     printf(" sent_bytes=%llu sent_payload=%llu recv_bytes=%llu "
            "recv_payload=%llu ratio=%.4f",

@@ -25,6 +25,12 @@ static const struct job_name compute_names[] = {{"rows", LATENCY_ROWS},
                                                 {"dsag", LATENCY_DSAG},
                                                 {NULL, 0}};
 
+static const struct job_name coordinator_names[] = {
+    {"model", LATENCY_COORD_MODEL},
+    {"measured", LATENCY_COORD_MEASURED},
+    {"none", LATENCY_COORD_NONE},
+    {NULL, 0}};
+
 const struct job_key latency_keys_simulate[] = {
     {{"compute", AIA_ENUM, "rows",
       "a worker's compute time per answer: rows: row_us per row of its "
@@ -55,6 +61,29 @@ const struct job_key latency_keys_simulate[] = {
      .kind = JF_DOUBLE,
      .off = SIM(bandwidth_bps),
      .scale = 1e6},
+    {{"coordinator", AIA_ENUM, "model",
+      "rank 0's own work on the virtual clock (answers queue while it "
+      "works): model: coordinator_us a message and coordinator_ns a "
+      "double; measured: its real wall time, call by call "
+      "(machine-dependent); none: it takes no time",
+      "model|measured|none", 0, 0},
+     .kind = JF_ENUM,
+     .off = SIM(coordinator),
+     .names = coordinator_names},
+    {{"coordinator_us", AIA_DOUBLE, "1",
+      "coordinator: model: microseconds of rank 0's work for each answer "
+      "it takes and each query it sends",
+      NULL, 0, 1e12},
+     .kind = JF_DOUBLE,
+     .off = SIM(coord_msg_s),
+     .scale = 1e-6},
+    {{"coordinator_ns", AIA_DOUBLE, "1",
+      "coordinator: model: nanoseconds of rank 0's work for each double of "
+      "an answer it absorbs and of a query it writes",
+      NULL, 0, 1e12},
+     .kind = JF_DOUBLE,
+     .off = SIM(coord_double_s),
+     .scale = 1e-9},
     JOB_KEYS_END,
 };
 

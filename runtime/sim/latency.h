@@ -27,6 +27,14 @@ enum latency_compute {
     LATENCY_DSAG = 2
 };
 
+/* How rank 0's own work is charged on the virtual clock
+ * (simulate.coordinator). */
+enum latency_coordinator {
+    LATENCY_COORD_MODEL = 0,   /* coordinator_us and coordinator_ns */
+    LATENCY_COORD_MEASURED = 1, /* its real wall time, call by call */
+    LATENCY_COORD_NONE = 2     /* no time: a coordinator infinitely fast */
+};
+
 /* A Gamma distribution by its shape and scale. */
 struct latency_gamma {
     double shape, scale;

@@ -8,6 +8,12 @@
  * matter) and kept until its arrival, at the time the latency model draws.
  * Between events the clock jumps to the next arrival, or to the earliest
  * deadline: the wait condition's, a worker's pool.dead_after, stop.time.
+ *
+ * Rank 0's own work (taking an answer, absorbing it, writing the next
+ * query, sending it) moves the clock too (simulate.coordinator): a query
+ * leaves when the work before it is done, and answers that arrive while
+ * rank 0 works wait in the queue, so that a saturated coordinator shows
+ * as one, busy near all of the run (the summary's coordinator_busy).
  */
 #include <config.h>
 
@@ -25,6 +31,7 @@
 #include "session/guard.h"
 #include "record/record.h"
 #include "session/lead.h"
+#include "latency.h"
 #include "simpool.h"
 #include "simq.h"
 #include "core/util.h"
@@ -56,6 +63,13 @@ struct sim {
     uint64_t events;
     double plugin_s; /* wall seconds in the plugins' steps, for the
                         simulator's own overhead */
+    double worker_s; /* of which the simulated workers' */
+    /* rank 0's work (simulate.coordinator): what the current piece began
+     * at (virtual; wall; the wall seconds not its own), what the model
+     * has charged it, and the virtual seconds it was busy in all */
+    int working;
+    double work_t0, work_wall0, work_skip0, charged, busy_s;
+    double msgs, doubles; /* what it handled in all (any mode) */
 };
 
 /* Stop the run with an error (printed at once); the first one wins. */
@@ -83,6 +97,63 @@ static int seal(struct sim *m)
     return 0;
 }
 
+/* Wall seconds of this process that are not rank 0's own work: the
+ * simulated workers' steps, and the loss and metric that rank 0 computes
+ * here on every row where a run's workers evaluate their own. */
+static double not_rank0(const struct sim *m)
+{
+    return m->worker_s + m->l.r.eval_s;
+}
+
+/* Rank 0 starts a piece of work (an answer taken, a round ended) at the
+ * current time, which its earlier work has already moved on: answers
+ * that arrived meanwhile waited. */
+static void work_begin(struct sim *m)
+{
+    if (m->l.job->simulate.coordinator == LATENCY_COORD_NONE)
+        return;
+    m->working = 1;
+    m->work_t0 = m->now;
+    m->charged = 0;
+    if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED) {
+        m->work_skip0 = not_rank0(m);
+        m->work_wall0 = util_now();
+    }
+}
+
+/* The model's charge for messages taken or sent and doubles absorbed or
+ * written. */
+static void charge(struct sim *m, size_t msgs, size_t doubles)
+{
+    const struct job_simulate *js = &m->l.job->simulate;
+    m->msgs += (double)msgs;
+    m->doubles += (double)doubles;
+    if (m->working && js->coordinator == LATENCY_COORD_MODEL)
+        m->charged +=
+            (double)msgs * js->coord_msg_s + (double)doubles * js->coord_double_s;
+}
+
+/* Where rank 0's clock is within its current work. */
+static double work_clock(struct sim *m)
+{
+    if (!m->working)
+        return m->now;
+    double busy = m->charged;
+    if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED)
+        busy = (util_now() - m->work_wall0) - (not_rank0(m) - m->work_skip0);
+    return fmax(m->now, m->work_t0 + fmax(busy, 0.0));
+}
+
+/* The work is done: the clock stands at its end. */
+static void work_end(struct sim *m)
+{
+    if (!m->working)
+        return;
+    m->now = work_clock(m);
+    m->busy_s += m->now - m->work_t0;
+    m->working = 0;
+}
+
 /* Tree mode: worker w, a child of the coordinator, is sent the current
  * query; its subtree's answer arrives when the slowest path allows. */
 static void send_subtree(struct sim *m, int w)
@@ -92,7 +163,9 @@ static void send_subtree(struct sim *m, int w)
     double t = util_now();
     double back = simpool_subtree(&m->sp, w, m->qbuf[m->cur], m->l.p.round,
                                   m->now, &sub, &err);
-    m->plugin_s += util_now() - t;
+    t = util_now() - t;
+    m->plugin_s += t;
+    m->worker_s += t;
     if (isnan(back)) {
         sim_fail(m, "stopping: %s", err.text);
         return;
@@ -114,6 +187,8 @@ static void send_query(struct sim *m, int w)
 {
     struct simworker *k = &m->sp.w[w];
     struct aia_error err;
+    charge(m, 1, 0);
+    m->now = work_clock(m); /* it leaves once the work before it is done */
     m->l.st[w].sent_payload += m->l.s->shape.query_len * sizeof(double);
     m->l.st[w].sent_encoded += m->qbytes;
     m->l.st[w].queries++;
@@ -125,7 +200,9 @@ static void send_query(struct sim *m, int w)
     double t = util_now();
     int rc = simpool_answer(&m->sp, w, m->qbuf[m->cur], m->qenc, m->qbytes,
                             m->l.p.round, &err);
-    m->plugin_s += util_now() - t;
+    t = util_now() - t;
+    m->plugin_s += t;
+    m->worker_s += t;
     if (rc < 0) {
         sim_fail(m, "stopping: %s", err.text);
         return;
@@ -152,6 +229,7 @@ static void send_query(struct sim *m, int w)
 static int finish_round(struct sim *m)
 {
     int next = 1 - m->cur;
+    charge(m, 0, m->l.s->shape.query_len);
     double t = util_now();
     guard_call("the algorithm's query", 0);
     int rc = lead_query(&m->l, m->qbuf[next]);
@@ -191,6 +269,7 @@ static void on_answer(struct sim *m, int w, uint64_t round)
     m->l.st[w].recv_payload += m->l.s->shape.answer_len * sizeof(double);
     m->l.st[w].recv_encoded += k->bytes;
     m->l.st[w].recv_msgs++;
+    charge(m, 0, m->l.s->shape.answer_len);
     struct lead_answer a = {.round = round,
                             .compute_s = f->compute_s,
                             .delay_s = f->delay_s,
@@ -216,6 +295,7 @@ static void take(struct sim *m, const struct simq_event *ev)
     int w = ev->w;
     if (proto_lost_worker(&m->l.p, w))
         return; /* never read again, as under MPI */
+    charge(m, 1, 0);
     if (m->fl[w].corrupt && !proto_untrusted(&m->l.p, w)) {
         /* stragglers.corrupt: as under MPI, not trusted any more */
         lead_distrust(&m->l, w, "not an aiarun message",
@@ -274,7 +354,9 @@ static void loop(struct sim *m)
             fmin(m->stop_at, lead_reap(&m->l, m->now, let_dead_go));
         if (!m->l.p.why && ready(m)) {
             guard_call("the end of a round (query, loss, checkpoint)", 0);
+            work_begin(m);
             lead_end_round(&m->l, m->now);
+            work_end(m);
             guard_call(NULL, 0);
             continue;
         }
@@ -289,8 +371,10 @@ static void loop(struct sim *m)
             simq_pop(&m->q, &ev);
             m->events++;
             if (ev.t > m->now)
-                m->now = ev.t;
+                m->now = ev.t; /* else it waited for rank 0 */
+            work_begin(m);
             take(m, &ev);
+            work_end(m);
             recorder_failed(m, record_progress(&m->l.r, m->now));
         } else if (isinf(deadline)) {
             sim_fail(m, "no answer can come: every busy worker hangs, and "
@@ -305,8 +389,10 @@ static void loop(struct sim *m)
         if (!m->l.p.why && proto_time_up(&m->l.p, &m->l.job->stop, m->now)) {
             /* answers absorbed since the last query make one more,
              * partial, round, as under MPI */
+            work_begin(m);
             if (m->l.p.arrived > 0 && finish_round(m) == 0)
                 recorder_failed(m, record_iteration(&m->l.r, 0, m->now));
+            work_end(m);
             proto_stop(&m->l.p, "time");
         }
     }
@@ -407,6 +493,7 @@ static int alloc(struct sim *m, struct aia_error *err)
     if (lead_init(&m->l, s, &m->acodec, &sim_ops, err) < 0)
         return -1;
     m->l.timed = 1;
+    m->l.r.eval_timed = job->simulate.coordinator == LATENCY_COORD_MEASURED;
     size_t qlen = s->shape.query_len, alen = s->shape.answer_len;
     if (codec_init(&m->qcodec, job->codec.query, qlen, 0, job->codec.level,
                    err) < 0 ||
@@ -508,11 +595,31 @@ static int simulate(struct job *job, int n)
     int begun = seal(&m) == 0 && lead_begin(&m.l, m.now) == 0;
     guard_call(NULL, 0);
     if (begun) {
+        work_begin(&m);
         for (int w = 0; w < n && !m.l.p.why; w++)
             if (m.l.p.direct[w])
                 send_query(&m, w);
+        work_end(&m);
         loop(&m);
     }
+    if (job->simulate.coordinator != LATENCY_COORD_NONE && m.now > 0)
+        m.l.r.coord_busy = fmin(1.0, m.busy_s / m.now);
+    if (job->simulate.coordinator == LATENCY_COORD_MEASURED && m.doubles > 0 &&
+        m.msgs > 0)
+        host_log(AIA_LOG_WARN,
+                 "simulate.coordinator: measured rank 0 busy %.4g s for %.0f "
+                 "messages and %.4g doubles (simulate.coordinator_us: %.4g "
+                 "with coordinator_ns: 0, or coordinator_us: 0 with "
+                 "coordinator_ns: %.4g, give the same busy time on any "
+                 "machine)",
+                 m.busy_s, m.msgs, m.doubles, m.busy_s / m.msgs * 1e6,
+                 m.busy_s / m.doubles * 1e9);
+    if (m.l.r.coord_busy >= 0.9)
+        host_log(AIA_LOG_WARN,
+                 "rank 0 was busy %.0f%% of the virtual time "
+                 "(simulate.coordinator): the coordinator, not the workers, "
+                 "set the pace",
+                 100 * m.l.r.coord_busy);
     double t2 = util_now();
     signalled(&m);
     finish(&m);

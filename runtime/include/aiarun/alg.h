@@ -471,9 +471,10 @@ static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
     double n = t->n[e], big = t->big, mass = 0;
     for (size_t j = 0; j < t->dim; j++) {
         double in = rows * g[j], out = n * old[j];
+        double a = fabs(in), b = fabs(out), m = a > b ? a : b;
         t->sum[j] += in - out;
-        big = fmax(big, fmax(fabs(in), fabs(out)));
-        mass += fabs(in) - fabs(out);
+        big = m > big ? m : big; /* fmax, without a libm call a value */
+        mass += a - b;
     }
     t->big = big;
     t->mass += mass;
