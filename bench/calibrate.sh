@@ -10,10 +10,17 @@
 # (the median round trip less 2 ms of work: messages, wake-ups and
 # scheduling on an oversubscribed machine) is split over the two links'
 # simulate.latency_us.
+# Then jobs where rank 0's work matters (CASES=coordinator runs only
+# them): gd on 10^5 columns with a few rows a worker, so that absorbing
+# an answer and writing a query cost as much as a worker's step; mpirun
+# against --simulate with simulate.coordinator measured and the default
+# model (none, too, to show what charging nothing gives): time to the same
+# iteration (waiting for all, the iterates are the same each way) and
+# coordinator_busy each way.
 #   sh bench/calibrate.sh   (from the build folder; REPS=3 by default)
 set -u
 : "${AIARUN:=./aiarun}" "${MPIRUN:=mpirun}" "${REPS:=3}"
-: "${AIARUN_SIM:=$AIARUN}"
+: "${AIARUN_SIM:=$AIARUN}" "${CASES:=all}"
 export AIARUN_PLUGIN_PATH="${AIARUN_PLUGIN_PATH:-plugins/.libs:problems/.libs}"
 if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -48,6 +55,49 @@ mpi() { # WORKERS ARGS...
         "$AIARUN" -q "$@" "$dir/job.yaml" | tail -n 1
 }
 
+coordinator_cases() {
+    printf '\n# rank 0 bound: gd, 100000 columns, 8 rows a worker\n'
+    printf '%-8s %-6s | %9s %6s | %-9s %9s %6s | %6s\n' workers mode \
+        "mpi s" "busy" "sim" "sim s" "busy" "sim/mpi"
+    for n in 2 4; do
+        for mode in all async; do
+            cat > "$dir/big.yaml" <<YAML
+seed: 5
+algorithm: {plugin: gd, step: auto}
+problem: {plugin: lrmse, rows: $((8 * n)), cols: 100000}
+pool: {$(if [ "$mode" = async ]; then echo 'mode: async'; else echo 'wait: {nwait: 0}'; fi)}
+simulate: {compute: measured, latency_us: 50}
+stop: {iterations: $(if [ "$mode" = async ]; then echo $((100 * n)); else echo 100; fi)}
+YAML
+            : > "$dir/mpi"
+            r=0
+            while [ "$r" -lt "$REPS" ]; do
+                timeout -k 5 300 "$MPIRUN" -np $((n + 1)) --oversubscribe \
+                    --bind-to none "$AIARUN" -q "$dir/big.yaml" |
+                    tail -n 1 >> "$dir/mpi"
+                r=$((r + 1))
+            done
+            mt=$(field time < "$dir/mpi" | median)
+            mb=$(field coordinator_busy < "$dir/mpi" | median)
+            for c in measured model none; do
+                "$AIARUN_SIM" -q --simulate "$n" \
+                    -o simulate.coordinator="$c" "$dir/big.yaml" \
+                    2>/dev/null | tail -n 1 > "$dir/sim"
+                st=$(field time < "$dir/sim")
+                sb=$(field coordinator_busy < "$dir/sim")
+                printf '%-8s %-6s | %9s %6s | %-9s %9s %6s | %6.3f\n' "$n" \
+                    "$mode" "$mt" "$mb" "$c" "$st" "${sb:--}" \
+                    "$(awk -v a="$st" -v b="$mt" 'BEGIN { print a / b }')"
+            done
+        done
+    done
+}
+
+if [ "$CASES" = coordinator ]; then
+    coordinator_cases
+    exit 0
+fi
+
 printf '%-8s %-6s %-6s | %8s %9s | %8s %9s | %6s\n' workers nwait delays \
     "mpi it" "mpi s" "sim it" "sim s" "sim/mpi"
 for n in 4 8; do
@@ -80,3 +130,4 @@ for n in 4 8; do
         done
     done
 done
+coordinator_cases
