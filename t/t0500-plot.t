@@ -222,11 +222,14 @@ if command -v gnuplot >/dev/null 2>&1; then
         grep -q ">stale<" workers.svg'
     plot -o answers.svg --answers two-answers.csv
     test_expect "an answer log as SVG" '[ "$rc" = 0 ] && svg_ok answers.svg'
+    # nwait 2 of 4: on a loaded machine a worker may get no turn in 100
+    # rounds, and then has no answer to draw
     missing=
-    for r in 1 2 3 4; do
+    ranks=$(awk -F, 'NR > 1 { print $2 }' two-answers.csv | sort -u)
+    for r in $ranks; do
         grep -q ">rank $r<" answers.svg || missing="$missing $r"
     done
-    is "$missing" "" "with one legend entry per worker"
+    is "$missing" "" "with one legend entry per worker that answered ($(echo $ranks))"
 
     # The picture is replaced only once gnuplot succeeded.
     cp cmp.png keep.png
