@@ -184,11 +184,19 @@ static void unqueue(struct proto *p, int w)
  * either changes (proto_sent queues it). */
 static void mark(struct proto *p, int w)
 {
-    uint64_t bit = (uint64_t)1 << (w % 64);
-    if (p->alive[w] && !p->busy[w])
-        p->idle[w / 64] |= bit;
-    else
-        p->idle[w / 64] &= ~bit;
+    uint64_t bit = (uint64_t)1 << (w % 64), *word = &p->idle[w / 64];
+    int was = (*word & bit) != 0;
+    if (p->alive[w] && !p->busy[w]) {
+        *word |= bit;
+        p->nidle += !was;
+        if (w < p->idle_lo)
+            p->idle_lo = w;
+    } else {
+        *word &= ~bit;
+        p->nidle -= was;
+        if (p->nidle == 0)
+            p->idle_lo = p->n; /* the next one to be idle is the lowest */
+    }
     if (!(p->alive[w] && p->busy[w]))
         unqueue(p, w);
 }
@@ -197,7 +205,7 @@ int proto_init(struct proto *p, int n, int mode, int arity, const int *ranks,
                struct aia_error *err)
 {
     size_t m = n > 0 ? (size_t)n : 1;
-    *p = (struct proto){.n = n, .mode = mode, .ranks = ranks};
+    *p = (struct proto){.n = n, .mode = mode, .ranks = ranks, .idle_lo = n};
     p->repochs = calloc(m, sizeof *p->repochs);
     p->sent = calloc(m, sizeof *p->sent);
     p->busy = calloc(m, 1);
@@ -466,9 +474,9 @@ void proto_end_round(struct proto *p, double now)
 
 int proto_next_idle(const struct proto *p, int from)
 {
-    if (from < 0)
-        from = 0;
-    if (from >= p->n)
+    if (from < p->idle_lo)
+        from = p->idle_lo; /* none idle below it */
+    if (from >= p->n || p->nidle == 0)
         return -1;
     int k = from / 64;
     uint64_t word = p->idle[k] & (~(uint64_t)0 << (from % 64));

@@ -127,6 +127,8 @@ struct proto {
     unsigned char *direct;    /* workers the coordinator talks to */
     unsigned char *left;      /* why each worker left: PROTO_LEFT_* bits */
     uint64_t *idle;           /* bit w: alive and not busy (proto_idle) */
+    int nidle;                /* bits set in idle */
+    int idle_lo;              /* no bit below it is set (n: none is) */
     int *fresh_list;          /* the workers with fresh_now set ... */
     int fresh_marked;         /* ... this many */
     /* the busy live workers in the order they were sent their queries
@@ -227,7 +229,9 @@ void proto_end_round(struct proto *p, double now);
 
 /* The first worker from `from` on that gets the next query (alive and
  * idle), or -1: a walk over the idle ones in index order that costs a
- * word of 64 workers a step, not a look at every worker. */
+ * word of 64 workers a step, not a look at every worker, and starts at
+ * the lowest idle one (one step when an answer leaves one idle worker,
+ * as in async mode). */
 int proto_next_idle(const struct proto *p, int from);
 
 /* Whether w gets the next query: alive and idle. */

@@ -7,20 +7,30 @@
 #include <math.h>
 #include <string.h>
 
-#define HIST_FLOOR 1e-7 /* seconds at the bottom of bucket 0 */
+/* Buckets split each octave from HIST_FLOOR up into HIST_PER_OCTAVE equal
+ * parts, read straight from a double's exponent and leading mantissa
+ * bits: three of them an answer, no logarithm. */
+#define HIST_FLOOR_EXP (-23) /* 2^-23 s (0.12 us): the bottom of bucket 0 */
+#define HIST_SUB_BITS 5      /* log2(HIST_PER_OCTAVE) */
 
 static int bucket_of(double s)
 {
-    if (!(s > HIST_FLOOR))
+    if (!(s > 0x1p-23))
         return 0;
-    int b = (int)(log2(s / HIST_FLOOR) * HIST_PER_OCTAVE);
-    return b >= HIST_BUCKETS ? HIST_BUCKETS - 1 : b;
+    uint64_t bits;
+    memcpy(&bits, &s, sizeof bits);
+    int64_t octave = (int64_t)((bits >> 52) & 0x7ff) - 1023 - HIST_FLOOR_EXP;
+    if (octave >= HIST_OCTAVES)
+        return HIST_BUCKETS - 1;
+    int sub = (int)((bits >> (52 - HIST_SUB_BITS)) & (HIST_PER_OCTAVE - 1));
+    return (int)octave * HIST_PER_OCTAVE + sub;
 }
 
-/* The geometric middle of bucket b. */
+/* The middle of bucket b. */
 static double bucket_mid(int b)
 {
-    return HIST_FLOOR * exp2((b + 0.5) / HIST_PER_OCTAVE);
+    int octave = b / HIST_PER_OCTAVE, sub = b % HIST_PER_OCTAVE;
+    return ldexp(1.0 + (sub + 0.5) / HIST_PER_OCTAVE, octave + HIST_FLOOR_EXP);
 }
 
 void hist_add(struct hist *h, double seconds)

@@ -55,20 +55,27 @@ int simq_pop(struct simq *q, struct simq_event *ev)
     if (!q->n)
         return -1;
     *ev = q->e[0];
-    struct simq_event last = q->e[--q->n];
-    size_t i = 0, n = q->n;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
+    size_t n = --q->n;
+    if (!n)
+        return 0;
+    struct simq_event last = q->e[n];
+    /* Floyd's way: the hole left at the top goes down to a leaf by the
+     * earlier child, one comparison a level, and the last event climbs
+     * from there (a step or two: it was a leaf) */
+    size_t i = 0, c;
+    while ((c = 2 * i + 1) < n) {
         if (c + 1 < n && before(&q->e[c + 1], &q->e[c]))
             c++;
-        if (!before(&q->e[c], &last))
-            break;
         q->e[i] = q->e[c];
         i = c;
     }
-    if (n)
-        q->e[i] = last;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (!before(&last, &q->e[up]))
+            break;
+        q->e[i] = q->e[up];
+        i = up;
+    }
+    q->e[i] = last;
     return 0;
 }
