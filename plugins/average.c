@@ -162,7 +162,10 @@ static void destroy(void *state)
     free(s->sent);
     free(s->idx);
     free(s->x);
-    free(s->models);
+    if (s->running)
+        aia_table_free(&s->table); /* models included */
+    else
+        free(s->models);
     free(s->sum);
     free(s->w);
     free(s->wq);
@@ -228,6 +231,9 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
         return aia_seterr(err, "out of memory");
     if (s->memory == MEM_DELTA)
         s->sum = calloc(d, sizeof *s->sum);
+    else if (s->running) /* the table's entries are the models */
+        s->models = aia_table_init(&s->table, n, s->dim) == 0 ? s->table.g
+                                                              : NULL;
     else if (d <= SIZE_MAX / n)
         s->models = calloc(d * n, sizeof *s->models);
     if (PREEMPTING(s)) {
@@ -333,6 +339,10 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->nworkers = ctx->nworkers;
     s->me = ctx->worker;
     s->host = ctx->host;
+    /* in async mode every answer ends a round: a query that summed every
+     * worker's model would cost O(workers x dim) an answer */
+    s->running = s->memory == MEM_LATEST && s->scheme != SCHEME_DECAY &&
+                 AIA_HAS(struct aia_context, ctx, async) && ctx->async;
     const struct aia_value *wv = aia_arg(ctx->args, "weights");
     if (wv->n > 0) {
         if (!(s->weights = malloc(wv->n * sizeof *s->weights))) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/alg.h>
 
 /* In the order of the memory parameter's choices. */
 enum { MEM_LATEST, MEM_DELTA };
@@ -49,6 +50,14 @@ struct average {
     double *w;          /* weight of each worker heard from */
     double *wq;         /* each worker's share of the query being formed */
     double *sent_round; /* SCHEME_DECAY: the round each model answered */
+    /* async mode, memory: latest, weights that do not age: the models
+     * are a running table (alg.h's aia_table_add), models its entries and
+     * each worker's weight its rows, so that the query's weighted sum
+     * changes by difference as an answer replaces a model (O(dim) an
+     * answer, not O(workers x dim)), summed afresh as the table decides
+     * and after a preemption */
+    int running;
+    struct aia_table table;
     double round;       /* SCHEME_DECAY: the latest round absorbed in */
     /* heard[i]: worker i has answered at least once */
     unsigned char *heard;
@@ -67,6 +76,9 @@ struct average {
 /* The query from the models and deltas absorbed: s->x (memory: latest and
  * delta, every scheme), after a preemption when one is due. */
 void average_mix(struct average *s);
+
+/* The running sum summed afresh from the models (s->running). */
+void average_resum(struct average *s);
 
 /* Absorb worker i's answer a into the models (memory: latest) or the sum
  * (memory: delta), as the scheme wants; round: the round it answers. */

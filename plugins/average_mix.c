@@ -83,6 +83,10 @@ void average_keep(struct average *s, int i, const double *a, uint64_t round,
         s->sent_round[i] = (double)round;
         s->round = fmax(s->round, (double)now);
     }
+    if (s->running) {
+        aia_table_add(&s->table, (size_t)i, a, s->w[i], round);
+        return;
+    }
     if (s->memory == MEM_LATEST) {
         memcpy(s->models + (size_t)i * s->dim, a, s->dim * sizeof *a);
         return;
@@ -100,17 +104,40 @@ static double weight(const struct average *s, int i)
     return s->w[i] * pow(s->decay, age);
 }
 
+void average_resum(struct average *s)
+{
+    for (int i = 0; i < s->nworkers; i++)
+        s->table.n[i] = s->heard[i] ? s->w[i] : 0;
+    aia_table_resum(&s->table);
+}
+
 void average_mix(struct average *s)
 {
     s->rounds++;
-    if (PREEMPTING(s) && s->rounds % s->preempt_every == 0)
+    if (PREEMPTING(s) && s->rounds % s->preempt_every == 0) {
         preempt(s);
+        if (s->running)
+            average_resum(s); /* models were replaced */
+    }
     /* Only workers of weight 0 heard from yet: the query stays. */
     if (!(s->total > 0))
         return;
     if (s->memory == MEM_DELTA) {
         for (size_t j = 0; j < s->dim; j++)
             s->x[j] = s->sum[j] / s->total;
+        return;
+    }
+    if (s->running) { /* the weights do not age: the table's total */
+        const double *sum = s->table.sum;
+        double total = s->table.total;
+        if (!(total > 0))
+            return;
+        if (s->scheme == SCHEME_GD)
+            for (size_t j = 0; j < s->dim; j++)
+                s->x[j] += sum[j] / total;
+        else
+            for (size_t j = 0; j < s->dim; j++)
+                s->x[j] = sum[j] / total;
         return;
     }
     double total = 0;

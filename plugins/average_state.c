@@ -104,6 +104,8 @@ int average_load(void *state, const void *buf, size_t len,
         memset(s->w, 0, n * sizeof *s->w);
         memset(s->heard, 0, n);
         s->total = 0;
+    } else if (s->running) {
+        average_resum(s);
     }
     return 0;
 }
