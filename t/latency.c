@@ -33,18 +33,20 @@ static void links_and_rows(void)
     struct latency l;
     struct latency_draw d;
     latency_init(&l, job, 0, 1, 1000, job->simulate.row_s);
-    latency_next(&l, 1000, 2000, &d);
+    latency_next(&l, 1000, 2000, 1.0, &d);
     is_double(d.down, 100e-6 + 1e-3, 1e-15,
               "down: latency + 1000 bytes at 8 Mbit/s");
     is_double(d.up, 100e-6 + 2e-3, 1e-15, "up: the answer's bytes");
     is_double(d.compute, 2e-3, 1e-15, "compute: 2 us a row, 1000 rows");
+    latency_next(&l, 1000, 2000, 0.1, &d);
+    is_double(d.compute, 2e-4, 1e-15, "a step that reads 100 of them: 0.2 ms");
     is_double(d.delay, 0, 0, "worker 0 (rank 1) is not a straggler");
     latency_init(&l, job, 1, 2, 500, job->simulate.row_s);
-    latency_next(&l, 0, 0, &d);
+    latency_next(&l, 0, 0, 1.0, &d);
     is_double(d.delay, 5e-3, 1e-15,
               "worker 1 of rank 2: its fixed delay, as under mpirun");
     latency_init(&l, job, 0, 2, 500, job->simulate.row_s);
-    latency_next(&l, 0, 0, &d);
+    latency_next(&l, 0, 0, 1.0, &d);
     is_double(d.delay, 5e-3, 1e-15,
               "the delays follow the rank (pool.workers), not the index");
     is_double(d.compute, 1e-3, 1e-15, "its own rows");
@@ -58,17 +60,17 @@ static void links_and_rows(void)
 
     job = load(BASE "stragglers: {hang: {ranks: [1], after: 1}}\n", &err);
     latency_init(&l, job, 0, 1, 10, job->simulate.row_s);
-    latency_next(&l, 0, 0, &d);
+    latency_next(&l, 0, 0, 1.0, &d);
     ok(isfinite(d.delay), "a hanging worker answers first 'after' times");
-    latency_next(&l, 0, 0, &d);
+    latency_next(&l, 0, 0, 1.0, &d);
     ok(isinf(d.delay), "then its answer never arrives");
     job_free(job);
 
     job = load(BASE "stragglers: {corrupt: {ranks: [1], after: 1}}\n", &err);
     latency_init(&l, job, 0, 1, 10, job->simulate.row_s);
-    latency_next(&l, 0, 0, &d);
+    latency_next(&l, 0, 0, 1.0, &d);
     ok(!d.corrupt, "a corrupting worker answers well 'after' times");
-    latency_next(&l, 0, 0, &d);
+    latency_next(&l, 0, 0, 1.0, &d);
     ok(d.corrupt, "then malformed");
     job_free(job);
 }
@@ -87,7 +89,7 @@ static void same_as_straggle(void)
     int same = 1, delayed = 0;
     for (int i = 0; i < 1000; i++) {
         struct latency_draw d;
-        latency_next(&l, 8, 8, &d);
+        latency_next(&l, 8, 8, 1.0, &d);
         double want = straggle_next(&s);
         same &= d.delay == want;
         delayed += d.delay > 0;
@@ -158,7 +160,7 @@ static void dsag(void)
     int slow = 0, n = 100000;
     for (int i = 0; i < n; i++) {
         struct latency_draw d;
-        latency_next(&l, 0, 0, &d);
+        latency_next(&l, 0, 0, 1.0, &d);
         slow += l.slow;
         if (d.compute <= 0 || !isfinite(d.compute))
             break;
@@ -171,12 +173,25 @@ static void dsag(void)
     int same = 1;
     for (int i = 0; i < 1000; i++) {
         struct latency_draw x, y;
-        latency_next(&a, 0, 0, &x);
-        latency_next(&b, 0, 0, &y);
+        latency_next(&a, 0, 0, 1.0, &x);
+        latency_next(&b, 0, 0, 1.0, &y);
         same &= x.down == y.down && x.compute == y.compute &&
                 x.delay == y.delay && x.up == y.up && x.corrupt == y.corrupt;
     }
     ok(same, "the same worker and seed draw the same times");
+    /* a step that reads a quarter of the rows (a sub-partition, a batch)
+     * takes a quarter of the time, burst or not, the same draws */
+    latency_init(&a, job, 7, 8, 10, 0);
+    latency_init(&b, job, 7, 8, 10, 0);
+    int quarter = 1;
+    for (int i = 0; i < 1000; i++) {
+        struct latency_draw x, y;
+        latency_next(&a, 0, 0, 1.0, &x);
+        latency_next(&b, 0, 0, 0.25, &y);
+        quarter &= y.compute == 0.25 * x.compute && x.up == y.up &&
+                   x.delay == y.delay;
+    }
+    ok(quarter, "dsag: a quarter of the rows, a quarter of the compute");
     ok(mean > 0, "worker 7's mean compute is %.3f ms", mean * 1e3);
     job_free(job);
 }

@@ -245,4 +245,24 @@ like "$err" "measured rank 0 busy .*coordinator_us: [0-9.e+-]+ with coordinator_
 sim --simulate 4 -o simulate.coordinator=fast coord.yaml
 is "$rc" 2 "an unknown coordinator model is refused"
 like "$err" "simulate.coordinator" "naming the key"
+# A worker's compute follows the rows its step reads (the problem's
+# gradient and loss counted): 10 us a row of 1,000, nothing else.
+cat > work.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse, rows: 1000, cols: 5}
+simulate: {row_us: 10, latency_us: 0, coordinator: none}
+stop: {iterations: 10}
+YAML
+sim --simulate 1 work.yaml
+is "$(field time "$out")" 0.100000 "gd reads every row: 10 ms a round"
+sim --simulate 1 -o algorithm.plugin=sag -o algorithm.subpartitions=4 \
+    -o algorithm.step=0.01 work.yaml
+is "$(field time "$out")" 0.025000 "sag with 4 sub-partitions reads 250: 2.5 ms"
+sim --simulate 1 -o algorithm.plugin=sgd -o algorithm.batch=50 \
+    -o algorithm.step=0.01 work.yaml
+is "$(field time "$out")" 0.005000 "sgd with a batch of 50: 0.5 ms"
+sim --simulate 1 -o algorithm.plugin=average -o algorithm.local_steps=3 \
+    -o algorithm.step=0.01 work.yaml
+is "$(field time "$out")" 0.300000 "average with 3 local passes: 30 ms"
 done_testing

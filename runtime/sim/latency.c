@@ -33,16 +33,17 @@ static const struct job_name coordinator_names[] = {
 
 const struct job_key latency_keys_simulate[] = {
     {{"compute", AIA_ENUM, "rows",
-      "a worker's compute time per answer: rows: row_us per row of its "
-      "partition; measured: the plugin's real worker step, timed once before "
-      "the run (machine-dependent); dsag: drawn from simulate.dsag",
+      "a worker's compute time per answer: rows: row_us per row its step "
+      "reads; measured: the plugin's real worker step, timed once before "
+      "the run (machine-dependent), per row read; dsag: drawn from "
+      "simulate.dsag, times the share of its rows the step reads",
       "rows|measured|dsag", 0, 0},
      .kind = JF_ENUM,
      .off = SIM(compute),
      .names = compute_names,
      JOB_NODE(SIM(compute_node))},
     {{"row_us", AIA_DOUBLE, "1",
-      "compute: rows: microseconds per row of a worker's partition", NULL, 0,
+      "compute: rows: microseconds per row a worker's step reads", NULL, 0,
       1e12},
      .kind = JF_DOUBLE,
      .off = SIM(row_s),
@@ -206,12 +207,12 @@ double latency_trip(const struct latency *l, size_t bytes)
     return t;
 }
 
-void latency_next(struct latency *l, size_t qbytes, size_t abytes,
+void latency_next(struct latency *l, size_t qbytes, size_t abytes, double work,
                   struct latency_draw *d)
 {
     d->down = latency_trip(l, qbytes);
     d->up = latency_trip(l, abytes);
-    d->compute = l->compute_s;
+    d->compute = l->compute_s * work;
     d->delay = straggle_next(&l->delays);
     d->corrupt = straggle_corrupt(&l->delays);
     if (l->sim->compute != LATENCY_DSAG)
@@ -221,7 +222,7 @@ void latency_next(struct latency *l, size_t qbytes, size_t abytes,
     double u = aia_rng_uniform(&l->rng);
     if (l->slow ? u < l->sim->p_fast : u < l->sim->p_slow)
         l->slow = !l->slow;
-    d->compute = latency_gamma_draw(&l->rng, l->comp);
+    d->compute = latency_gamma_draw(&l->rng, l->comp) * work;
     if (l->slow)
         d->compute *= l->sim->slow_factor;
     d->up += latency_gamma_draw(&l->rng, l->comm);

@@ -71,8 +71,10 @@ void latency_init(struct latency *l, const struct job *job, int w, int rank,
                   size_t rows, double row_s);
 
 /* The times of the worker's next answer to a query of qbytes bytes,
- * answered with abytes bytes (as they travel: codecs change them). */
-void latency_next(struct latency *l, size_t qbytes, size_t abytes,
+ * answered with abytes bytes (as they travel: codecs change them), whose
+ * step read work times its partition's rows (a sub-partition, a batch,
+ * several local passes): the compute time scales with it. */
+void latency_next(struct latency *l, size_t qbytes, size_t abytes, double work,
                   struct latency_draw *d);
 
 /* Seconds for bytes to cross one link of l (latency + bytes/bandwidth). */

@@ -217,7 +217,7 @@ static void send_query(struct sim *m, int w)
     }
     struct latency_draw d;
     latency_next(&k->lat, sizeof(struct wire_hdr) + m->qbytes,
-                 sizeof(struct wire_hdr) + k->bytes, &d);
+                 sizeof(struct wire_hdr) + k->bytes, k->work, &d);
     struct flight *f = &m->fl[w];
     f->compute_end = m->now + d.down + d.compute;
     f->sent_end = f->compute_end + d.delay;

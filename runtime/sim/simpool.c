@@ -100,11 +100,48 @@ static const struct aia_dataset *data_of(const struct simpool *sp, int w)
     return w < 0 ? &sp->s.data.d : &sp->data[w].d;
 }
 
+/* The rows a worker's step reads: while one runs, the problem's gradient
+ * and loss add what they read to *rows_read (the simulation runs every
+ * rank in this thread, one step at a time). */
+static const struct aia_problem_plugin *plugin;
+static size_t *rows_read;
+
+static int counted_gradient(void *state, const double *x, const size_t *idx,
+                            size_t nidx, double *g, struct aia_error *err)
+{
+    if (rows_read)
+        *rows_read += idx ? nidx : plugin->rows(state);
+    return plugin->gradient(state, x, idx, nidx, g, err);
+}
+
+static int counted_loss(void *state, const double *x, double *f,
+                        struct aia_error *err)
+{
+    if (rows_read)
+        *rows_read += plugin->rows(state);
+    return plugin->loss(state, x, f, err);
+}
+
+/* Give the algorithms the problem with its reads counted. */
+static void count_rows(struct simpool *sp)
+{
+    struct setup *s = &sp->s;
+    size_t size = s->prob->h.size < sizeof sp->counted ? s->prob->h.size
+                                                        : sizeof sp->counted;
+    memset(&sp->counted, 0, sizeof sp->counted);
+    memcpy(&sp->counted, s->prob, size);
+    plugin = s->prob;
+    sp->counted.gradient = counted_gradient;
+    sp->counted.loss = counted_loss;
+    s->prob = &sp->counted;
+}
+
 static int setup_coordinator(struct simpool *sp, struct aia_error *err)
 {
     struct setup *s = &sp->s;
     if (session_load(s, 1, err) < 0 || session_check(s, err) < 0)
         return -1;
+    count_rows(sp);
     if (s->job->data.path && read_data(sp, err) < 0)
         return -1;
     guard_call("the problem's open", 0);
@@ -281,9 +318,14 @@ int simpool_answer(struct simpool *sp, int w, const double *query,
     }
     struct aia_step step = {.round = round, .answers = k->answers};
     e.text[0] = '\0';
+    size_t read = 0;
+    rows_read = &read;
     guard_call("the algorithm's worker step", s->ranks[w]);
     int rc = s->alg->worker(k->alg_s, query, k->answer, &step, &e);
     guard_call(NULL, 0);
+    rows_read = NULL;
+    k->work = read > 0 && s->rows[w] > 0 ? (double)read / (double)s->rows[w]
+                                          : 1.0;
     if (rc < 0)
         return aia_seterr(err, "rank %d: algorithm '%s': worker step: %s",
                           s->ranks[w], s->alg->h.name, util_error_text(&e));
@@ -314,7 +356,9 @@ int simpool_measure(struct simpool *sp, const double *query, double *row_s,
             return -1;
         best = fmin(best, util_now() - t);
     }
-    *row_s = s->rows[0] ? best / (double)s->rows[0] : 0;
+    /* per row read: a step of a sub-partition or a batch reads fewer */
+    double read = k->work * (double)s->rows[0];
+    *row_s = read > 0 ? best / read : 0;
     /* worker 0 starts afresh, as if it had not answered */
     s->alg->destroy(k->alg_s);
     k->alg_s = NULL;
@@ -348,7 +392,7 @@ double simpool_subtree(struct simpool *sp, int w, const double *query,
     struct latency_draw d;
     latency_next(&k->lat,
                  sizeof(struct wire_hdr) + s->shape.query_len * sizeof(double),
-                 abytes, &d);
+                 abytes, k->work, &d);
     double at = sent + d.down, leave = at + d.compute + d.delay;
     sub->compute_s = d.compute + d.delay;
     sub->delay_s = d.delay;

@@ -23,6 +23,10 @@ struct simworker {
     uint64_t answers;    /* answers given */
     struct latency lat;
     double *up; /* tree: its subtree's answer */
+    /* the rows its last step read through the problem's gradient and
+     * loss, as a share of its partition (1 when it read none that way):
+     * what its compute time scales with */
+    double work;
 };
 
 /* What a subtree's answer says of itself, as its header would. */
@@ -33,6 +37,9 @@ struct simsub {
 
 struct simpool {
     struct setup s; /* the coordinator's, as rank 0 of an mpirun holds it */
+    /* the problem as the algorithms see it: the plugin's functions, with
+     * gradient and loss counting the rows a worker's step reads */
+    struct aia_problem_plugin counted;
     int n;
     struct simworker *w;
     double *qdec;            /* a query decoded, for workers (query codec) */
