@@ -130,6 +130,13 @@ int session_check(const struct setup *s, struct aia_error *err)
                                "answers cannot stand for one",
                           where, s->alg->h.name);
     }
+    if (s->alg->flags & AIA_ALG_HVP && !s->prob->hvp) {
+        params_where(where, sizeof where, job->m->path, job->algorithm.key);
+        return aia_seterr(err, "%s: algorithm: '%s' asks the "
+                               "workers for Hessian-vector products, and "
+                               "problem '%s' gives none (no hvp)",
+                          where, s->alg->h.name, s->prob->h.name);
+    }
     if (job->data.path && !(s->prob->flags & AIA_PROBLEM_DATA)) {
         params_where(where, sizeof where, job->m->path, job->data.key);
         return aia_seterr(err, "%s: problem.data: problem '%s' generates "
