@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include "session.h"
+#include "refopt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +327,11 @@ void session_close(struct setup *s)
         s->prob->close(s->prob_s);
     if (s->test_s)
         s->prob->close(s->test_s);
+    if (s->ref) {
+        refopt_free(s->ref);
+        free(s->ref);
+        s->ref = NULL;
+    }
     params_free(s->wait_args);
     params_free(s->alg_args);
     params_free(s->prob_args);
