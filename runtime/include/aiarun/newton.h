@@ -96,8 +96,8 @@ struct aia_collect {
     size_t dim;
     int nworkers, count; /* count: workers heard for this request */
     double id;           /* the request collected */
-    double rows, loss;   /* rows heard, their row-weighted loss sum */
-    double *sum;         /* dim: the row-weighted sum of their vectors */
+    double *vec;         /* nworkers x dim: each worker's answer */
+    double *loss, *rows; /* nworkers: its loss and rows */
     unsigned char *got;  /* nworkers: answered this request */
     unsigned char *want; /* nworkers: whose answers complete it */
 };
@@ -111,10 +111,12 @@ static inline int aia_collect_init(struct aia_collect *c, size_t dim,
     c->nworkers = nworkers;
     c->id = -1;
     size_t w = nworkers > 0 ? (size_t)nworkers : 1;
-    c->sum = (double *)calloc(dim ? dim : 1, sizeof *c->sum);
+    c->vec = (double *)calloc(w * (dim ? dim : 1), sizeof *c->vec);
+    c->loss = (double *)calloc(w, sizeof *c->loss);
+    c->rows = (double *)calloc(w, sizeof *c->rows);
     c->got = (unsigned char *)calloc(w, 1);
     c->want = (unsigned char *)malloc(w);
-    if (!c->sum || !c->got || !c->want)
+    if (!c->vec || !c->loss || !c->rows || !c->got || !c->want)
         return -1;
     memset(c->want, 1, w);
     return 0;
@@ -122,7 +124,9 @@ static inline int aia_collect_init(struct aia_collect *c, size_t dim,
 
 static inline void aia_collect_free(struct aia_collect *c)
 {
-    free(c->sum);
+    free(c->vec);
+    free(c->loss);
+    free(c->rows);
     free(c->got);
     free(c->want);
     memset(c, 0, sizeof *c);
@@ -136,8 +140,6 @@ static inline void aia_collect_start(struct aia_collect *c, double id,
     size_t w = c->nworkers > 0 ? (size_t)c->nworkers : 0;
     c->id = id;
     c->count = 0;
-    c->rows = c->loss = 0;
-    memset(c->sum, 0, c->dim * sizeof *c->sum);
     memset(c->got, 0, w);
     if (want)
         memcpy(c->want, want, w);
@@ -168,10 +170,9 @@ static inline int aia_collect_take(struct aia_collect *c, const double *a,
                           worker, a[1], a[2]);
     c->got[worker] = 1;
     c->count++;
-    c->rows += rows;
-    c->loss += rows * a[2];
-    for (size_t j = 0; j < c->dim; j++)
-        c->sum[j] += rows * a[3 + j];
+    c->rows[worker] = rows;
+    c->loss[worker] = a[2];
+    memcpy(c->vec + (size_t)worker * c->dim, a + 3, c->dim * sizeof *a);
     return 1;
 }
 
@@ -184,12 +185,26 @@ static inline int aia_collect_done(const struct aia_collect *c)
     return c->count > 0;
 }
 
-/* The row-weighted means: the loss, and out = the mean vector. */
+/* The row-weighted means over the workers heard: the loss, and out = the
+ * mean vector.  Summed in worker order, so that the same answers give the
+ * same numbers whatever order they came in (a resumed run ends where an
+ * uninterrupted one does). */
 static inline double aia_collect_mean(const struct aia_collect *c, double *out)
 {
+    double rows = 0, loss = 0;
+    memset(out, 0, c->dim * sizeof *out);
+    for (int w = 0; w < c->nworkers; w++) {
+        if (!c->got[w])
+            continue;
+        const double *v = c->vec + (size_t)w * c->dim;
+        for (size_t j = 0; j < c->dim; j++)
+            out[j] += c->rows[w] * v[j];
+        rows += c->rows[w];
+        loss += c->rows[w] * c->loss[w];
+    }
     for (size_t j = 0; j < c->dim; j++)
-        out[j] = c->sum[j] / c->rows;
-    return c->loss / c->rows;
+        out[j] /= rows;
+    return loss / rows;
 }
 
 /* ------------------------------------------------------------------ */
