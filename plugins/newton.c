@@ -8,7 +8,10 @@
  * cg; stopped at |r| <= min(0.5, sqrt|g|) |g|, which gives superlinear
  * convergence), and one gradient round per trial of the line search; the
  * trial's gradient is the next step's, so an accepted full step costs no
- * more.  Near the optimum every trial is accepted and convergence is
+ * more.  With warm (the default) a trial also gives H d at it, and the
+ * next step's CG starts from the best multiple of d: about one product
+ * a step fewer on small problems, a few more rounds on others
+ * (bench/RESULTS.md, "Second-order methods").  Near the optimum every trial is accepted and convergence is
  * quadratic: tens of rounds for 10 digits where gd needs thousands.
  *
  * Stragglers (plugins/second.h): a gradient request waits for every
@@ -51,6 +54,11 @@ static const struct aia_param params[] = {
      "stop asking for new points once the gradient's norm is at most this "
      "(0: never)",
      NULL, 0, 1e300},
+    {"warm", AIA_BOOL, "true",
+     "start a step's conjugate gradients from the best multiple of the "
+     "last step, with H d asked beside the trial's gradient (false: from "
+     "0, answers of dim + 3 values)",
+     NULL, 0, 0},
     {"hessian", AIA_ENUM, "fastest",
      "whose rows the Hessian-vector products of a step come from: all "
      "workers, or those that answered the step's first one in its round",
@@ -84,7 +92,8 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         return aia_seterr(err, "out of memory");
     s->fastest =
         aia_arg_enum(ctx->args, "hessian", hessians, 2) == H_FASTEST;
-    if (second_open(&s->sc, ctx, 1, shape, err) < 0)
+    int warm = (int)aia_arg(ctx->args, "warm")->i;
+    if (second_open(&s->sc, ctx, 1 + warm, shape, err) < 0)
         goto fail;
     if (ctx->role == AIA_ROLE_COORDINATOR) {
         int cg = (int)aia_arg(ctx->args, "cg")->i;
@@ -95,6 +104,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                        s->sc.dim);
             goto fail;
         }
+        s->m.warm = warm;
         memset(s->sample, 1, (size_t)s->sc.nworkers);
     }
     *state = s;

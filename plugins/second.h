@@ -28,14 +28,17 @@ struct second {
     const struct aia_problem_plugin *prob;
     void *pstate;
     size_t dim;
+    size_t width; /* values after an answer's loss: dim, or 2 dim with
+                     products beside gradients (AIA_REQ_GRAD_HVP) */
     int nworkers;
     struct aia_collect col; /* coordinator */
-    double *mean;           /* coordinator: dim */
+    double *mean;           /* coordinator: width */
 };
 
 /* Open the part shared by both methods; hvp: the method asks for
  * Hessian-vector products, so a worker whose problem has none is
- * refused.  0, or -1 with err set (call second_close either way). */
+ * refused (2: also beside gradients, AIA_REQ_GRAD_HVP, so its answers
+ * are 2 dim wide).  0, or -1 with err set (call second_close either way). */
 static inline int second_open(struct second *s, const struct aia_context *ctx,
                        int hvp, struct aia_shape *shape,
                        struct aia_error *err)
@@ -43,9 +46,10 @@ static inline int second_open(struct second *s, const struct aia_context *ctx,
     s->prob = ctx->problem;
     s->pstate = ctx->problem_state;
     s->dim = s->prob->dim(s->pstate);
+    s->width = hvp > 1 ? 2 * s->dim : s->dim;
     s->nworkers = ctx->nworkers > 0 ? ctx->nworkers : 1;
     shape->query_len = AIA_REQ_QUERY_LEN(s->dim);
-    shape->answer_len = AIA_REQ_ANSWER_LEN(s->dim);
+    shape->answer_len = AIA_REQ_ANSWER_LEN(s->width);
     if (ctx->role != AIA_ROLE_COORDINATOR) {
         if (hvp && !aia_problem_has_hvp(s->prob, s->pstate))
             return aia_seterr(err,
@@ -58,8 +62,8 @@ static inline int second_open(struct second *s, const struct aia_context *ctx,
                               ctx->rank);
         return 0;
     }
-    if (aia_collect_init(&s->col, s->dim, s->nworkers) < 0 ||
-        !(s->mean = calloc(s->dim ? s->dim : 1, sizeof *s->mean)))
+    if (aia_collect_init(&s->col, s->width, s->nworkers) < 0 ||
+        !(s->mean = calloc(s->width ? s->width : 1, sizeof *s->mean)))
         return aia_seterr(err, "out of memory for the sums of %d answers "
                                "of dimension %zu",
                           s->nworkers, s->dim);
@@ -86,9 +90,16 @@ static inline void second_write(const struct second *s, const struct aia_need *n
         memset(q + 2 + s->dim, 0, s->dim * sizeof *q);
 }
 
-static inline int second_worker_answer(const struct second *s, const double *query,
-                                double *answer, struct aia_error *err)
+static inline int second_worker_answer(const struct second *s,
+                                       const double *query, double *answer,
+                                       struct aia_error *err)
 {
+    if (query[0] == AIA_REQ_GRAD_HVP && s->width < 2 * s->dim)
+        return aia_seterr(err, "a request for a product beside the gradient "
+                               "to a method whose answers have no room "
+                               "for it");
+    if (s->width > s->dim && query[0] != AIA_REQ_GRAD_HVP)
+        memset(answer + 3 + s->dim, 0, s->dim * sizeof *answer);
     return aia_request_answer(s->prob, s->pstate, s->dim, query, answer, err);
 }
 

@@ -74,7 +74,7 @@ static int drive_ncg(const struct aia_problem_plugin *p, void *s, size_t n,
                      double *x, double *f, double *gn)
 {
     struct aia_ncg m;
-    double q[2 + 2 * NMAX], a[3 + NMAX];
+    double q[2 + 2 * NMAX], a[3 + 2 * NMAX];
     struct aia_error err;
     if (aia_ncg_init(&m, n, 100, 1e-13, NULL) < 0)
         bail_out("out of memory");

@@ -31,6 +31,9 @@ done
 run 5 -o pool.wait.nwait=2 -o algorithm.hessian=all $slow lsq.yaml
 is "$(field stop "$out")" gap "newton, hessian: all, beside a slow worker"
 
+run 5 -o algorithm.warm=false lsq.yaml
+is "$(field stop "$out")" gap "newton, warm: false (CG from 0 each step) ($(field iterations "$out") rounds)"
+
 # gd needs far more rounds for the same gap: the point of the methods
 run 5 -o algorithm.plugin=gd -o stop.iterations=300 lsq.yaml
 test_expect "gd is still short of it after 300 rounds ($(field gap "$out"))" \

@@ -21,7 +21,7 @@ struct mpi_sum {
     struct setup *s;
     unsigned long long dim;
     double *msg;  /* 1 + the query: a command (1: sum, 0: done), then q */
-    double *part; /* dim + 2 */
+    double *part; /* REFOPT_PART_LEN */
 };
 
 /* One request, on every rank: the workers' parts summed on rank 0. */
@@ -39,7 +39,7 @@ static void exchange(struct mpi_sum *ms, double *sum)
     if (e.text[0])
         host_log(AIA_LOG_INFO, "problem '%s': the reference optimum: %s",
                  s->prob->h.name, util_error_text(&e));
-    MPI_Reduce(ms->part, sum, (int)dim + 2, MPI_DOUBLE, MPI_SUM, 0,
+    MPI_Reduce(ms->part, sum, (int)REFOPT_PART_LEN(dim), MPI_DOUBLE, MPI_SUM, 0,
                MPI_COMM_WORLD);
 }
 
@@ -66,7 +66,7 @@ int refopt_mpi(struct setup *s, int active, int by_workers,
     MPI_Bcast(&ms.dim, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
     size_t dim = (size_t)ms.dim;
     ms.msg = calloc(AIA_REQ_QUERY_LEN(dim) + 1, sizeof *ms.msg);
-    ms.part = calloc(dim + 2, sizeof *ms.part);
+    ms.part = calloc(REFOPT_PART_LEN(dim), sizeof *ms.part);
     if (!ms.msg || !ms.part) {
         /* the broadcasts cannot be joined without the buffers */
         host_error("out of memory for the reference optimum's requests of "

@@ -30,23 +30,23 @@ int refopt_wanted(const struct setup *s, int by_workers)
 void refopt_part(const struct aia_problem_plugin *p, void *ps, size_t dim,
                  const double *q, double *out, struct aia_error *err)
 {
-    size_t rows = ps ? p->rows(ps) : 0;
-    memset(out, 0, (dim + 2) * sizeof *out);
+    size_t rows = ps ? p->rows(ps) : 0, w = REFOPT_WIDTH(dim);
+    memset(out, 0, REFOPT_PART_LEN(dim) * sizeof *out);
     if (rows == 0)
         return;
-    double *a = malloc(AIA_REQ_ANSWER_LEN(dim) * sizeof *a);
+    double *a = calloc(AIA_REQ_ANSWER_LEN(w), sizeof *a);
     if (!a || aia_request_answer(p, ps, dim, q, a, err) < 0) {
         if (!a)
             aia_seterr(err, "out of memory");
-        for (size_t j = 0; j < dim + 2; j++)
+        for (size_t j = 0; j < REFOPT_PART_LEN(dim); j++)
             out[j] = NAN;
         free(a);
         return;
     }
     out[0] = (double)rows * a[2];
-    for (size_t j = 0; j < dim; j++)
+    for (size_t j = 0; j < w; j++)
         out[1 + j] = (double)rows * a[3 + j];
-    out[dim + 1] = (double)rows;
+    out[w + 1] = (double)rows;
     free(a);
 }
 
@@ -55,8 +55,9 @@ int refopt_solve(struct refopt *ref, size_t dim, refopt_sum_fn sum, void *ctx,
 {
     struct aia_ncg m;
     double *q = malloc(AIA_REQ_QUERY_LEN(dim) * sizeof *q);
-    double *s = malloc((dim + 2) * sizeof *s);
-    double *mean = malloc((dim ? dim : 1) * sizeof *mean);
+    size_t w = REFOPT_WIDTH(dim);
+    double *s = malloc(REFOPT_PART_LEN(dim) * sizeof *s);
+    double *mean = malloc((w ? w : 1) * sizeof *mean);
     int rc = 0, asked = 0;
     double g0 = -1;
     memset(ref, 0, sizeof *ref);
@@ -81,17 +82,17 @@ int refopt_solve(struct refopt *ref, size_t dim, refopt_sum_fn sum, void *ctx,
             rc = -1;
             goto out;
         }
-        if (!(s[dim + 1] > 0) || !isfinite(s[0])) {
+        if (!(s[w + 1] > 0) || !isfinite(s[0])) {
             aia_seterr(&ref->why,
                        "Newton-CG on the workers' rows: the pool's %s "
                        "came back as %g over %g rows",
                        need.kind == AIA_REQ_HVP ? "Hessian product" : "loss",
-                       s[0], s[dim + 1]);
+                       s[0], s[w + 1]);
             goto out;
         }
-        for (size_t j = 0; j < dim; j++)
-            mean[j] = s[1 + j] / s[dim + 1];
-        double f = s[0] / s[dim + 1];
+        for (size_t j = 0; j < w; j++)
+            mean[j] = s[1 + j] / s[w + 1];
+        double f = s[0] / s[w + 1];
         aia_ncg_feed(&m, f, mean);
         if (g0 < 0 && m.s[AIA_NCG_PHASE] != AIA_PH_START)
             g0 = m.s[AIA_NCG_GN];

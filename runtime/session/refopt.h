@@ -29,15 +29,20 @@ struct refopt {
  * coordinator. */
 int refopt_wanted(const struct setup *s, int by_workers);
 
+/* Requests give up to 2 dim values (AIA_REQ_GRAD_HVP); a part is the
+ * loss, those and the rows. */
+#define REFOPT_WIDTH(dim) (2 * (size_t)(dim))
+#define REFOPT_PART_LEN(dim) (REFOPT_WIDTH(dim) + 2)
+
 /* One worker's part of a request q (newton.h's query layout): out[0] its
- * rows times the loss, out[1 .. dim] its rows times the vector,
- * out[dim + 1] its rows.  NaN everywhere when its problem fails (err
+ * rows times the loss, out[1 .. width] its rows times the values,
+ * out[width + 1] its rows (REFOPT_PART_LEN doubles).  NaN everywhere when its problem fails (err
  * set); zeros for a rank that holds no rows. */
 void refopt_part(const struct aia_problem_plugin *p, void *ps, size_t dim,
                  const double *q, double *out, struct aia_error *err);
 
-/* Sum request q over the pool into sum (dim + 2 doubles, refopt_part's
- * layout).  0 or -1. */
+/* Sum request q over the pool into sum (REFOPT_PART_LEN doubles,
+ * refopt_part's layout).  0 or -1. */
 typedef int (*refopt_sum_fn)(void *ctx, const double *q, double *sum,
                              struct aia_error *err);
 

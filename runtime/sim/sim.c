@@ -448,17 +448,18 @@ static int pool_sum(void *ctx, const double *q, double *sum,
 {
     struct simpool *sp = ctx;
     size_t dim = sp->s.dim;
-    double *part = malloc((dim + 2) * sizeof *part);
+    size_t len = REFOPT_PART_LEN(dim);
+    double *part = malloc(len * sizeof *part);
     if (!part)
         return aia_seterr(err, "out of memory");
-    memset(sum, 0, (dim + 2) * sizeof *sum);
+    memset(sum, 0, len * sizeof *sum);
     for (int w = 0; w < sp->n; w++) {
         struct aia_error e = {""};
         refopt_part(sp->s.prob, sp->w[w].prob_s, dim, q, part, &e);
         if (e.text[0])
             host_log(AIA_LOG_INFO, "problem '%s': the reference optimum: %s",
                      sp->s.prob->h.name, util_error_text(&e));
-        for (size_t j = 0; j < dim + 2; j++)
+        for (size_t j = 0; j < len; j++)
             sum[j] += part[j];
     }
     free(part);
