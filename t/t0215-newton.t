@@ -2,10 +2,10 @@
 # Second-order methods: newton and lbfgs reach the direct solve of lrmse
 # to 1e-10 relative, with every worker and with a round that ends at
 # nwait of them beside a slow one; a checkpointed and resumed run ends at
-# the uninterrupted run's iterate; logreg on a data file has a gap again
-# (the reference optimum by Newton-CG over the workers' rows); newton
-# with a problem that gives no Hessian-vector product is refused at
-# --check, saying why.
+# the uninterrupted run's iterate; logreg and softmax on a data file
+# have a gap again (the reference optimum by Newton-CG over the workers'
+# rows, under mpirun and in the simulator); newton with a problem that
+# gives no Hessian-vector product is refused at --check, saying why.
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
@@ -78,6 +78,29 @@ like "$out" "
     "the report says how the optimum was found, and to what tolerance"
 run 5 -o algorithm.plugin=lbfgs lr.yaml
 is "$(field stop "$out")" gap "lbfgs too ($(field gap "$out"), $(field iterations "$out") rounds)"
+
+# --- softmax, which has no optimum of its own: the same, under mpirun
+# and in the simulator
+awk 'BEGIN { srand(7); print "f1,f2,f3,label"
+    for (i = 0; i < 300; i++) { c = i % 3
+        printf "%.6f,%.6f,%.6f,%d\n", rand() + (c == 0), rand() + (c == 1),
+            rand() + (c == 2) * 0.5, c } }' >sm.csv
+cat > sm.yaml <<'YAML'
+seed: 2
+algorithm: {plugin: newton}
+problem:
+  plugin: softmax
+  classes: 3
+  l2: 0.01
+  data: {path: sm.csv, target: label}
+stop: {gap: 1e-9, iterations: 100000000, time: 100}
+YAML
+run 5 sm.yaml
+is "$(field stop "$out")" gap "softmax on a data file: newton reaches the reference optimum's loss ($(field gap "$out"))"
+like "$out" "optimum    found by Newton-CG on the workers' rows" "found by Newton-CG"
+sim --simulate 4 -o algorithm.plugin=lbfgs sm.yaml
+is "$(field stop "$out")" gap "and lbfgs in the simulator, whose workers find it too ($(field gap "$out"))"
+like "$out" "optimum    found by Newton-CG on the workers' rows" "saying so"
 
 # --- a problem without hvp: refused before the run
 cat > pca.yaml <<'YAML'

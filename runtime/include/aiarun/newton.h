@@ -105,7 +105,7 @@ static inline int aia_request_answer(const struct aia_problem_plugin *p,
 /* The coordinator's sums of the answers to one request                */
 
 struct aia_collect {
-    size_t dim;          /* the width: values after an answer's loss */
+    size_t width;        /* values after an answer's loss */
     int nworkers, count; /* count: workers heard for this request */
     double id;           /* the request collected */
     double *vec;         /* nworkers x width: each worker's answer */
@@ -119,13 +119,12 @@ struct aia_collect {
 static inline int aia_collect_init(struct aia_collect *c, size_t width,
                                    int nworkers)
 {
-    size_t dim = width;
     memset(c, 0, sizeof *c);
-    c->dim = dim;
+    c->width = width;
     c->nworkers = nworkers;
     c->id = -1;
     size_t w = nworkers > 0 ? (size_t)nworkers : 1;
-    c->vec = (double *)calloc(w * (dim ? dim : 1), sizeof *c->vec);
+    c->vec = (double *)calloc(w * (width ? width : 1), sizeof *c->vec);
     c->loss = (double *)calloc(w, sizeof *c->loss);
     c->rows = (double *)calloc(w, sizeof *c->rows);
     c->got = (unsigned char *)calloc(w, 1);
@@ -186,7 +185,7 @@ static inline int aia_collect_take(struct aia_collect *c, const double *a,
     c->count++;
     c->rows[worker] = rows;
     c->loss[worker] = a[2];
-    memcpy(c->vec + (size_t)worker * c->dim, a + 3, c->dim * sizeof *a);
+    memcpy(c->vec + (size_t)worker * c->width, a + 3, c->width * sizeof *a);
     return 1;
 }
 
@@ -206,17 +205,17 @@ static inline int aia_collect_done(const struct aia_collect *c)
 static inline double aia_collect_mean(const struct aia_collect *c, double *out)
 {
     double rows = 0, loss = 0;
-    memset(out, 0, c->dim * sizeof *out);
+    memset(out, 0, c->width * sizeof *out);
     for (int w = 0; w < c->nworkers; w++) {
         if (!c->got[w])
             continue;
-        const double *v = c->vec + (size_t)w * c->dim;
-        for (size_t j = 0; j < c->dim; j++)
+        const double *v = c->vec + (size_t)w * c->width;
+        for (size_t j = 0; j < c->width; j++)
             out[j] += c->rows[w] * v[j];
         rows += c->rows[w];
         loss += c->rows[w] * c->loss[w];
     }
-    for (size_t j = 0; j < c->dim; j++)
+    for (size_t j = 0; j < c->width; j++)
         out[j] /= rows;
     return loss / rows;
 }
