@@ -65,3 +65,10 @@ class LeastSquares:
         g /= len(b)
         if self.ridge:
             g += self.ridge * x
+
+    def hvp(self, x, v):
+        """H v = A'A v / m + ridge v (the Hessian does not depend on x):
+        the algorithm newton asks the workers for it."""
+        m = len(self.b)
+        hv = self.A.T @ (self.A @ v) / m if m else np.zeros_like(v)
+        return hv + self.ridge * v

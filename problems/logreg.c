@@ -448,6 +448,30 @@ static int logreg_optimum(void *state, double *x, double *f,
                               ((struct logreg *)state)->rs.n, err);
 }
 
+/* out = H(x) v = 1/k sum_i sigma(z_i) sigma(-z_i) (a_i . v) a_i + l2 v
+ * over the rows held: one pass, two dot products and an axpy a row. */
+static int logreg_hvp(void *state, const double *x, const double *v,
+                      double *out, struct aia_error *err)
+{
+    struct logreg *p = state;
+    size_t n = p->rs.n;
+    if (p->rs.k == 0)
+        return aia_seterr(err, "a Hessian over no rows");
+    cache(p);
+    memset(out, 0, n * sizeof *out);
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        double sg = get_row(p, i, &r);
+        double e = exp(-fabs(sg * aia_row_dot(&r, x, n)));
+        double w = e / ((1 + e) * (1 + e));
+        aia_row_axpy(&r, w * aia_row_dot(&r, v, n), out, n);
+    }
+    double inv = 1.0 / (double)p->rs.k;
+    for (size_t j = 0; j < n; j++)
+        out[j] = out[j] * inv + p->l2 * v[j];
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Smoothness: the log-loss's Hessian is A'DA/k + l2 I with D <= 1/4,
  * equal to 1/4 at x = 0, so L = lambda_max(A'A)/(4k) + l2 is the largest
@@ -475,6 +499,7 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .optimum = logreg_optimum,
     .smoothness = logreg_smoothness,
     .metric = logreg_metric,
+    .hvp = logreg_hvp,
     AIA_ROWSET_SIZES,
     .metric_name = "accuracy",
 };

@@ -467,6 +467,34 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
+/* out = H v = A'A v / k + ridge v over the rows held (the Gram matrix
+ * where the coordinator has it): the loss is quadratic, so H does not
+ * depend on x. */
+static int lrmse_hvp(void *state, const double *x, const double *v,
+                     double *out, struct aia_error *err)
+{
+    struct lrmse *p = state;
+    size_t n = p->rs.n;
+    (void)x;
+    if (p->rs.all && gram(p, err) == 0) {
+        for (size_t j = 0; j < n; j++)
+            out[j] = hess_row(p, j, v);
+        return 0;
+    }
+    if (p->rs.k == 0)
+        return aia_seterr(err, "a Hessian over no rows");
+    memset(out, 0, n * sizeof *out);
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        get_row(p, i, &r);
+        aia_row_axpy(&r, aia_row_dot(&r, v, n), out, n);
+    }
+    double inv = 1.0 / (double)p->rs.k;
+    for (size_t j = 0; j < n; j++)
+        out[j] = out[j] * inv + p->ridge * v[j];
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Smoothness: L is the largest eigenvalue of A'A/k plus the ridge, for the
  * k rows held.  The gradient is affine, so H v = grad(v) - grad(0)
@@ -493,6 +521,7 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .gradient = lrmse_gradient,
     .optimum = lrmse_optimum,
     .smoothness = lrmse_smoothness,
+    .hvp = lrmse_hvp,
     .summary_len = lrmse_summary_len,
     .summarize = lrmse_summarize,
     .combine = lrmse_combine,

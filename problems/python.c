@@ -15,6 +15,8 @@
  *     metric(x) -> float      optional, named by the metric_name attribute
  *     optimum() -> (x, f)     optional (coordinator): the exact minimiser
  *     smoothness() -> L       optional: L of this rank's gradient (step: auto)
+ *     hvp(x, v) -> H v        optional: the Hessian of this rank's loss at x
+ *                             times v (newton; the reference optimum)
  *
  * The descriptor is const and has every optional function; each instance
  * tells the runtime which its class has (offers), since the simulator's
@@ -141,6 +143,8 @@ static int take_offers(struct py *py, const struct aia_context *ctx)
         py->offers |= AIA_OFFER_OPTIMUM;
     if (PyObject_HasAttrString(py->obj, "smoothness"))
         py->offers |= AIA_OFFER_SMOOTHNESS;
+    if (PyObject_HasAttrString(py->obj, "hvp"))
+        py->offers |= AIA_OFFER_HVP;
     if (!(py->metric = method(py->obj, "metric", 0)))
         return PyErr_Occurred() ? -1 : 0;
     py->offers |= AIA_OFFER_METRIC;
@@ -360,6 +364,34 @@ static int python_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
+/* hvp(x, v) -> H(x) v, returned (copied into out as gradient's return
+ * is).  x, v and out are views of aiarun's buffers, for the call only. */
+static int python_hvp(void *state, const double *x, const double *v,
+                      double *out, struct aia_error *err)
+{
+    struct py *py = state;
+    if (lacks(py, AIA_OFFER_HVP, "hvp", err) < 0)
+        return -1;
+    PyObject *xa = cached(py, &py->x, x, py->n, 8, "d", 0);
+    PyObject *va = embed_array(py->vector, v, py->n, 8, "d", 0);
+    PyObject *oa = embed_array(py->vector, out, py->n, 8, "d", 1);
+    PyObject *r = xa && va && oa
+                      ? PyObject_CallMethod(py->obj, "hvp", "OO", xa, va)
+                      : NULL;
+    PyObject *done =
+        r ? PyObject_CallFunctionObjArgs(py->put, oa, r, NULL) : NULL;
+    Py_XDECREF(done);
+    Py_XDECREF(r);
+    Py_XDECREF(va);
+    Py_XDECREF(oa);
+    if (!done) {
+        char what[200];
+        snprintf(what, sizeof what, "%s.hvp", py->cls);
+        return embed_fail(err, what);
+    }
+    return 0;
+}
+
 const struct aia_problem_plugin aia_problem_plugin = {
     .h = {AIA_ABI_VERSION, (uint32_t)sizeof(struct aia_problem_plugin),
           AIA_KIND_PROBLEM, AIA_PARAMS_OPEN, "python", "1.0",
@@ -378,4 +410,5 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .check = python_check,
     .smoothness = python_smoothness,
     .offers = python_offers,
+    .hvp = python_hvp,
 };

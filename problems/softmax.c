@@ -13,7 +13,8 @@
  * The scores are shifted by their largest before exp, so no overflow.
  * Sparse rows are never expanded.  The metric is the accuracy: the
  * fraction of rows whose highest score is their class (the first class
- * on a tie).  No optimum is offered.
+ * on a tie).  No optimum is offered by the problem itself; its hvp lets
+ * the runtime find one (aiarun(5), stop.gap).
  */
 #include <config.h>
 
@@ -152,6 +153,52 @@ static int softmax_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
+/* out = H(x) v over the rows held.  With V the C x n block of v and vb
+ * its C biases, a row's scores move by dz = V a + vb; the cross-entropy's
+ * Hessian in the scores is diag(p) - p p', so the row adds u a' to the
+ * weights' part and u to the biases', u = p o dz - p (p . dz).  Plus
+ * l2 v. */
+static int softmax_hvp(void *state, const double *x, const double *v,
+                       double *out, struct aia_error *err)
+{
+    struct softmax *p = state;
+    size_t n = p->rs.n, c = p->c, dim = softmax_dim(p);
+    if (p->rs.k == 0)
+        return aia_seterr(err, "a Hessian over no rows");
+    double *u = malloc(c * sizeof *u);
+    if (!u)
+        return aia_seterr(err, "out of memory for %zu scores", c);
+    memset(out, 0, dim * sizeof *out);
+    const double *b = x + c * n, *vb = v + c * n;
+    double *ob = out + c * n;
+    for (size_t i = 0; i < p->rs.k; i++) {
+        struct aia_row r;
+        aia_data_row(p->rs.data, i, &r);
+        double top = -INFINITY, sum = 0, pdz = 0;
+        for (size_t k = 0; k < c; k++) {
+            p->z[k] = aia_row_dot(&r, x + k * n, n) + b[k];
+            top = fmax(top, p->z[k]);
+        }
+        for (size_t k = 0; k < c; k++)
+            sum += p->z[k] = exp(p->z[k] - top);
+        for (size_t k = 0; k < c; k++) {
+            p->z[k] /= sum; /* the probability p_k */
+            u[k] = aia_row_dot(&r, v + k * n, n) + vb[k];
+            pdz += p->z[k] * u[k];
+        }
+        for (size_t k = 0; k < c; k++) {
+            double w = p->z[k] * (u[k] - pdz);
+            aia_row_axpy(&r, w, out + k * n, n);
+            ob[k] += w;
+        }
+    }
+    free(u);
+    double inv = 1.0 / (double)p->rs.k;
+    for (size_t j = 0; j < dim; j++)
+        out[j] = out[j] * inv + p->l2 * v[j];
+    return 0;
+}
+
 const struct aia_problem_plugin aia_problem_plugin = {
     .h = AIA_HEADER(AIA_KIND_PROBLEM, struct aia_problem_plugin, "softmax",
                     "1.0",
@@ -168,4 +215,5 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .loss = softmax_loss,
     .gradient = softmax_gradient,
     .metric = softmax_metric,
+    .hvp = softmax_hvp,
 };

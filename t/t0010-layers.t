@@ -52,7 +52,8 @@ broken() {
         }'
 }
 
-# The recorder reads what a run holds (setup.h) and its facts, the
+# The recorder reads what a run holds (setup.h), its facts and its
+# reference optimum (refopt.h, for the gap), the
 # session's types, below the session's lifecycle that calls the recorder.
 # The stop rules work over the core's own struct proto_limits, which the
 # configuration binds the stop section to: the core includes no
@@ -67,7 +68,7 @@ data data core
 sim sim session record conf data core
 mpi mpi session record conf data core
 session session record conf data core
-record record conf data core session/setup.h session/facts.h"
+record record conf data core session/setup.h session/facts.h session/refopt.h"
 
 scratch
 cd "$trash" || exit 99

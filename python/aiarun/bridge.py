@@ -25,6 +25,10 @@ arguments and calls:
 ``optimum() -> (x, f)`` (optional)
     the exact minimiser and its loss, asked on the coordinator; None when
     it cannot be had.
+``hvp(x, v) -> array`` (optional)
+    the Hessian of the mean loss over this rank's rows at ``x`` times
+    ``v``: the algorithm ``newton`` asks the workers for it, and a job
+    with ``stop.gap`` finds the optimum over the workers' rows with it.
 ``rows`` (attribute or method; required without a data file)
     the rows this rank holds.
 

@@ -308,7 +308,8 @@ const struct job_key job_keys_stop[] = {
      .off = L(loss)},
     {{"gap", AIA_DOUBLE, "0",
       "stop when (loss - optimum) / optimum is at most this; needs a "
-      "problem that knows its optimum (0: never)",
+      "problem that knows its optimum, or gives Hessian-vector products "
+      "(then found by Newton-CG over the workers' rows) (0: never)",
       NULL, 0, 1e300},
      .kind = JF_DOUBLE,
      .off = L(gap)},

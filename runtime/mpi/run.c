@@ -22,6 +22,7 @@
 #include "deliver.h"
 #include "eval.h"
 #include "gather.h"
+#include "refopt_mpi.h"
 #include "conf/freeargs.h"
 #include "core/host.h"
 #include "conf/params.h"
@@ -282,6 +283,8 @@ int run_job(const struct run_opts *opts)
         agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||
         agree(&s, facts_rows(&s, &err) < 0, &err) < 0 ||
         agree(&s, eval_by_workers(&s) && facts_combine(&s, &err) < 0,
+              &err) < 0 ||
+        agree(&s, refopt_mpi(&s, active, eval_by_workers(&s), &err) < 0,
               &err) < 0)
         goto out;
     watchdog_stop();

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "session/facts.h"
+#include "session/refopt.h"
 #include "core/host.h"
 #include "conf/params.h"
 #include "record.h"
@@ -163,6 +164,16 @@ void record_optimum(struct recorder *r)
     const struct setup *s = r->s;
     snprintf(r->opt_why.text, sizeof r->opt_why.text,
              "it has no optimum function");
+    if (s->ref) { /* found by Newton-CG over the workers' rows */
+        r->opt_known = s->ref->known;
+        r->fopt = s->ref->f;
+        if (!s->ref->known) {
+            r->opt_why = s->ref->why;
+            host_log(AIA_LOG_INFO, "no optimum to compare with: %s",
+                     r->opt_why.text);
+        }
+        return;
+    }
     if (!(s->offers & AIA_OFFER_OPTIMUM))
         return;
     if (r->evaluate && !s->prob->combine) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/host.h"
+#include "session/refopt.h"
 #include "core/stats.h"
 #include "core/wire.h"
 
@@ -206,6 +207,8 @@ static void report(struct recorder *r, const char *why, double loss)
     else if (!isnan(loss))
         printf("  %-10s %.10g (optimum unknown: %s)\n", "loss", loss,
                r->opt_why.text);
+    if (r->opt_known && r->s->ref)
+        printf("  %-10s found by %s\n", "optimum", r->s->ref->how);
     if (r->evaluate && r->ev_missing)
         printf("  %-10s by the workers on %llu of the %zu rows (%d "
                "worker%s missing: %s rows are left out): the loss is "

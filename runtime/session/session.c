@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include "session.h"
+#include "refopt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,13 @@ int session_check(const struct setup *s, struct aia_error *err)
                                "(AIA_ALG_ASSOCIATIVE), so a subtree's "
                                "answers cannot stand for one",
                           where, s->alg->h.name);
+    }
+    if (s->alg->flags & AIA_ALG_HVP && !s->prob->hvp) {
+        params_where(where, sizeof where, job->m->path, job->algorithm.key);
+        return aia_seterr(err, "%s: algorithm: '%s' asks the "
+                               "workers for Hessian-vector products, and "
+                               "problem '%s' gives none (no hvp)",
+                          where, s->alg->h.name, s->prob->h.name);
     }
     if (job->data.path && !(s->prob->flags & AIA_PROBLEM_DATA)) {
         params_where(where, sizeof where, job->m->path, job->data.key);
@@ -319,6 +327,11 @@ void session_close(struct setup *s)
         s->prob->close(s->prob_s);
     if (s->test_s)
         s->prob->close(s->test_s);
+    if (s->ref) {
+        refopt_free(s->ref);
+        free(s->ref);
+        s->ref = NULL;
+    }
     params_free(s->wait_args);
     params_free(s->alg_args);
     params_free(s->prob_args);

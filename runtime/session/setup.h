@@ -25,6 +25,8 @@ enum { RUN_INCOMPLETE = 3 };
  * some rows: the summary's loss is nan, its partial_loss what came. */
 enum { RUN_PARTIAL = 4 };
 
+struct refopt;
+
 struct setup {
     struct job *job;
     int rank, size;
@@ -54,6 +56,9 @@ struct setup {
     struct data_table test; /* rows of problem.test held by this rank */
     void *test_s;           /* worker: the problem opened on them */
     int resume;
+    /* coordinator: the reference optimum found over the workers' rows
+     * (session/refopt.h), NULL when none was sought */
+    struct refopt *ref;
 };
 
 #endif

@@ -32,6 +32,7 @@
 #include "record/record.h"
 #include "session/lead.h"
 #include "latency.h"
+#include "session/refopt.h"
 #include "simpool.h"
 #include "simq.h"
 #include "core/util.h"
@@ -538,13 +539,50 @@ static void sim_free(struct sim *m)
     simpool_close(&m->sp);
 }
 
+/* A request summed over the simulated workers' rows. */
+static int pool_sum(void *ctx, const double *q, double *sum,
+                    struct aia_error *err)
+{
+    struct simpool *sp = ctx;
+    size_t dim = sp->s.dim;
+    size_t len = REFOPT_PART_LEN(dim);
+    double *part = malloc(len * sizeof *part);
+    if (!part)
+        return aia_seterr(err, "out of memory");
+    memset(sum, 0, len * sizeof *sum);
+    for (int w = 0; w < sp->n; w++) {
+        struct aia_error e = {""};
+        refopt_part(sp->s.prob, sp->w[w].prob_s, dim, q, part, &e);
+        if (e.text[0])
+            host_log(AIA_LOG_INFO, "problem '%s': the reference optimum: %s",
+                     sp->s.prob->h.name, util_error_text(&e));
+        for (size_t j = 0; j < len; j++)
+            sum[j] += part[j];
+    }
+    free(part);
+    return 0;
+}
+
+/* The reference optimum over the workers' rows, when the job wants one
+ * (session/refopt.h): the coordinator's problem is the same rows, but
+ * the workers' are what an mpirun would use. */
+static int reference(struct sim *m, struct aia_error *err)
+{
+    struct setup *s = &m->sp.s;
+    if (!refopt_wanted(s, 0))
+        return 0;
+    if (!(s->ref = calloc(1, sizeof *s->ref)))
+        return aia_seterr(err, "out of memory");
+    return refopt_solve(s->ref, s->dim, pool_sum, &m->sp, err);
+}
+
 /* Up to the first sends: plugins, buffers, the first query and, when
  * simulate.compute is measured, the compute time per row. */
 static int start(struct sim *m, struct aia_error *err)
 {
     const struct setup *s = &m->sp.s;
     const struct job *job = s->job;
-    if (alloc(m, err) < 0)
+    if (alloc(m, err) < 0 || reference(m, err) < 0)
         return -1;
     record_optimum(&m->l.r);
     if (record_check(&m->l.r) < 0)

@@ -43,7 +43,8 @@ extern "C" {
  * 2: aia_context.async moved to the end, aia_problem_plugin.offers, the
  * host's policies (partition_owner, partition_first, auto_step,
  * age_factor); aia_partition_owner and aia_table_age_factor take the
- * host. */
+ * host.  Later, in reserved room: aia_problem_plugin.hvp (its first
+ * reserved slot, AIA_OFFER_HVP) and AIA_ALG_HVP. */
 #define AIA_ABI_VERSION 2
 
 /* Whether *p, a struct of type type that starts with its own size (struct
@@ -410,6 +411,7 @@ static inline int aia_partition_owner(const struct aia_host *host,
 #define AIA_OFFER_OPTIMUM 0x1u    /* optimum */
 #define AIA_OFFER_METRIC 0x2u     /* metric, under the name given */
 #define AIA_OFFER_SMOOTHNESS 0x4u /* smoothness */
+#define AIA_OFFER_HVP 0x8u        /* hvp */
 
 /* The descriptor is the plugin's type: const, the same for every instance
  * and never written after load.  What differs between instances (a
@@ -466,7 +468,7 @@ struct aia_problem_plugin {
     size_t (*summary_len)(void *state);
     int (*summarize)(void *state, double *out, struct aia_error *err);
     int (*combine)(void *state, const double *sum, struct aia_error *err);
-    /* Optional: which of optimum, metric and smoothness this instance
+    /* Optional: which of optimum, metric, smoothness and hvp this instance
      * offers (AIA_OFFER_* bits; the descriptor must have the functions),
      * and with AIA_OFFER_METRIC the metric's name in *metric_name (at most
      * 32 letters, digits or '_', valid while the instance is open;
@@ -474,7 +476,15 @@ struct aia_problem_plugin {
      * that an instance does not offer.  NULL: every instance offers every
      * one the descriptor has, the metric under metric_name. */
     uint32_t (*offers)(void *state, const char **metric_name);
-    void (*reserved[2])(void);
+    /* Optional (ABI 2, once a reserved slot, so a plugin built before it
+     * has NULL here): out = H(x) v, the Hessian of this rank's loss (the
+     * mean over its rows, the penalty included) at x times v; dim
+     * entries each.  Second-order methods (newton, lbfgs's reference)
+     * and the reference optimum of a problem whose rows are the
+     * workers' are built on it.  0 or -1. */
+    int (*hvp)(void *state, const double *x, const double *v, double *out,
+               struct aia_error *err);
+    void (*reserved[1])(void);
 };
 
 /* ------------------------------------------------------------------ */
@@ -522,6 +532,13 @@ struct aia_step {
  * whose answers are states (average's models) a held-back part would be
  * a wrong state, not a late one. */
 #define AIA_ALG_ADDITIVE 0x2u
+
+/* The algorithm asks the workers for Hessian-vector products (the
+ * problem's hvp, newton.h's AIA_REQ_HVP requests): a job that pairs it
+ * with a problem whose descriptor has no hvp is refused before the run
+ * (`aiarun --check` included), and one whose instance does not offer it
+ * (AIA_OFFER_HVP) by the algorithm's create. */
+#define AIA_ALG_HVP 0x4u
 
 struct aia_algorithm_plugin {
     struct aia_plugin_header h;
