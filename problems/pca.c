@@ -36,6 +36,8 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
+#include "kernels.h"
+
 #ifdef HAVE_LAPACKE
 #include <lapacke.h>
 #endif
@@ -64,6 +66,9 @@ struct pca {
     double *v0, *v;            /* n x k: the initial V, and V0 + x */
     double *w, *gram, *vw, *b; /* n x k, k x k, k x k, k */
     double trace;              /* tr(E) */
+    double *aa;                /* ||a_i||^2 of each row held */
+    double *P, *buf;           /* AIAK_BLOCK x k, AIAK_BLOCK x n: scratch */
+    double *E, em;             /* coordinator: the workers' sum of a a', rows */
     const struct aia_host *host;
     /* generated rows, CSR */
     struct aia_dataset gen;
@@ -83,6 +88,10 @@ static void pca_close(void *state)
     free(p->gram);
     free(p->vw);
     free(p->b);
+    free(p->aa);
+    free(p->P);
+    free(p->buf);
+    free(p->E);
     free(p->ids);
     free(p->start);
     free(p->col);
@@ -175,7 +184,12 @@ static int pca_open(const struct aia_context *ctx,
     p->gram = malloc(k * k * sizeof *p->gram);
     p->vw = malloc(k * k * sizeof *p->vw);
     p->b = malloc(k * sizeof *p->b);
-    if (!p->v0 || !p->v || !p->w || !p->gram || !p->vw || !p->b) {
+    p->aa = malloc((p->rs.k ? p->rs.k : 1) * sizeof *p->aa);
+    p->P = malloc(AIAK_BLOCK * k * sizeof *p->P);
+    if (p->rs.data->x)
+        p->buf = malloc(AIAK_BLOCK * n * sizeof *p->buf);
+    if (!p->v0 || !p->v || !p->w || !p->gram || !p->vw || !p->b || !p->aa ||
+        !p->P || (p->rs.data->x && !p->buf)) {
         aia_seterr(err, "out of memory for %zu x %zu", n, k);
         goto fail;
     }
@@ -186,11 +200,10 @@ static int pca_open(const struct aia_context *ctx,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         aia_data_row(p->rs.data, i, &r);
-        if (r.a)
-            p->trace += aia_dot(r.a, r.a, n);
-        else
-            p->trace += aia_dot(r.val, r.val, r.nnz);
+        p->aa[i] = r.a ? aia_dot(r.a, r.a, n) : aia_dot(r.val, r.val, r.nnz);
+        p->trace += p->aa[i];
     }
+    aiak_one_thread();
     *state = p;
     return 0;
 fail:
@@ -210,52 +223,31 @@ static void set_v(struct pca *p, const double *x)
     size_t n = p->rs.n, k = p->kc;
     for (size_t j = 0; j < n * k; j++)
         p->v[j] = p->v0[j] + x[j];
-    memset(p->gram, 0, k * k * sizeof *p->gram);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++)
-            for (size_t c = 0; c < k; c++)
-                p->gram[a * k + c] += p->v[j * k + a] * p->v[j * k + c];
-}
-
-/* b = V' a for row r (k values). */
-static void project(const struct pca *p, const struct aia_row *r, double *b)
-{
-    size_t k = p->kc;
-    memset(b, 0, k * sizeof *b);
-    if (r->a) {
-        for (size_t j = 0; j < p->rs.n; j++)
-            aia_axpy(r->a[j], p->v + j * k, b, k);
-        return;
-    }
-    for (size_t e = 0; e < r->nnz; e++)
-        aia_axpy(r->val[e], p->v + (size_t)r->col[e] * k, b, k);
+    aiak_gemm(1, 0, k, k, n, 1, p->v, k, p->v, k, 0, p->gram, k);
 }
 
 /* Sums over the rows sel (all when NULL) of ||a||^2 - 2||b||^2 + b'Gb,
- * and when w is not NULL, W = sum a b'. */
+ * b = V'a, and when w is not NULL, W = sum a b': a block of rows at a time,
+ * B = A_b V and W += A_b' B, two matrix products (kernels.h). */
 static double pass(struct pca *p, const size_t *sel, size_t count, double *w)
 {
     size_t n = p->rs.n, k = p->kc;
     double s = 0;
     if (w)
         memset(w, 0, n * k * sizeof *w);
-    for (size_t t = 0; t < count; t++) {
-        struct aia_row r;
-        aia_data_row(p->rs.data, sel ? sel[t] : t, &r);
-        project(p, &r, p->b);
-        double aa = r.a ? aia_dot(r.a, r.a, n) : aia_dot(r.val, r.val, r.nnz);
-        double bgb = 0;
-        for (size_t a = 0; a < k; a++)
-            bgb += p->b[a] * aia_dot(p->gram + a * k, p->b, k);
-        s += aa - 2 * aia_dot(p->b, p->b, k) + bgb;
-        if (!w)
-            continue;
-        if (r.a)
-            for (size_t j = 0; j < n; j++)
-                aia_axpy(r.a[j], p->b, w + j * k, k);
-        else
-            for (size_t e = 0; e < r.nnz; e++)
-                aia_axpy(r.val[e], p->b, w + (size_t)r.col[e] * k, k);
+    for (size_t t0 = 0; t0 < count; t0 += AIAK_BLOCK) {
+        size_t nb = count - t0 < AIAK_BLOCK ? count - t0 : AIAK_BLOCK;
+        const double *A =
+            aiak_block_mul(p->rs.data, sel, t0, nb, p->v, k, p->P, p->buf);
+        for (size_t t = 0; t < nb; t++) {
+            const double *b = p->P + t * k;
+            double bgb = 0;
+            for (size_t a = 0; a < k; a++)
+                bgb += b[a] * aia_dot(p->gram + a * k, b, k);
+            s += p->aa[sel ? sel[t0 + t] : t0 + t] - 2 * aia_dot(b, b, k) + bgb;
+        }
+        if (w)
+            aiak_block_tmul(p->rs.data, A, sel, t0, nb, p->P, k, w);
     }
     return s;
 }
@@ -280,19 +272,11 @@ static int pca_gradient(void *state, const double *x, const size_t *idx,
         return -1;
     set_v(p, x);
     pass(p, idx, count, p->w);
-    /* vw = V'W */
-    memset(p->vw, 0, k * k * sizeof *p->vw);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++)
-            aia_axpy(p->v[j * k + a], p->w + j * k, p->vw + a * k, k);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++) {
-            double s = -2 * p->w[j * k + a];
-            for (size_t c = 0; c < k; c++)
-                s += p->w[j * k + c] * p->gram[c * k + a] +
-                     p->v[j * k + c] * p->vw[c * k + a];
-            g[j * k + a] = s;
-        }
+    /* g = -2W + W G + V (V'W) */
+    aiak_gemm(1, 0, k, k, n, 1, p->v, k, p->w, k, 0, p->vw, k);
+    aiak_gemm(0, 0, n, k, k, 1, p->w, k, p->gram, k, 0, g, k);
+    aiak_gemm(0, 0, n, k, k, 1, p->v, k, p->vw, k, 1, g, k);
+    aia_axpy(-2, p->w, g, n * k);
     aia_gradient_end(g, x, n * k, count, 0);
     return 0;
 }
@@ -307,10 +291,7 @@ static int pca_metric(void *state, const double *x, double *value,
         return aia_seterr(err, "the rows are all zero: no variance");
     set_v(p, x);
     pass(p, NULL, p->rs.k, p->w); /* W = A'AV */
-    memset(p->vw, 0, k * k * sizeof *p->vw);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++)
-            aia_axpy(p->v[j * k + a], p->w + j * k, p->vw + a * k, k);
+    aiak_gemm(1, 0, k, k, n, 1, p->v, k, p->w, k, 0, p->vw, k);
     if (aia_cholesky(p->gram, k, 1e-13, 0) < 0)
         return aia_seterr(err, "V is rank-deficient: no subspace");
     double t = 0;

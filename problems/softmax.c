@@ -11,7 +11,8 @@
  *     grad_b f  = 1/m sum_i (p_i - e_y_i) + l2 b
  *
  * The scores are shifted by their largest before exp, so no overflow.
- * Sparse rows are never expanded.  The metric is the accuracy: the
+ * A block of rows at a time goes through two matrix products (BLAS when
+ * the build has it, kernels.h); sparse rows are never expanded.  The metric is the accuracy: the
  * fraction of rows whose highest score is their class (the first class
  * on a tie).  No optimum is offered.
  */
@@ -23,6 +24,8 @@
 
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
+
+#include "kernels.h"
 
 static const struct aia_param params[] = {
     {"classes", AIA_INT, NULL,
@@ -36,7 +39,9 @@ struct softmax {
     struct aia_rowset rs; /* first: rows, scratch row */
     size_t c;             /* classes */
     double l2;
-    double *z; /* c scores */
+    double *z;      /* AIAK_BLOCK x c scores, then their gradients */
+    double *wt, *gt; /* n x c: W' and the gradient's W' part */
+    double *buf;    /* AIAK_BLOCK x n: gathered dense rows */
 };
 
 static void softmax_close(void *state)
@@ -45,6 +50,9 @@ static void softmax_close(void *state)
     if (!p)
         return;
     free(p->z);
+    free(p->wt);
+    free(p->gt);
+    free(p->buf);
     aia_rowset_free(&p->rs);
     free(p);
 }
@@ -61,10 +69,17 @@ static int softmax_open(const struct aia_context *ctx,
         aia_rowset_scratch(&p->rs, err) < 0)
         goto fail;
     p->l2 = aia_arg(ctx->args, "l2")->d;
-    if (!(p->z = malloc(p->c * sizeof *p->z))) {
-        aia_seterr(err, "out of memory for %zu scores", p->c);
+    size_t n = p->rs.n, c = p->c;
+    p->z = malloc(AIAK_BLOCK * c * sizeof *p->z);
+    p->wt = malloc(n * c * sizeof *p->wt);
+    p->gt = malloc(n * c * sizeof *p->gt);
+    if (p->rs.data->x)
+        p->buf = malloc(AIAK_BLOCK * n * sizeof *p->buf);
+    if (!p->z || !p->wt || !p->gt || (p->rs.data->x && !p->buf)) {
+        aia_seterr(err, "out of memory for %zu scores", c);
         goto fail;
     }
+    aiak_one_thread();
     *state = p;
     return 0;
 fail:
@@ -78,19 +93,37 @@ static size_t softmax_dim(void *state)
     return p->c * (p->rs.n + 1);
 }
 
-/* Row i: its scores in p->z turned into their gradient (p - e_y); returns
- * its loss and sets *right when the row is classified right. */
-static double row_pass(struct softmax *p, const double *x, size_t i,
-                       struct aia_row *r, int *right)
+/* wt = W' (n x c) from x. */
+static void transpose_w(struct softmax *p, const double *x)
 {
-    size_t n = p->rs.n, y = (size_t)p->rs.data->y[i], top;
-    const double *b = x + p->c * n;
-    aia_data_row(p->rs.data, i, r);
-    for (size_t k = 0; k < p->c; k++)
-        p->z[k] = aia_row_dot(r, x + k * n, n) + b[k];
-    double f = aia_softmax_xent(p->z, p->c, y, &top);
-    *right = top == y;
-    return f;
+    size_t n = p->rs.n, c = p->c;
+    for (size_t k = 0; k < c; k++)
+        for (size_t j = 0; j < n; j++)
+            p->wt[j * c + k] = x[k * n + j];
+}
+
+/* The scores of the nb rows sel[t0 ..] (t0 .. when sel is NULL) in p->z,
+ * each row's turned into its gradient (p - e_y); adds their losses to
+ * *sum and the rows classified right to *good.  Returns the dense block
+ * used, for aiak_block_tmul.  p->wt must hold W'. */
+static const double *block_pass(struct softmax *p, const double *x,
+                                const size_t *sel, size_t t0, size_t nb,
+                                double *sum, size_t *good)
+{
+    size_t c = p->c;
+    const double *b = x + c * p->rs.n;
+    const double *A =
+        aiak_block_mul(p->rs.data, sel, t0, nb, p->wt, c, p->z, p->buf);
+    for (size_t t = 0; t < nb; t++) {
+        size_t i = sel ? sel[t0 + t] : t0 + t, top;
+        size_t y = (size_t)p->rs.data->y[i];
+        double *z = p->z + t * c;
+        for (size_t k = 0; k < c; k++)
+            z[k] += b[k];
+        *sum += aia_softmax_xent(z, c, y, &top);
+        *good += top == y;
+    }
+    return A;
 }
 
 /* Mean loss (with the penalty) or accuracy over the rows held: the one
@@ -99,11 +132,10 @@ static void evaluate(struct softmax *p, const double *x, double *f, double *acc)
 {
     double sum = 0;
     size_t good = 0;
-    for (size_t i = 0; i < p->rs.k; i++) {
-        struct aia_row r;
-        int right;
-        sum += row_pass(p, x, i, &r, &right);
-        good += (size_t)right;
+    transpose_w(p, x);
+    for (size_t t0 = 0; t0 < p->rs.k; t0 += AIAK_BLOCK) {
+        size_t nb = p->rs.k - t0 < AIAK_BLOCK ? p->rs.k - t0 : AIAK_BLOCK;
+        block_pass(p, x, NULL, t0, nb, &sum, &good);
     }
     double k = p->rs.k ? (double)p->rs.k : 1;
     if (acc)
@@ -130,24 +162,31 @@ static int softmax_metric(void *state, const double *x, double *value,
     return 0;
 }
 
+/* A block of rows at a time: Z = A_b W' + b (one matrix product), the
+ * scores turned into their gradients D row by row, then G_W' += A_b' D
+ * (another), G_b += the column sums of D. */
 static int softmax_gradient(void *state, const double *x, const size_t *idx,
                             size_t nidx, double *g, struct aia_error *err)
 {
     struct softmax *p = state;
-    size_t n = p->rs.n, dim = softmax_dim(p);
+    size_t n = p->rs.n, c = p->c, dim = softmax_dim(p);
     size_t count = aia_gradient_begin(&p->rs, idx, nidx, g, dim, err);
     if (count == 0)
         return -1;
-    double *gb = g + p->c * n;
-    for (size_t t = 0; t < count; t++) {
-        struct aia_row r;
-        int right;
-        row_pass(p, x, idx ? idx[t] : t, &r, &right);
-        for (size_t k = 0; k < p->c; k++) {
-            aia_row_axpy(&r, p->z[k], g + k * n, n);
-            gb[k] += p->z[k];
-        }
+    double *gb = g + c * n, sum = 0;
+    size_t good = 0;
+    transpose_w(p, x);
+    memset(p->gt, 0, n * c * sizeof *p->gt);
+    for (size_t t0 = 0; t0 < count; t0 += AIAK_BLOCK) {
+        size_t nb = count - t0 < AIAK_BLOCK ? count - t0 : AIAK_BLOCK;
+        const double *A = block_pass(p, x, idx, t0, nb, &sum, &good);
+        aiak_block_tmul(p->rs.data, A, idx, t0, nb, p->z, c, p->gt);
+        for (size_t t = 0; t < nb; t++)
+            aia_axpy(1, p->z + t * c, gb, c);
     }
+    for (size_t k = 0; k < c; k++)
+        for (size_t j = 0; j < n; j++)
+            g[k * n + j] = p->gt[j * c + k];
     aia_gradient_end(g, x, dim, count, p->l2);
     return 0;
 }
