@@ -305,6 +305,45 @@ static int pca_metric(void *state, const double *x, double *value,
     return 0;
 }
 
+/* hv = E v, E = A'A/k over the k rows held: two passes, the block
+ * kernels with one column (aia_hvp_fn). */
+static int e_product(void *ctx, const double *v, double *hv,
+                     struct aia_error *err)
+{
+    struct pca *p = ctx;
+    size_t n = p->rs.n, k = p->rs.k;
+    (void)err;
+    memset(hv, 0, n * sizeof *hv);
+    for (size_t t0 = 0; t0 < k; t0 += AIAK_BLOCK) {
+        size_t nb = k - t0 < AIAK_BLOCK ? k - t0 : AIAK_BLOCK;
+        const double *A =
+            aiak_block_mul(p->rs.data, NULL, t0, nb, v, 1, p->P, p->buf);
+        aiak_block_tmul(p->rs.data, A, NULL, t0, nb, p->P, 1, hv);
+    }
+    for (size_t j = 0; j < n; j++)
+        hv[j] /= (double)k;
+    return 0;
+}
+
+/* L = 4 lambda_1(E), lambda_1 the largest eigenvalue of this rank's E by
+ * power iteration: the Hessian's largest eigenvalue at the minima (V
+ * orthonormal), whose direction is V's column along the top eigenvector
+ * scaled.  Away from them it is at most (2 + 6 ||V||^2) lambda_1, so the
+ * step 1/L of step: auto is stable while ||V|| stays near 1, as it does
+ * from the seeded start. */
+static int pca_smoothness(void *state, double *L, struct aia_error *err)
+{
+    struct pca *p = state;
+    double lambda = 0;
+    if (p->rs.k == 0)
+        return aia_seterr(err, "no rows: no smoothness");
+    if (aia_power_iteration(p->rs.n, e_product, p, 500, 1e-9, &lambda, err) <
+        0)
+        return -1;
+    *L = 4 * lambda;
+    return 0;
+}
+
 #ifndef HAVE_LAPACKE
 /* Cyclic Jacobi on the symmetric n x n matrix S (destroyed): eigenvalues
  * in ev, eigenvectors in the columns of Q (row-major), unsorted. */
@@ -356,6 +395,8 @@ static int solve(void *state, struct aia_error *err)
 {
     struct pca *p = state;
     size_t n = p->rs.n, k = p->kc, m = p->rs.k;
+    if (m == 0 && p->E)
+        m = (size_t)p->em;
     if (n > EIG_MAX)
         return aia_seterr(err, "%zu columns: above %d, no eigen-solve", n,
                           EIG_MAX);
@@ -368,7 +409,10 @@ static int solve(void *state, struct aia_error *err)
         free(ev);
         return aia_seterr(err, "out of memory for the %zu x %zu matrix", n, n);
     }
-    for (size_t i = 0; i < m; i++) {
+    if (p->E)
+        for (size_t j = 0; j < n * n; j++)
+            E[j] = p->E[j] / (double)m;
+    for (size_t i = 0; !p->E && i < m; i++) {
         struct aia_row r;
         aia_data_row(p->rs.data, i, &r);
         aia_row_outer(&r, 1.0 / (double)m, E, n);
@@ -423,6 +467,57 @@ static int solve(void *state, struct aia_error *err)
     return rc;
 }
 
+/* A data file's summary: the sum of a a' over the rows held (n x n) and
+ * their count, so that the coordinator, which holds none, has E, and with
+ * it the eigen-solve's optimum. */
+static size_t pca_summary_len(void *state)
+{
+    struct pca *p = state;
+    return p->rs.data == &p->gen || p->rs.n > EIG_MAX
+               ? 0
+               : p->rs.n * p->rs.n + 1;
+}
+
+static int pca_summarize(void *state, double *out, struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n, k = p->rs.k;
+    const struct aia_dataset *d = p->rs.data;
+    (void)err;
+    memset(out, 0, (n * n + 1) * sizeof *out);
+    if (d->x && k > 0) {
+        aiak_gemm(1, 0, n, n, k, 1, d->x, n, d->x, n, 0, out, n);
+    } else {
+        for (size_t i = 0; i < k; i++) {
+            struct aia_row r;
+            aia_data_row(d, i, &r);
+            aia_row_outer(&r, 1, out, n);
+        }
+        for (size_t j = 0; j < n; j++)
+            for (size_t l = j + 1; l < n; l++)
+                out[l * n + j] = out[j * n + l];
+    }
+    out[n * n] = (double)k;
+    return 0;
+}
+
+static int pca_combine(void *state, const double *sum, struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n;
+    if (!(sum[n * n] > 0))
+        return 0; /* no summary: the optimum stays unknown */
+    free(p->E);
+    if (!(p->E = malloc(n * n * sizeof *p->E)))
+        return aia_seterr(err, "out of memory for the %zu x %zu matrix", n, n);
+    memcpy(p->E, sum, n * n * sizeof *p->E);
+    p->em = sum[n * n];
+    p->trace = 0;
+    for (size_t j = 0; j < n; j++)
+        p->trace += sum[j * n + j];
+    return 0;
+}
+
 static int pca_optimum(void *state, double *x, double *f, struct aia_error *err)
 {
     struct pca *p = state;
@@ -443,6 +538,10 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .loss = pca_loss,
     .gradient = pca_gradient,
     .optimum = pca_optimum,
+    .smoothness = pca_smoothness,
+    .summary_len = pca_summary_len,
+    .summarize = pca_summarize,
+    .combine = pca_combine,
     .metric = pca_metric,
     .metric_name = "explained_variance",
 };
