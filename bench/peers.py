@@ -8,7 +8,8 @@ run, on the same rows as bench/answer.c (bench/peers.sh).
     peers.py answer ROWS.f64 LABELS.f64 M REPS
         the medians, in seconds, of REPS gradients over the M rows:
         torch_softmax_s, torch_mlp_s (784-128-10, ReLU; float64, and
-        float32 as *_f32_s) and numpy_pca_s (A.T @ (A @ V), V 784 x 10)
+        float32 as *_f32_s) and numpy_pca_s (A.T @ (A @ V), V 784 x 10;
+        numpy_pca_f32_s in float32)
     peers.py fit FMNIST_DIR
         seconds to reach the targets on the whole set: sklearn_softmax_s
         (LogisticRegression, lbfgs, to 83% test accuracy), torch_mlp_fit_s
@@ -66,6 +67,8 @@ def answer(rows, labels, m, reps):
     y = np.fromfile(labels, dtype=np.float64, count=m).astype(np.int64)
     V = np.random.default_rng(1).standard_normal((784, 10)) / 28
     print("numpy_pca_s=%.6g" % median(lambda: A.T @ (A @ V), reps))
+    A32, V32 = A.astype(np.float32), V.astype(np.float32)
+    print("numpy_pca_f32_s=%.6g" % median(lambda: A32.T @ (A32 @ V32), reps))
     torch = torch_or_none()
     if torch is None:
         print("missing_torch=1")

@@ -57,6 +57,10 @@ static const struct aia_param params[] = {
     {"decay", AIA_DOUBLE, "0.8",
      "variance of generated column j: decay^j (the eigenvalues' fall)", NULL,
      1e-6, 1},
+    {"precision", AIA_ENUM, "float64",
+     "the matrix products: float64, or float32 (dense rows kept as floats "
+     "too; the model, the loss and the sums stay float64)",
+     "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -69,6 +73,7 @@ struct pca {
     double *aa;                /* ||a_i||^2 of each row held */
     double *P, *buf;           /* AIAK_BLOCK x k, AIAK_BLOCK x n: scratch */
     double *E, em;             /* coordinator: the workers' sum of a a', rows */
+    struct aiak_f32 f;         /* precision: float32 (f.x not NULL) */
     const struct aia_host *host;
     /* generated rows, CSR */
     struct aia_dataset gen;
@@ -92,6 +97,7 @@ static void pca_close(void *state)
     free(p->P);
     free(p->buf);
     free(p->E);
+    aiak_f32_free(&p->f);
     free(p->ids);
     free(p->start);
     free(p->col);
@@ -203,6 +209,17 @@ static int pca_open(const struct aia_context *ctx,
         p->aa[i] = r.a ? aia_dot(r.a, r.a, n) : aia_dot(r.val, r.val, r.nnz);
         p->trace += p->aa[i];
     }
+    if (aia_arg(ctx->args, "precision")->i == 1 && p->rs.k > 0) {
+        if (!p->rs.data->x) {
+            aia_seterr(err, "precision: float32 takes dense rows (a data "
+                            "file with storage: dense)");
+            goto fail;
+        }
+        if (aiak_f32_open(&p->f, p->rs.data, k) < 0) {
+            aia_seterr(err, "out of memory for %zu rows as floats", p->rs.k);
+            goto fail;
+        }
+    }
     aiak_one_thread();
     *state = p;
     return 0;
@@ -235,10 +252,17 @@ static double pass(struct pca *p, const size_t *sel, size_t count, double *w)
     double s = 0;
     if (w)
         memset(w, 0, n * k * sizeof *w);
+    if (p->f.x)
+        aiak_to_f32(p->v, p->f.v, n * k);
     for (size_t t0 = 0; t0 < count; t0 += AIAK_BLOCK) {
         size_t nb = count - t0 < AIAK_BLOCK ? count - t0 : AIAK_BLOCK;
-        const double *A =
-            aiak_block_mul(p->rs.data, sel, t0, nb, p->v, k, p->P, p->buf);
+        const double *A = NULL;
+        const float *Af = NULL;
+        if (p->f.x)
+            Af = aiak_f32_mul(&p->f, n, sel, t0, nb, k, p->P);
+        else
+            A = aiak_block_mul(p->rs.data, sel, t0, nb, p->v, k, p->P,
+                               p->buf);
         for (size_t t = 0; t < nb; t++) {
             const double *b = p->P + t * k;
             double bgb = 0;
@@ -246,7 +270,9 @@ static double pass(struct pca *p, const size_t *sel, size_t count, double *w)
                 bgb += b[a] * aia_dot(p->gram + a * k, b, k);
             s += p->aa[sel ? sel[t0 + t] : t0 + t] - 2 * aia_dot(b, b, k) + bgb;
         }
-        if (w)
+        if (w && Af)
+            aiak_f32_tmul(&p->f, n, Af, nb, p->P, k, w);
+        else if (w)
             aiak_block_tmul(p->rs.data, A, sel, t0, nb, p->P, k, w);
     }
     return s;

@@ -32,6 +32,10 @@ static const struct aia_param params[] = {
      "classes C: the targets are class indices 0 to C-1", NULL, 2, 1e6},
     {"l2", AIA_DOUBLE, "0", "L2 penalty: the loss gains l2/2 ||x||^2", NULL, 0,
      1e12},
+    {"precision", AIA_ENUM, "float64",
+     "the matrix products: float64, or float32 (dense rows kept as floats "
+     "too; the model, the loss and the sums stay float64)",
+     "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -42,6 +46,9 @@ struct softmax {
     double *z;      /* AIAK_BLOCK x c scores, then their gradients */
     double *wt, *gt; /* n x c: W' and the gradient's W' part */
     double *buf;    /* AIAK_BLOCK x n: gathered dense rows */
+    struct aiak_f32 f; /* precision: float32 (f.x not NULL) */
+    const double *blk; /* the dense block of the last block_pass */
+    const float *blkf; /* or its float one */
 };
 
 static void softmax_close(void *state)
@@ -53,6 +60,7 @@ static void softmax_close(void *state)
     free(p->wt);
     free(p->gt);
     free(p->buf);
+    aiak_f32_free(&p->f);
     aia_rowset_free(&p->rs);
     free(p);
 }
@@ -79,6 +87,17 @@ static int softmax_open(const struct aia_context *ctx,
         aia_seterr(err, "out of memory for %zu scores", c);
         goto fail;
     }
+    if (aia_arg(ctx->args, "precision")->i == 1 && p->rs.k > 0) {
+        if (!p->rs.data->x) {
+            aia_seterr(err, "precision: float32 takes dense rows (the data's "
+                            "storage: dense)");
+            goto fail;
+        }
+        if (aiak_f32_open(&p->f, p->rs.data, c) < 0) {
+            aia_seterr(err, "out of memory for %zu rows as floats", p->rs.k);
+            goto fail;
+        }
+    }
     aiak_one_thread();
     *state = p;
     return 0;
@@ -93,27 +112,31 @@ static size_t softmax_dim(void *state)
     return p->c * (p->rs.n + 1);
 }
 
-/* wt = W' (n x c) from x. */
+/* wt = W' (n x c) from x, and in float for precision: float32. */
 static void transpose_w(struct softmax *p, const double *x)
 {
     size_t n = p->rs.n, c = p->c;
     for (size_t k = 0; k < c; k++)
         for (size_t j = 0; j < n; j++)
             p->wt[j * c + k] = x[k * n + j];
+    if (p->f.x)
+        aiak_to_f32(p->wt, p->f.v, n * c);
 }
 
 /* The scores of the nb rows sel[t0 ..] (t0 .. when sel is NULL) in p->z,
  * each row's turned into its gradient (p - e_y); adds their losses to
- * *sum and the rows classified right to *good.  Returns the dense block
- * used, for aiak_block_tmul.  p->wt must hold W'. */
-static const double *block_pass(struct softmax *p, const double *x,
-                                const size_t *sel, size_t t0, size_t nb,
-                                double *sum, size_t *good)
+ * *sum and the rows classified right to *good.  Keeps the block used for
+ * block_tmul.  p->wt must hold W'. */
+static void block_pass(struct softmax *p, const double *x, const size_t *sel,
+                       size_t t0, size_t nb, double *sum, size_t *good)
 {
     size_t c = p->c;
     const double *b = x + c * p->rs.n;
-    const double *A =
-        aiak_block_mul(p->rs.data, sel, t0, nb, p->wt, c, p->z, p->buf);
+    if (p->f.x)
+        p->blkf = aiak_f32_mul(&p->f, p->rs.n, sel, t0, nb, c, p->z);
+    else
+        p->blk = aiak_block_mul(p->rs.data, sel, t0, nb, p->wt, c, p->z,
+                                p->buf);
     for (size_t t = 0; t < nb; t++) {
         size_t i = sel ? sel[t0 + t] : t0 + t, top;
         size_t y = (size_t)p->rs.data->y[i];
@@ -123,7 +146,16 @@ static const double *block_pass(struct softmax *p, const double *x,
         *sum += aia_softmax_xent(z, c, y, &top);
         *good += top == y;
     }
-    return A;
+}
+
+/* gt += A_b' D for the block of the last block_pass, D in p->z. */
+static void block_tmul(struct softmax *p, const size_t *sel, size_t t0,
+                       size_t nb)
+{
+    if (p->f.x)
+        aiak_f32_tmul(&p->f, p->rs.n, p->blkf, nb, p->z, p->c, p->gt);
+    else
+        aiak_block_tmul(p->rs.data, p->blk, sel, t0, nb, p->z, p->c, p->gt);
 }
 
 /* Mean loss (with the penalty) or accuracy over the rows held: the one
@@ -179,8 +211,8 @@ static int softmax_gradient(void *state, const double *x, const size_t *idx,
     memset(p->gt, 0, n * c * sizeof *p->gt);
     for (size_t t0 = 0; t0 < count; t0 += AIAK_BLOCK) {
         size_t nb = count - t0 < AIAK_BLOCK ? count - t0 : AIAK_BLOCK;
-        const double *A = block_pass(p, x, idx, t0, nb, &sum, &good);
-        aiak_block_tmul(p->rs.data, A, idx, t0, nb, p->z, c, p->gt);
+        block_pass(p, x, idx, t0, nb, &sum, &good);
+        block_tmul(p, idx, t0, nb);
         for (size_t t = 0; t < nb; t++)
             aia_axpy(1, p->z + t * c, gb, c);
     }
