@@ -149,6 +149,22 @@ static int bind(struct bench_problem *bp, char *const *kv, int nkv)
         } else if (tab[j].type == AIA_INTS && v[0] == '[') {
             if (parse_ints(v, a) < 0)
                 return -1;
+        } else if (tab[j].type == AIA_ENUM && tab[j].choices) {
+            /* the choice's index in "a|b|c" */
+            const char *c = tab[j].choices;
+            size_t len = strlen(v);
+            a->s = v;
+            a->i = 0;
+            while (!(strncmp(c, v, len) == 0 && (c[len] == '|' || !c[len]))) {
+                c = strchr(c, '|');
+                if (!c) {
+                    fprintf(stderr, "bench: %s: %s is not one of %s\n",
+                            tab[j].name, v, tab[j].choices);
+                    return -1;
+                }
+                c++;
+                a->i++;
+            }
         } else {
             fprintf(stderr, "bench: %s: only numbers and empty lists are "
                             "supported here\n",

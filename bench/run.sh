@@ -7,7 +7,8 @@
 #   BENCH_CASES    the cases to run, in order (default: overhead
 #                  stragglers accuracy compute scaling tree local compress
 #                  python methods memory mlp large; autostep, about half an
-#                  hour, runs only when named)
+#                  hour, and peers, about 10 minutes a repetition, run
+#                  only when named)
 #   BENCH_REPS     repetitions of every measurement (default 5)
 #   BENCH_RESULTS  where to write the results (default
 #                  $top_srcdir/bench/RESULTS.md)
@@ -22,7 +23,7 @@ set -u
 
 here=$top_srcdir/bench
 . "$here/lib.sh"
-for f in overhead stragglers accuracy compute scaling tree local compress python methods memory mlp autostep large; do
+for f in overhead stragglers accuracy compute scaling tree local compress python methods memory mlp autostep large peers; do
     . "$here/$f.sh"
 done
 
@@ -37,7 +38,7 @@ load0=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 for c in $BENCH_CASES; do
     case $c in
-    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | methods | memory | mlp | autostep | large) ;;
+    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | methods | memory | mlp | autostep | large | peers) ;;
     *)
         echo "bench: unknown case '$c'" >&2
         exit 2

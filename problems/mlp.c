@@ -29,6 +29,8 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
+#include "kernels.h"
+
 #ifdef HAVE_CBLAS
 #include <cblas.h>
 #endif
@@ -58,6 +60,7 @@ struct mlp {
     double l2;
     double *w0, *w; /* the initial weights, and w0 + x */
     double *act;    /* activations of every layer, BLOCK rows each */
+    const double *in; /* the block's input rows: in the data or in act */
     size_t act_off[LAYERS_MAX + 1];
     double *delta, *delta2; /* BLOCK x widest: backward signals */
 };
@@ -181,12 +184,16 @@ static size_t mlp_dim(void *state)
 static void forward(struct mlp *p, const size_t *sel, size_t b)
 {
     size_t n = p->rs.n;
-    double *in = p->act;
-    memset(in, 0, b * n * sizeof *in);
-    for (size_t i = 0; i < b; i++) {
-        struct aia_row r;
-        aia_data_row(p->rs.data, sel[i], &r);
-        aia_row_axpy(&r, 1, in + i * n, n);
+    if (p->rs.data->x) { /* dense rows: read in place when consecutive */
+        p->in = aiak_dense_block(p->rs.data, sel, 0, b, p->act);
+    } else {
+        memset(p->act, 0, b * n * sizeof *p->act);
+        for (size_t i = 0; i < b; i++) {
+            struct aia_row r;
+            aia_data_row(p->rs.data, sel[i], &r);
+            aia_row_axpy(&r, 1, p->act + i * n, n);
+        }
+        p->in = p->act;
     }
     for (size_t l = 1; l <= p->nl; l++) {
         size_t ni = p->width[l - 1], no = p->width[l];
@@ -194,8 +201,8 @@ static void forward(struct mlp *p, const size_t *sel, size_t b)
         double *h = p->act + p->act_off[l];
         for (size_t i = 0; i < b; i++)
             memcpy(h + i * no, bias, no * sizeof *h);
-        gemm(0, 1, b, no, ni, 1, p->act + p->act_off[l - 1], ni, W, ni, 1, h,
-             no);
+        gemm(0, 1, b, no, ni, 1, l == 1 ? p->in : p->act + p->act_off[l - 1],
+             ni, W, ni, 1, h, no);
         if (l < p->nl)
             for (size_t j = 0; j < b * no; j++)
                 h[j] = h[j] > 0 ? h[j] : 0;
@@ -223,7 +230,7 @@ static void backward(struct mlp *p, size_t b, double *g)
     double *d = p->act + p->act_off[p->nl];
     for (size_t l = p->nl; l >= 1; l--) {
         size_t ni = p->width[l - 1], no = p->width[l];
-        const double *in = p->act + p->act_off[l - 1];
+        const double *in = l == 1 ? p->in : p->act + p->act_off[l - 1];
         double *gW = g + p->off[l - 1], *gb = gW + no * ni;
         gemm(1, 0, no, ni, b, 1, d, no, in, ni, 1, gW, ni);
         for (size_t i = 0; i < b; i++)

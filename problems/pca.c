@@ -36,6 +36,8 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
+#include "kernels.h"
+
 #ifdef HAVE_LAPACKE
 #include <lapacke.h>
 #endif
@@ -55,6 +57,10 @@ static const struct aia_param params[] = {
     {"decay", AIA_DOUBLE, "0.8",
      "variance of generated column j: decay^j (the eigenvalues' fall)", NULL,
      1e-6, 1},
+    {"precision", AIA_ENUM, "float64",
+     "the matrix products: float64, or float32 (dense rows kept as floats "
+     "too; the model, the loss and the sums stay float64)",
+     "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -64,6 +70,10 @@ struct pca {
     double *v0, *v;            /* n x k: the initial V, and V0 + x */
     double *w, *gram, *vw, *b; /* n x k, k x k, k x k, k */
     double trace;              /* tr(E) */
+    double *aa;                /* ||a_i||^2 of each row held */
+    double *P, *buf;           /* AIAK_BLOCK x k, AIAK_BLOCK x n: scratch */
+    double *E, em;             /* coordinator: the workers' sum of a a', rows */
+    struct aiak_f32 f;         /* precision: float32 (f.x not NULL) */
     const struct aia_host *host;
     /* generated rows, CSR */
     struct aia_dataset gen;
@@ -83,6 +93,11 @@ static void pca_close(void *state)
     free(p->gram);
     free(p->vw);
     free(p->b);
+    free(p->aa);
+    free(p->P);
+    free(p->buf);
+    free(p->E);
+    aiak_f32_free(&p->f);
     free(p->ids);
     free(p->start);
     free(p->col);
@@ -175,7 +190,12 @@ static int pca_open(const struct aia_context *ctx,
     p->gram = malloc(k * k * sizeof *p->gram);
     p->vw = malloc(k * k * sizeof *p->vw);
     p->b = malloc(k * sizeof *p->b);
-    if (!p->v0 || !p->v || !p->w || !p->gram || !p->vw || !p->b) {
+    p->aa = malloc((p->rs.k ? p->rs.k : 1) * sizeof *p->aa);
+    p->P = malloc(AIAK_BLOCK * k * sizeof *p->P);
+    if (p->rs.data->x)
+        p->buf = malloc(AIAK_BLOCK * n * sizeof *p->buf);
+    if (!p->v0 || !p->v || !p->w || !p->gram || !p->vw || !p->b || !p->aa ||
+        !p->P || (p->rs.data->x && !p->buf)) {
         aia_seterr(err, "out of memory for %zu x %zu", n, k);
         goto fail;
     }
@@ -186,11 +206,21 @@ static int pca_open(const struct aia_context *ctx,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         aia_data_row(p->rs.data, i, &r);
-        if (r.a)
-            p->trace += aia_dot(r.a, r.a, n);
-        else
-            p->trace += aia_dot(r.val, r.val, r.nnz);
+        p->aa[i] = r.a ? aia_dot(r.a, r.a, n) : aia_dot(r.val, r.val, r.nnz);
+        p->trace += p->aa[i];
     }
+    if (aia_arg(ctx->args, "precision")->i == 1 && p->rs.k > 0) {
+        if (!p->rs.data->x) {
+            aia_seterr(err, "precision: float32 takes dense rows (a data "
+                            "file with storage: dense)");
+            goto fail;
+        }
+        if (aiak_f32_open(&p->f, p->rs.data, k) < 0) {
+            aia_seterr(err, "out of memory for %zu rows as floats", p->rs.k);
+            goto fail;
+        }
+    }
+    aiak_one_thread();
     *state = p;
     return 0;
 fail:
@@ -210,52 +240,40 @@ static void set_v(struct pca *p, const double *x)
     size_t n = p->rs.n, k = p->kc;
     for (size_t j = 0; j < n * k; j++)
         p->v[j] = p->v0[j] + x[j];
-    memset(p->gram, 0, k * k * sizeof *p->gram);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++)
-            for (size_t c = 0; c < k; c++)
-                p->gram[a * k + c] += p->v[j * k + a] * p->v[j * k + c];
-}
-
-/* b = V' a for row r (k values). */
-static void project(const struct pca *p, const struct aia_row *r, double *b)
-{
-    size_t k = p->kc;
-    memset(b, 0, k * sizeof *b);
-    if (r->a) {
-        for (size_t j = 0; j < p->rs.n; j++)
-            aia_axpy(r->a[j], p->v + j * k, b, k);
-        return;
-    }
-    for (size_t e = 0; e < r->nnz; e++)
-        aia_axpy(r->val[e], p->v + (size_t)r->col[e] * k, b, k);
+    aiak_gemm(1, 0, k, k, n, 1, p->v, k, p->v, k, 0, p->gram, k);
 }
 
 /* Sums over the rows sel (all when NULL) of ||a||^2 - 2||b||^2 + b'Gb,
- * and when w is not NULL, W = sum a b'. */
+ * b = V'a, and when w is not NULL, W = sum a b': a block of rows at a time,
+ * B = A_b V and W += A_b' B, two matrix products (kernels.h). */
 static double pass(struct pca *p, const size_t *sel, size_t count, double *w)
 {
     size_t n = p->rs.n, k = p->kc;
     double s = 0;
     if (w)
         memset(w, 0, n * k * sizeof *w);
-    for (size_t t = 0; t < count; t++) {
-        struct aia_row r;
-        aia_data_row(p->rs.data, sel ? sel[t] : t, &r);
-        project(p, &r, p->b);
-        double aa = r.a ? aia_dot(r.a, r.a, n) : aia_dot(r.val, r.val, r.nnz);
-        double bgb = 0;
-        for (size_t a = 0; a < k; a++)
-            bgb += p->b[a] * aia_dot(p->gram + a * k, p->b, k);
-        s += aa - 2 * aia_dot(p->b, p->b, k) + bgb;
-        if (!w)
-            continue;
-        if (r.a)
-            for (size_t j = 0; j < n; j++)
-                aia_axpy(r.a[j], p->b, w + j * k, k);
+    if (p->f.x)
+        aiak_to_f32(p->v, p->f.v, n * k);
+    for (size_t t0 = 0; t0 < count; t0 += AIAK_BLOCK) {
+        size_t nb = count - t0 < AIAK_BLOCK ? count - t0 : AIAK_BLOCK;
+        const double *A = NULL;
+        const float *Af = NULL;
+        if (p->f.x)
+            Af = aiak_f32_mul(&p->f, n, sel, t0, nb, k, p->P);
         else
-            for (size_t e = 0; e < r.nnz; e++)
-                aia_axpy(r.val[e], p->b, w + (size_t)r.col[e] * k, k);
+            A = aiak_block_mul(p->rs.data, sel, t0, nb, p->v, k, p->P,
+                               p->buf);
+        for (size_t t = 0; t < nb; t++) {
+            const double *b = p->P + t * k;
+            double bgb = 0;
+            for (size_t a = 0; a < k; a++)
+                bgb += b[a] * aia_dot(p->gram + a * k, b, k);
+            s += p->aa[sel ? sel[t0 + t] : t0 + t] - 2 * aia_dot(b, b, k) + bgb;
+        }
+        if (w && Af)
+            aiak_f32_tmul(&p->f, n, Af, nb, p->P, k, w);
+        else if (w)
+            aiak_block_tmul(p->rs.data, A, sel, t0, nb, p->P, k, w);
     }
     return s;
 }
@@ -280,19 +298,11 @@ static int pca_gradient(void *state, const double *x, const size_t *idx,
         return -1;
     set_v(p, x);
     pass(p, idx, count, p->w);
-    /* vw = V'W */
-    memset(p->vw, 0, k * k * sizeof *p->vw);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++)
-            aia_axpy(p->v[j * k + a], p->w + j * k, p->vw + a * k, k);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++) {
-            double s = -2 * p->w[j * k + a];
-            for (size_t c = 0; c < k; c++)
-                s += p->w[j * k + c] * p->gram[c * k + a] +
-                     p->v[j * k + c] * p->vw[c * k + a];
-            g[j * k + a] = s;
-        }
+    /* g = -2W + W G + V (V'W) */
+    aiak_gemm(1, 0, k, k, n, 1, p->v, k, p->w, k, 0, p->vw, k);
+    aiak_gemm(0, 0, n, k, k, 1, p->w, k, p->gram, k, 0, g, k);
+    aiak_gemm(0, 0, n, k, k, 1, p->v, k, p->vw, k, 1, g, k);
+    aia_axpy(-2, p->w, g, n * k);
     aia_gradient_end(g, x, n * k, count, 0);
     return 0;
 }
@@ -307,10 +317,7 @@ static int pca_metric(void *state, const double *x, double *value,
         return aia_seterr(err, "the rows are all zero: no variance");
     set_v(p, x);
     pass(p, NULL, p->rs.k, p->w); /* W = A'AV */
-    memset(p->vw, 0, k * k * sizeof *p->vw);
-    for (size_t j = 0; j < n; j++)
-        for (size_t a = 0; a < k; a++)
-            aia_axpy(p->v[j * k + a], p->w + j * k, p->vw + a * k, k);
+    aiak_gemm(1, 0, k, k, n, 1, p->v, k, p->w, k, 0, p->vw, k);
     if (aia_cholesky(p->gram, k, 1e-13, 0) < 0)
         return aia_seterr(err, "V is rank-deficient: no subspace");
     double t = 0;
@@ -321,6 +328,45 @@ static int pca_metric(void *state, const double *x, double *value,
         t += p->b[c];
     }
     *value = t / p->trace;
+    return 0;
+}
+
+/* hv = E v, E = A'A/k over the k rows held: two passes, the block
+ * kernels with one column (aia_hvp_fn). */
+static int e_product(void *ctx, const double *v, double *hv,
+                     struct aia_error *err)
+{
+    struct pca *p = ctx;
+    size_t n = p->rs.n, k = p->rs.k;
+    (void)err;
+    memset(hv, 0, n * sizeof *hv);
+    for (size_t t0 = 0; t0 < k; t0 += AIAK_BLOCK) {
+        size_t nb = k - t0 < AIAK_BLOCK ? k - t0 : AIAK_BLOCK;
+        const double *A =
+            aiak_block_mul(p->rs.data, NULL, t0, nb, v, 1, p->P, p->buf);
+        aiak_block_tmul(p->rs.data, A, NULL, t0, nb, p->P, 1, hv);
+    }
+    for (size_t j = 0; j < n; j++)
+        hv[j] /= (double)k;
+    return 0;
+}
+
+/* L = 4 lambda_1(E), lambda_1 the largest eigenvalue of this rank's E by
+ * power iteration: the Hessian's largest eigenvalue at the minima (V
+ * orthonormal), whose direction is V's column along the top eigenvector
+ * scaled.  Away from them it is at most (2 + 6 ||V||^2) lambda_1, so the
+ * step 1/L of step: auto is stable while ||V|| stays near 1, as it does
+ * from the seeded start. */
+static int pca_smoothness(void *state, double *L, struct aia_error *err)
+{
+    struct pca *p = state;
+    double lambda = 0;
+    if (p->rs.k == 0)
+        return aia_seterr(err, "no rows: no smoothness");
+    if (aia_power_iteration(p->rs.n, e_product, p, 500, 1e-9, &lambda, err) <
+        0)
+        return -1;
+    *L = 4 * lambda;
     return 0;
 }
 
@@ -375,6 +421,8 @@ static int solve(void *state, struct aia_error *err)
 {
     struct pca *p = state;
     size_t n = p->rs.n, k = p->kc, m = p->rs.k;
+    if (m == 0 && p->E)
+        m = (size_t)p->em;
     if (n > EIG_MAX)
         return aia_seterr(err, "%zu columns: above %d, no eigen-solve", n,
                           EIG_MAX);
@@ -387,7 +435,10 @@ static int solve(void *state, struct aia_error *err)
         free(ev);
         return aia_seterr(err, "out of memory for the %zu x %zu matrix", n, n);
     }
-    for (size_t i = 0; i < m; i++) {
+    if (p->E)
+        for (size_t j = 0; j < n * n; j++)
+            E[j] = p->E[j] / (double)m;
+    for (size_t i = 0; !p->E && i < m; i++) {
         struct aia_row r;
         aia_data_row(p->rs.data, i, &r);
         aia_row_outer(&r, 1.0 / (double)m, E, n);
@@ -442,6 +493,57 @@ static int solve(void *state, struct aia_error *err)
     return rc;
 }
 
+/* A data file's summary: the sum of a a' over the rows held (n x n) and
+ * their count, so that the coordinator, which holds none, has E, and with
+ * it the eigen-solve's optimum. */
+static size_t pca_summary_len(void *state)
+{
+    struct pca *p = state;
+    return p->rs.data == &p->gen || p->rs.n > EIG_MAX
+               ? 0
+               : p->rs.n * p->rs.n + 1;
+}
+
+static int pca_summarize(void *state, double *out, struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n, k = p->rs.k;
+    const struct aia_dataset *d = p->rs.data;
+    (void)err;
+    memset(out, 0, (n * n + 1) * sizeof *out);
+    if (d->x && k > 0) {
+        aiak_gemm(1, 0, n, n, k, 1, d->x, n, d->x, n, 0, out, n);
+    } else {
+        for (size_t i = 0; i < k; i++) {
+            struct aia_row r;
+            aia_data_row(d, i, &r);
+            aia_row_outer(&r, 1, out, n);
+        }
+        for (size_t j = 0; j < n; j++)
+            for (size_t l = j + 1; l < n; l++)
+                out[l * n + j] = out[j * n + l];
+    }
+    out[n * n] = (double)k;
+    return 0;
+}
+
+static int pca_combine(void *state, const double *sum, struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n;
+    if (!(sum[n * n] > 0))
+        return 0; /* no summary: the optimum stays unknown */
+    free(p->E);
+    if (!(p->E = malloc(n * n * sizeof *p->E)))
+        return aia_seterr(err, "out of memory for the %zu x %zu matrix", n, n);
+    memcpy(p->E, sum, n * n * sizeof *p->E);
+    p->em = sum[n * n];
+    p->trace = 0;
+    for (size_t j = 0; j < n; j++)
+        p->trace += sum[j * n + j];
+    return 0;
+}
+
 static int pca_optimum(void *state, double *x, double *f, struct aia_error *err)
 {
     struct pca *p = state;
@@ -462,6 +564,10 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .loss = pca_loss,
     .gradient = pca_gradient,
     .optimum = pca_optimum,
+    .smoothness = pca_smoothness,
+    .summary_len = pca_summary_len,
+    .summarize = pca_summarize,
+    .combine = pca_combine,
     .metric = pca_metric,
     .metric_name = "explained_variance",
 };

@@ -320,10 +320,55 @@ static void mlp(void)
     plugtest_free(&pr.t);
 }
 
+/* precision: float32: the loss and the gradient within float's rounding
+ * of float64's, and not equal to them (the products are in float); sparse
+ * rows refused. */
+static void float32(void)
+{
+    struct prob p64 = {"softmax", NULL, {0}}, p32 = {"softmax", NULL, {0}};
+    plugtest_load(&p64.t, "softmax", AIA_KIND_PROBLEM, "{classes: 3}");
+    plugtest_load(&p32.t, "softmax", AIA_KIND_PROBLEM,
+                  "{classes: 3, precision: float32}");
+    p64.p = (const struct aia_problem_plugin *)p64.t.p->h;
+    p32.p = (const struct aia_problem_plugin *)p32.t.p->h;
+    struct aia_dataset d = dense(0, M), sp = sparse();
+    void *s64 = must_open(&p64, &d), *s32 = must_open(&p32, &d);
+    size_t n = p64.p->dim(s64);
+    double *x = malloc(n * sizeof *x), *g64 = malloc(n * sizeof *g64);
+    double *g32 = malloc(n * sizeof *g32);
+    struct aia_rng g;
+    aia_rng_seed(&g, 5, 5);
+    for (size_t j = 0; j < n; j++)
+        x[j] = 0.3 * aia_rng_normal(&g);
+    probtest_grad(p64.p, s64, x, g64);
+    probtest_grad(p32.p, s32, x, g32);
+    double f64 = probtest_loss(p64.p, s64, x), f32 = probtest_loss(p32.p, s32, x);
+    double dg = probtest_maxdiff(g32, g64, n), big = 0;
+    for (size_t j = 0; j < n; j++)
+        big = fmax(big, fabs(g64[j]));
+    ok(dg <= 1e-5 * big && dg > 0,
+       "softmax, float32: the gradient within float's rounding of float64's "
+       "(%.1e of %.2g)",
+       dg, big);
+    ok(fabs(f32 - f64) <= 1e-5 * fabs(f64),
+       "softmax, float32: so is the loss (%.17g, %.17g)", f32, f64);
+    struct aia_error err;
+    ok(open_on(&p32, &sp, 0, &err) == NULL && strstr(err.text, "dense"),
+       "softmax, float32: sparse rows are refused (%s)", err.text);
+    p64.p->close(s64);
+    p32.p->close(s32);
+    plugtest_free(&p64.t);
+    plugtest_free(&p32.t);
+    free(x);
+    free(g64);
+    free(g32);
+}
+
 int main(void)
 {
     make_rows();
     softmax();
+    float32();
     mlp();
     return done_testing();
 }

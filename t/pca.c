@@ -134,6 +134,26 @@ int main(void)
     ok(probtest_maxdiff(g1, g2, n) < 1e-12 &&
            fabs(probtest_loss(P, s, x) - probtest_loss(P, sp, x)) < 1e-12,
        "sparse rows give the dense rows' loss and gradient");
+    /* precision: float32 on the dense rows: within float's rounding */
+    {
+        struct plugtest t32;
+        plugtest_load(&t32, "pca", AIA_KIND_PROBLEM,
+                      "{k: 3, precision: float32}");
+        void *s32 = open_as(&t32, &dd, -1, 4);
+        P->gradient(s32, x, NULL, 0, g2, &err);
+        double d = probtest_maxdiff(g1, g2, n), big = 0;
+        for (size_t j = 0; j < n; j++)
+            big = fmax(big, fabs(g1[j]));
+        ok(d <= 1e-5 * big && d > 0,
+           "float32: the gradient within float's rounding of float64's "
+           "(%.1e of %.2g)",
+           d, big);
+        double f64 = probtest_loss(P, s, x), f32 = probtest_loss(P, s32, x);
+        ok(fabs(f32 - f64) <= 1e-5 * fabs(f64),
+           "float32: so is the loss (%.17g, %.17g)", f32, f64);
+        P->close(s32);
+        plugtest_free(&t32);
+    }
     /* the reference */
     double E[N * N] = {0}, vec[K * N], val[K], tr = 0;
     for (size_t i = 0; i < M; i++)

@@ -149,7 +149,8 @@ const struct job_key job_keys_data[] = {
      .off = D(delivery),
      .names = delivery_names},
     {{"targets", AIA_STRING, "\"\"",
-      "npy, idx: a second file of the targets (1-D; idx: the labels file); "
+      "npy, idx: a second file of the targets (1-D; idx: the labels file, "
+      "or none: every target 0, for pca); "
       "hdf5: the targets' 1-D dataset; empty: a target column (npy, hdf5)",
       NULL, 0, 0},
      .kind = JF_TEXT,

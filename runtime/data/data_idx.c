@@ -115,14 +115,12 @@ int data_idx_pass(struct data_pass *p)
     const struct data_opts *o = p->o;
     struct idx x = {0}, t = {0};
     int rc = -1;
-    if (!o->targets)
-        return aia_seterr(p->err,
-                          "%s: the targets of an idx file come from a second "
-                          "one: give targets (an idx1 labels file)",
-                          o->path);
-    if (idx_open(p, &x, o->path, 1) < 0 || idx_open(p, &t, o->targets, 0) < 0)
+    /* without targets every row's target is 0: for problems that use
+     * none (pca); a classifier then sees one class */
+    if (idx_open(p, &x, o->path, 1) < 0 ||
+        (o->targets && idx_open(p, &t, o->targets, 0) < 0))
         goto out;
-    if (t.rows != x.rows) {
+    if (o->targets && t.rows != x.rows) {
         aia_seterr(p->err, "%s: %zu targets for the %zu rows of %s", t.path,
                    t.rows, x.rows, x.path);
         goto out;
@@ -138,8 +136,9 @@ int data_idx_pass(struct data_pass *p)
                              x.size, 1,        x.rows,  x.offset};
     struct data_source ts = {t.path, idx_read, idx_why, t.f,     t.kind,
                              t.size, 1,        t.rows,  t.offset};
-    rc = data_array_pass(p, &xs, x.width, 0, &ts);
-    if (rc == 0 && (idx_end(p, &x, xs.at) < 0 || idx_end(p, &t, ts.at) < 0))
+    rc = data_array_pass(p, &xs, x.width, 0, o->targets ? &ts : NULL);
+    if (rc == 0 && (idx_end(p, &x, xs.at) < 0 ||
+                    (o->targets && idx_end(p, &t, ts.at) < 0)))
         rc = -1;
 out:
     if (x.f)

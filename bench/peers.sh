@@ -1,0 +1,180 @@
+# peers.sh - case peers: aiarun against the single-process libraries its
+# users would otherwise run, on Fashion-MNIST (Debian's
+# dataset-fashion-mnist), each library with one thread as a worker has:
+#
+#   per answer   softmax's, mlp's (784-128-10) and pca's (k = 10) gradient
+#                over the same M rows, one worker, through the plugins
+#                (bench/answer.c), against PyTorch's loss and backward (the
+#                same model, float64 and float32) and NumPy's A.T @ (A @ V)
+#                (bench/peers.py answer);
+#   to a target  softmax to 83% test accuracy and mlp to 87%, aiarun with
+#                1 and 4 workers (sgd; the time of the first history row
+#                at the target), against scikit-learn's LogisticRegression
+#                (lbfgs) and PyTorch's SGD on one process; pca to the
+#                eigen-solve's explained variance against numpy.linalg.eigh
+#                (bench/peers.py fit).
+#
+# A library that is not installed is skipped with a note.  Sourced by
+# bench/run.sh.
+
+PEERS_FMNIST=${PEERS_FMNIST:-/usr/share/datasets/fashion-mnist}
+PEERS_ROWS="1000 15000" # a batch, and a quarter of the training set
+PEERS_INNER=7           # timings per kernel in one run (medians)
+PEERS_PY=${PEERS_PY:-/usr/bin/python3}
+
+# peers_job FILE PLUGIN EVERY STEP BATCH EXTRA : a time-to-target job
+peers_job() {
+    cat >"$1" <<EOT
+seed: 1
+algorithm: {plugin: sgd, step: $4, batch: $5}
+problem:
+  plugin: $2
+  classes: 10
+$6
+  data:
+    path: $PEERS_FMNIST/train-images-idx3-ubyte.gz
+    targets: $PEERS_FMNIST/train-labels-idx1-ubyte.gz
+    scale: 0.00392156862745098
+  test:
+    path: $PEERS_FMNIST/t10k-images-idx3-ubyte.gz
+    targets: $PEERS_FMNIST/t10k-labels-idx1-ubyte.gz
+    scale: 0.00392156862745098
+pool: {wait: {nwait: 0}}
+stop: {iterations: 100000, time: ${PEERS_LIMIT:-240}}
+output: {history: $1.csv, every: $3}
+EOT
+}
+
+# peers_reach CSV TARGET : the time column of the first history row whose
+# test accuracy is at least TARGET (nan when none is)
+peers_reach() {
+    "$AWK" -F, -v t="$2" 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "time") c = i; if ($i == "test_accuracy") a = i }; next }
+        a && $a + 0 >= t { print $c; found = 1; exit }
+        END { if (!found) print "nan" }' "$1"
+}
+
+case_peers() {
+    if [ ! -r "$PEERS_FMNIST/train-images-idx3-ubyte.gz" ] ||
+        ! "$PEERS_PY" -c 'import numpy' 2>/dev/null; then
+        printf '## 12. Against single-process libraries\n\nNot measured: %s.\n\n' \
+            "Fashion-MNIST ($PEERS_FMNIST) or NumPy ($PEERS_PY) is missing" >"$OUT/peers.md"
+        return
+    fi
+    last=$(echo "$PEERS_ROWS" | tr ' ' '\n' | tail -n 1)
+    "$PEERS_PY" "$here/peers.py" data "$PEERS_FMNIST" "$last" \
+        "$OUT/rows.f64" "$OUT/labels.f64" || return
+    for rows in $PEERS_ROWS; do
+        rep=1
+        while [ "$rep" -le "$BENCH_REPS" ]; do
+            say "peers: per answer, $rows rows, repetition $rep of $BENCH_REPS"
+            out=$("$BIN/answer" "$top_builddir/problems/.libs" "$OUT/rows.f64" \
+                "$OUT/labels.f64" "$rows" "$PEERS_INNER"
+                "$PEERS_PY" "$here/peers.py" answer "$OUT/rows.f64" \
+                    "$OUT/labels.f64" "$rows" "$PEERS_INNER" 2>/dev/null)
+            for k in softmax_s mlp_s pca_s softmax_f32_s pca_f32_s \
+                numpy_pca_s numpy_pca_f32_s torch_softmax_s torch_mlp_s \
+                torch_softmax_f32_s torch_mlp_f32_s missing_torch; do
+                record "peers$rows" "$k" "$rep" "$(printf '%s\n' "$out" | sed -n "s/^$k=//p")"
+            done
+            rep=$((rep + 1))
+        done
+    done
+    rep=1
+    while [ "$rep" -le "$BENCH_REPS" ]; do
+        say "peers: to a target, repetition $rep of $BENCH_REPS"
+        out=$("$PEERS_PY" "$here/peers.py" fit "$PEERS_FMNIST" 2>/dev/null)
+        for k in sklearn_softmax_s sklearn_softmax_iter torch_mlp_fit_s \
+            numpy_eigh_s missing_sklearn missing_torch; do
+            record peersfit "$k" "$rep" "$(printf '%s\n' "$out" | sed -n "s/^$k=//p")"
+        done
+        for w in 1 4; do
+            peers_job "$OUT/peers-softmax$w.yaml" softmax 100 0.5 300 "  l2: 0.0001"
+            BENCH_TIMEOUT=600 brun $((w + 1)) "$AIARUN" -q "$OUT/peers-softmax$w.yaml" >/dev/null
+            record peersfit "aia_softmax${w}_s" "$rep" "$(peers_reach "$OUT/peers-softmax$w.yaml.csv" 0.83)"
+            peers_job "$OUT/peers-mlp$w.yaml" mlp 500 0.1 64 "  hidden: [128]"
+            BENCH_TIMEOUT=600 brun $((w + 1)) "$AIARUN" -q "$OUT/peers-mlp$w.yaml" >/dev/null
+            record peersfit "aia_mlp${w}_s" "$rep" "$(peers_reach "$OUT/peers-mlp$w.yaml.csv" 0.87)"
+        done
+        rep=$((rep + 1))
+    done
+    peers_table >"$OUT/peers.md"
+}
+
+peers_table() {
+    cat <<EOT
+## 12. Against single-process libraries (Fashion-MNIST)
+
+**Per answer**, one process, no MPI: \`bench/answer.c\` opens softmax
+(10 classes), mlp (784-128-10) and pca (k = 10) as one worker holding the
+first M training rows of Fashion-MNIST (pixels / 255, float64) and times
+the median of ${PEERS_INNER} gradients over all of them; \`bench/peers.py
+answer\` then times, on the same rows, PyTorch's loss and backward of the
+same models (one thread; float64 and float32) and NumPy's \`A.T @ (A @
+V)\`; softmax and pca again with \`precision: float32\` against the
+float32 peers. Target: within 1.5x of the peer at the same precision.
+Medians of ${BENCH_REPS} runs; ratios the median of the per-run ratios.
+
+| rows | precision | softmax ms | PyTorch ms | ratio | mlp ms | PyTorch ms | ratio | pca ms | NumPy ms | ratio | ≤ 1.5x |
+|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
+EOT
+    for rows in $PEERS_ROWS; do
+        c=peers$rows
+        for p in 64 32; do
+            if [ $p = 64 ]; then a= t=; else a=_f32 t=_f32; fi
+            rs=$(ratio "$c" softmax${a}_s torch_softmax${t}_s)
+            rp=$(ratio "$c" pca${a}_s numpy_pca${t}_s)
+            if [ $p = 64 ]; then
+                rm=$(ratio "$c" mlp_s torch_mlp_s)
+                ml=$(fmt "$(calc "$(med "$c" mlp_s) * 1e3")")
+                cond="$rs <= 1.5 && $rm <= 1.5 && $rp <= 1.5"
+            else
+                rm="-" ml="(float64 only)"
+                cond="$rs <= 1.5 && $rp <= 1.5"
+            fi
+            printf '| %s | float%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+                "$rows" "$p" \
+                "$(fmt "$(calc "$(med "$c" softmax${a}_s) * 1e3")")" \
+                "$(fmt "$(calc "$(med "$c" torch_softmax${t}_s) * 1e3")")" "$rs" \
+                "$ml" "$(fmt "$(calc "$(med "$c" torch_mlp${t}_s) * 1e3")")" "$rm" \
+                "$(fmt "$(calc "$(med "$c" pca${a}_s) * 1e3")")" \
+                "$(fmt "$(calc "$(med "$c" numpy_pca${t}_s) * 1e3")")" "$rp" \
+                "$(verdict "$(holds "$cond" && echo 1)")"
+        done
+    done
+    [ -n "$(med "peers$last" missing_torch)" ] && [ "$(med "peers$last" missing_torch)" != nan ] &&
+        printf '\nPyTorch is not installed (python3-torch): its columns are empty.\n'
+    c=peersfit
+    cat <<EOT
+
+**To a target**, on the 60,000 training rows, the 10,000 test rows
+scored: aiarun runs sgd (softmax: batch 300, step 0.5, l2 1e-4; mlp:
+batch 64, step 0.1) under mpirun with 1 and 4 workers, every worker
+answering each round, and the time is that of the first history row
+(every 100 rounds for softmax, 500 for mlp; each such row evaluates the
+train and test rows, counted in the time) whose test accuracy reaches
+the target. The peers, one process with one thread: scikit-learn's
+LogisticRegression (lbfgs, the fewest iterations of 5, 10, 15, ... that
+reach 83%, timed as one fit), PyTorch's SGD (batch 128, step 0.1,
+momentum 0.9, float32, checked every 50 batches) and numpy.linalg.eigh
+of A'A/m. Targets: softmax within 1.5x of scikit-learn, mlp within 2x of
+PyTorch. The lbfgs method of aiarun is another branch's; this one has
+gd, sgd and sag.
+
+| job | peer s | aiarun 1 worker s | ratio | aiarun 4 workers s | ratio | target |
+|---|---:|---:|---:|---:|---:|---|
+EOT
+    r1=$(ratio $c aia_softmax1_s sklearn_softmax_s)
+    r4=$(ratio $c aia_softmax4_s sklearn_softmax_s)
+    printf '| softmax to 83%% (scikit-learn lbfgs, %s iterations) | %s | %s | %s | %s | %s | %s |\n' \
+        "$(fmti "$(med $c sklearn_softmax_iter)")" "$(fmt "$(med $c sklearn_softmax_s)")" \
+        "$(fmt "$(med $c aia_softmax1_s)")" "$r1" "$(fmt "$(med $c aia_softmax4_s)")" "$r4" \
+        "$(verdict "$(holds "$r1 <= 1.5 || $r4 <= 1.5" && echo 1)")"
+    r1=$(ratio $c aia_mlp1_s torch_mlp_fit_s)
+    r4=$(ratio $c aia_mlp4_s torch_mlp_fit_s)
+    printf '| mlp to 87%% (PyTorch SGD) | %s | %s | %s | %s | %s | %s |\n' \
+        "$(fmt "$(med $c torch_mlp_fit_s)")" \
+        "$(fmt "$(med $c aia_mlp1_s)")" "$r1" "$(fmt "$(med $c aia_mlp4_s)")" "$r4" \
+        "$(verdict "$(holds "$r1 <= 2 || $r4 <= 2" && echo 1)")"
+    printf '| pca top 10 of 784 (numpy.linalg.eigh) | %s | see below | | | | |\n\n' \
+        "$(fmt "$(med $c numpy_eigh_s)")"
+}
