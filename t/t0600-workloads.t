@@ -7,7 +7,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-EVALUATE="$top_builddir/tools/evaluate"
+EVALUATE="${AIARUN_EVALUATE:?run the tests through make check}"
 
 # the summary's value of key
 val() { tail -1 out.txt | tr ' ' '\n' | sed -n "s/^$1=//p"; }
@@ -94,7 +94,7 @@ elif [ -r "$fm/train-images-idx3-ubyte.gz" ] && [ -r "$fm/t10k-labels-idx1-ubyte
     ok $? "its model classifies the 10,000 test images ($test_acc right)"
     sum_acc=$(val test_accuracy)
     close "$sum_acc" "$test_acc" 1e-9
-    ok $? "the example's problem.test: the summary's test_accuracy ($sum_acc) is tools/evaluate's"
+    ok $? "the example's problem.test: the summary's test_accuracy ($sum_acc) is aiarun-evaluate's"
 else
     ok 0 "# SKIP Fashion-MNIST: install dataset-fashion-mnist"
     ok 0 "# SKIP Fashion-MNIST: install dataset-fashion-mnist"
