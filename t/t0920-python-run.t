@@ -126,6 +126,21 @@ except aiarun.AiarunError as e:
     ok(e.status == 1 and "diverg" in e.message,
        "a diverging run raises AiarunError, status 1: %s" % e.message)
 
+# timeout=: the run is stopped (SIGTERM: aiarun writes its summary and
+# exits 1) and AiarunError says so
+import time
+t0 = time.time()
+try:
+    aiarun.run(job, np=3, mpirun=mpirun, progress=False, echo=False,
+               timeout=2, overrides={"stop.iterations": None,
+                                     "stop.time": 100,
+                                     "stragglers.work_ms": 5})
+    ok(False, "timeout= raises AiarunError")
+except aiarun.AiarunError as e:
+    ok(e.status == 1 and "timeout=" in e.message,
+       "timeout=2 stops a 100 s run and raises AiarunError: %s" % e.message)
+ok(time.time() - t0 < 60, "and well before its stop.time")
+
 # progress: a simulated run of many virtual seconds prints progress
 # lines, which become the bar (or are passed on without tqdm)
 import io, contextlib
