@@ -12,7 +12,7 @@
  * w0 (He's: W_l ~ N(0, 2 / n_{l-1}), b_l = 0), w = w0 + x, so that the
  * algorithms' usual start x = 0 is that initialisation, not the all-zero
  * network (a saddle where ReLU units never move).  Every rank draws the
- * same w0 from the job's seed; tools/evaluate -S gives it the seed to read
+ * same w0 from the job's seed; aiarun-evaluate -S gives it the seed to read
  * output.final.
  *
  * Rows are processed in blocks of BLOCK (sparse rows expanded into the

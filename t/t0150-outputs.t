@@ -81,8 +81,19 @@ done
 # --- progress lines on stderr, for runs over a second
 slow="-o stragglers.work_ms=5 -o stop.iterations=0 -o stop.time=2.5 -o output.history="
 run 3 $slow "$example"
-n=$(printf '%s\n' "$err" | grep -c '^aiarun\[0\]: progress: iteration [0-9]*, epoch [0-9]*, [0-9.]* s, loss [0-9.e+-]*, [0-9]* answers/s$')
-expect_ok "a 2.5 s run prints progress lines ($n)" [ "$n" -ge 2 ]
+n=$(printf '%s\n' "$err" | grep -c '^aiarun\[0\]: progress: iteration [0-9]*, [0-9]*%, [0-9]* s left, epoch [0-9]*, [0-9.]* s, loss [0-9.e+-]*, [0-9]* answers/s$')
+expect_ok "a 2.5 s run prints progress lines, with the share of stop.time done and the time left ($n)" [ "$n" -ge 2 ]
+pct=$(printf '%s\n' "$err" | sed -n 's/.*progress: iteration [0-9]*, \([0-9]*\)%.*/\1/p' | tr '\n' ' ')
+test_expect "the share done grows ($pct)" \
+    'printf "%s\n" $pct | sort -n -c && [ "$(echo $pct | wc -w)" -ge 2 ]'
+# an iteration limit: "of N"; the workers' loss (a data file): its age
+run 3 -o stragglers.work_ms=5 -o stop.iterations=300 -o stop.time=60 \
+    -o output.history=h.csv -o output.every=100 \
+    -o problem.data.path="$top_srcdir/etc/data/lr.csv" "$example"
+expect_grep "an iteration limit: iteration N of 300, the share and the time left" \
+    '^aiarun\[0\]: progress: iteration [0-9]+ of 300, [0-9]+%, [0-9]+ s left, epoch' err.txt
+expect_grep "the workers' loss says which iteration's it is" \
+    'progress: .*, loss ([0-9.e+-]+ at iteration (0|100|200)|nan \(none yet\)), ' err.txt
 run 3 -q $slow "$example"
 is "$err" "" "-q: none"
 run 3 -o stop.iterations=20 -o output.history= "$example"

@@ -16,9 +16,13 @@ options() {
         grep -oE '(^|[ ,])--?[A-Za-z][-A-Za-z]*' | sed 's/^[ ,]*//' | sort -u
 }
 
-for prog in aiarun aiarun-plot; do
+for prog in aiarun aiarun-plot aiarun-evaluate; do
     page="$top_srcdir/man/$prog.1"
-    if [ "$prog" = aiarun ]; then bin=$AIARUN; else bin=$AIARUN_PLOT; fi
+    case $prog in
+    aiarun) bin=$AIARUN ;;
+    aiarun-plot) bin=$AIARUN_PLOT ;;
+    *) bin=${AIARUN_EVALUATE:?run the tests through make check} ;;
+    esac
     expect_ok "man/$prog.1 exists" [ -s "$page" ]
     text "$page" >"$trash/page.txt"
     help=$("$bin" --help)

@@ -7,7 +7,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-EVALUATE="$top_builddir/tools/evaluate"
+EVALUATE="${AIARUN_EVALUATE:?run the tests through make check}"
 
 # the summary's value of key
 val() { tail -1 out.txt | tr ' ' '\n' | sed -n "s/^$1=//p"; }
@@ -80,6 +80,7 @@ fm=/usr/share/datasets/fashion-mnist
 if [ "${AIA_HAVE_ZLIB:-}" != yes ]; then
     ok 0 "# SKIP Fashion-MNIST: aiarun was built without zlib"
     ok 0 "# SKIP Fashion-MNIST: aiarun was built without zlib"
+    ok 0 "# SKIP Fashion-MNIST: aiarun was built without zlib"
 elif [ -r "$fm/train-images-idx3-ubyte.gz" ] && [ -r "$fm/t10k-labels-idx1-ubyte.gz" ]; then
     run 5 -q "$top_srcdir/etc/softmax-fashion-mnist.yaml" \
         -o stop.iterations=600 -o output.final=final.txt -o output.history=
@@ -91,7 +92,11 @@ elif [ -r "$fm/train-images-idx3-ubyte.gz" ] && [ -r "$fm/t10k-labels-idx1-ubyte
     # run (which answers a round waits for differs); chance is 0.1
     awk -v a="$test_acc" 'BEGIN { exit !(a != "" && a >= 0.6 && a <= 1) }'
     ok $? "its model classifies the 10,000 test images ($test_acc right)"
+    sum_acc=$(val test_accuracy)
+    close "$sum_acc" "$test_acc" 1e-9
+    ok $? "the example's problem.test: the summary's test_accuracy ($sum_acc) is aiarun-evaluate's"
 else
+    ok 0 "# SKIP Fashion-MNIST: install dataset-fashion-mnist"
     ok 0 "# SKIP Fashion-MNIST: install dataset-fashion-mnist"
     ok 0 "# SKIP Fashion-MNIST: install dataset-fashion-mnist"
 fi

@@ -1,8 +1,9 @@
-/* evaluate.c - the loss and metric of a model (output.final) on a data
- * file, held-out test rows say, through the problem plugin itself:
+/* evaluate.c - aiarun-evaluate, installed: the loss and metric of a
+ * model (output.final) on a data file, held-out test rows say, through
+ * the problem plugin itself:
  *
- *     evaluate [-t TARGETS] [-s SCALE] [-f FORMAT] [-S SEED] PLUGIN PARAMS
- *              DATA MODEL
+ *     aiarun-evaluate [-t TARGETS] [-s SCALE] [-f FORMAT] [-S SEED] PLUGIN
+ *                     PARAMS DATA MODEL
  *
  * PLUGIN is a problem plugin (name or path, found as aiarun finds it),
  * PARAMS its parameters as an inline YAML mapping ("{classes: 10}"), DATA
@@ -13,6 +14,7 @@
  */
 #include <config.h>
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +27,34 @@
 
 static int fail(const char *what, const char *why)
 {
-    fprintf(stderr, "evaluate: %s%s%s\n", what, why ? ": " : "",
+    fprintf(stderr, "aiarun-evaluate: %s%s%s\n", what, why ? ": " : "",
             why ? why : "");
     return 1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: aiarun-evaluate [OPTIONS] PLUGIN PARAMS DATA MODEL\n"
+            "\n"
+            "The loss and metric of MODEL (a job's output.final) on the rows "
+            "of DATA,\n"
+            "through the problem plugin PLUGIN with PARAMS (an inline YAML "
+            "mapping,\n"
+            "e.g. '{classes: 10}'); prints \"rows N loss F METRIC M\".\n"
+            "\n"
+            "Options:\n"
+            "  -t, --targets FILE   the targets (labels) in a file of their "
+            "own\n"
+            "  -s, --scale X        multiply every feature by X\n"
+            "  -f, --format NAME    csv, libsvm, binary, npy, idx or hdf5 "
+            "(default: from\n"
+            "                       DATA's name)\n"
+            "  -S, --seed N         the job's seed (mlp draws its start "
+            "from it)\n"
+            "  -V, --version        print the version\n"
+            "  -h, --help           print this help\n"
+            "Exit status: 0 done, 1 a failed evaluation, 2 bad usage.\n");
 }
 
 /* The model: n values, one a line. */
@@ -61,8 +88,23 @@ int main(int argc, char **argv)
     o.format = -1;
     int c;
     unsigned long long seed = 0;
-    while ((c = getopt(argc, argv, "t:s:f:S:")) != -1) {
-        if (c == 'S')
+    static const struct option longs[] = {
+        {"targets", required_argument, NULL, 't'},
+        {"scale", required_argument, NULL, 's'},
+        {"format", required_argument, NULL, 'f'},
+        {"seed", required_argument, NULL, 'S'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    while ((c = getopt_long(argc, argv, "t:s:f:S:Vh", longs, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else if (c == 'V') {
+            printf("aiarun-evaluate %s (plugin ABI %d)\n", PACKAGE_VERSION,
+                   AIA_ABI_VERSION);
+            return 0;
+        } else if (c == 'S')
             seed = strtoull(optarg, NULL, 10);
         else if (c == 't')
             o.targets = optarg;
@@ -76,12 +118,12 @@ int main(int argc, char **argv)
             if (o.format < 0)
                 return fail("unknown format", optarg);
         } else {
+            usage(stderr);
             return 2;
         }
     }
     if (argc - optind != 4) {
-        fprintf(stderr, "usage: evaluate [-t TARGETS] [-s SCALE] [-f FORMAT] "
-                        "[-S SEED] PLUGIN PARAMS DATA MODEL\n");
+        usage(stderr);
         return 2;
     }
     const char *name = argv[optind], *yaml = argv[optind + 1];

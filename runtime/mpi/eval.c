@@ -40,6 +40,7 @@ struct pending {
     MPI_Request *req;
     unsigned char *got;
     int absent; /* workers gone before it was sent */
+    int64_t at; /* the iteration of its model */
     double sent_at;
     double sum[EVAL_LEN];
 };
@@ -175,6 +176,8 @@ static int send_eval(struct coord *c, const double *x, const double *row,
     if (!msg && !row && !extra)
         return 0;
     struct pending *p = push(e, row);
+    if (p)
+        p->at = c->l.p.iteration;
     if (p && !msg && !extra) {
         /* queued without an evaluation: written in its turn */
         e->behind++;
@@ -279,6 +282,8 @@ static void settle(struct coord *c, int force)
         e->count--;
         double v[4] = {p->sum[0] / p->sum[2], p->sum[1] / p->sum[2],
                        p->sum[3] / p->sum[5], p->sum[4] / p->sum[5]};
+        if (p->sent)
+            c->l.r.ev_at = p->at; /* the progress line's loss's age */
         if (record_evaluated(&c->l.r, p->has_row ? p->row : NULL,
                              p->sent ? v : NULL, missing + p->absent,
                              (uint64_t)p->sum[2]) < 0)

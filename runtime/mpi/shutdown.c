@@ -110,8 +110,11 @@ void shutdown_finish(struct coord *c)
         if (w >= 0 && proto_lost_worker(&c->l.p, w))
             MPI_Request_free(&fr[r - 1]); /* never waited on */
     }
-    /* every receiver is waiting for it: this completes at once */
-    MPI_Waitall(others, fr, MPI_STATUSES_IGNORE);
+    /* every receiver is waiting for it: this completes at once (one
+     * MPI_Wait each: MPICH's MPI_STATUSES_IGNORE passed to MPI_Waitall's
+     * array parameter fails gcc 12's -Wstringop-overflow) */
+    for (int r = 0; r < others; r++)
+        MPI_Wait(&fr[r], MPI_STATUS_IGNORE);
     free(fr);
     /* the STOP buffers of ranks let go stay allocated, MPI may read them */
     if (run_incomplete)

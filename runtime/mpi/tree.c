@@ -311,7 +311,10 @@ static void forwarded(struct node *k)
     for (int c = 0; c < k->n; c++)
         if (k->distrusted[c] && k->fwd[c] != MPI_REQUEST_NULL)
             MPI_Request_free(&k->fwd[c]);
-    MPI_Waitall(k->n, k->fwd, MPI_STATUSES_IGNORE);
+    /* one MPI_Wait each: MPICH's MPI_STATUSES_IGNORE passed to
+     * MPI_Waitall's array parameter fails gcc 12's -Wstringop-overflow */
+    for (int c = 0; c < k->n; c++)
+        MPI_Wait(&k->fwd[c], MPI_STATUS_IGNORE);
 }
 
 /* Send up this subtree's failure (k->report) in place of its answer. */

@@ -28,6 +28,7 @@ int record_init(struct recorder *r, const struct setup *s,
                            .acodec = acodec,
                            .saved = -1,
                            .loss_at = -1,
+                           .ev_at = -1,
                            .progress_at = INFINITY,
                            .ev = {NAN, NAN, NAN, NAN},
                            .fail_loss = NAN,
@@ -575,6 +576,38 @@ uint64_t record_answers(const struct recorder *r)
     return n;
 }
 
+/* The progress line's share of the run: " of N, P%, S s left" after the
+ * iteration, from the stop limits (iterations, epochs, time) that make
+ * one computable; the largest share done, and the time left by the
+ * limit that comes first at the pace so far. */
+static void progress_done(const struct recorder *r, double elapsed, char *buf,
+                          size_t len)
+{
+    const struct proto_limits *lim = &r->job->stop;
+    double f[3] = {-1, -1, -1};
+    if (lim->iterations > 0)
+        f[0] = (double)r->p->iteration / (double)lim->iterations;
+    if (lim->epochs > 0)
+        f[1] = (double)r->p->epoch / (double)lim->epochs;
+    if (lim->time > 0)
+        f[2] = elapsed / lim->time;
+    double most = -1, left = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        if (f[i] < 0)
+            continue;
+        most = fmax(most, fmin(f[i], 1.0));
+        if (f[i] > 0)
+            left = fmin(left, elapsed * fmax(0.0, 1.0 - f[i]) / f[i]);
+    }
+    size_t n = 0;
+    if (lim->iterations > 0)
+        n = (size_t)snprintf(buf, len, " of %lld", (long long)lim->iterations);
+    if (most >= 0 && n < len)
+        n += (size_t)snprintf(buf + n, len - n, ", %.0f%%", 100 * most);
+    if (isfinite(left) && n < len)
+        snprintf(buf + n, len - n, ", %.0f s left", left);
+}
+
 int record_progress(struct recorder *r, double now)
 {
     if (now < r->progress_at)
@@ -588,11 +621,18 @@ int record_progress(struct recorder *r, double now)
     double elapsed = now - r->p->t0, loss;
     if (record_loss(r, &loss) < 0)
         return -1;
-    char line[256];
+    /* the workers' loss is their latest evaluation's, up to
+     * output.every iterations old: the line says of which iteration */
+    int64_t loss_it = r->evaluate ? r->ev_at : r->p->iteration;
+    char line[320], done[80] = "", at[48] = "";
+    progress_done(r, elapsed, done, sizeof done);
+    if (loss_it != r->p->iteration)
+        snprintf(at, sizeof at, loss_it < 0 ? " (none yet)" : " at iteration %lld",
+                 (long long)loss_it);
     snprintf(line, sizeof line,
-             "iteration %lld, epoch %lld, %.1f s, loss %.6g, %.0f answers/s",
-             (long long)r->p->iteration, (long long)r->p->epoch, elapsed, loss,
-             (double)record_answers(r) / elapsed);
+             "iteration %lld%s, epoch %lld, %.1f s, loss %.6g%s, %.0f answers/s",
+             (long long)r->p->iteration, done, (long long)r->p->epoch, elapsed,
+             loss, at, (double)record_answers(r) / elapsed);
     if (r->progress_tty) {
         /* one line, rewritten in place */
         fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);

@@ -57,6 +57,7 @@ struct recorder {
     int (*evaluate)(void *ctx, const double *x, const double *row);
     void *eval_ctx;
     double ev[4];
+    int64_t ev_at; /* the iteration whose model ev is of; -1: none */
     int ev_missing;
     uint64_t ev_rows; /* training rows it covers */
     /* history rows written with an empty loss: due while the workers'
