@@ -214,13 +214,16 @@ static int lengths(struct pyalg *p, PyObject *r)
     return rc;
 }
 
-/* The class's methods, every required one there and callable. */
+/* The class's methods, every required one there and callable; one
+ * that is None is absent. */
 static int bind_methods(struct pyalg *p, struct aia_error *err)
 {
     for (int k = 0; k < M_COUNT; k++) {
         p->m[k] = embed_method(p->obj, names[k], 0);
         if (PyErr_Occurred())
             return embed_fail(err, p->cls);
+        if (p->m[k] == Py_None) /* set to None: as absent (a subclass's) */
+            Py_CLEAR(p->m[k]);
         if (p->m[k] && !PyCallable_Check(p->m[k]))
             return aia_seterr(err, "class '%s': %s is not a method", p->cls,
                               names[k]);
