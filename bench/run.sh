@@ -6,8 +6,8 @@
 # make passes top_srcdir, top_builddir, MPIRUN and AWK.  Also read:
 #   BENCH_CASES    the cases to run, in order (default: overhead
 #                  stragglers accuracy compute scaling tree local compress
-#                  python methods memory mlp large; autostep, about half an
-#                  hour, runs only when named)
+#                  python pyalg methods memory mlp large; autostep, about
+#                  half an hour, runs only when named)
 #   BENCH_REPS     repetitions of every measurement (default 5)
 #   BENCH_RESULTS  where to write the results (default
 #                  $top_srcdir/bench/RESULTS.md)
@@ -16,13 +16,13 @@
 set -u
 
 : "${top_srcdir:?run me through make bench}" "${top_builddir:?run me through make bench}"
-: "${BENCH_CASES:=overhead stragglers accuracy compute scaling tree local compress python methods memory mlp large}"
+: "${BENCH_CASES:=overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp large}"
 : "${BENCH_RESULTS:=}"
 [ -n "$BENCH_RESULTS" ] || BENCH_RESULTS=$top_srcdir/bench/RESULTS.md
 
 here=$top_srcdir/bench
 . "$here/lib.sh"
-for f in overhead stragglers accuracy compute scaling tree local compress python methods memory mlp autostep large; do
+for f in overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp autostep large; do
     . "$here/$f.sh"
 done
 
@@ -37,7 +37,7 @@ load0=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 for c in $BENCH_CASES; do
     case $c in
-    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | methods | memory | mlp | autostep | large) ;;
+    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | pyalg | methods | memory | mlp | autostep | large) ;;
     *)
         echo "bench: unknown case '$c'" >&2
         exit 2
