@@ -84,12 +84,7 @@ static void python_close(void *state)
     Py_XDECREF(py->vector);
     Py_XDECREF(py->put);
     Py_XDECREF(py->obj);
-    /* the interpreter stays up (NumPy cannot be loaded twice), but what
-     * the class printed must not be lost */
-    PyObject *out = PySys_GetObject("stdout");
-    if (out && out != Py_None)
-        Py_XDECREF(PyObject_CallMethod(out, "flush", NULL));
-    PyErr_Clear();
+    embed_flush();
     free(py);
 }
 
@@ -303,7 +298,7 @@ static int python_gradient(void *state, const double *x, const size_t *idx,
     if (!r) {
         char what[200];
         snprintf(what, sizeof what, "%s.gradient", py->cls);
-        return embed_fail(err, what);
+        return embed_fail_in(err, what, py->gradient);
     }
     Py_DECREF(r);
     return 0;

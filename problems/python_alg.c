@@ -168,12 +168,7 @@ static void destroy(void *state)
     Py_XDECREF(p->put);
     Py_XDECREF(p->doubles);
     Py_XDECREF(p->obj);
-    /* the interpreter stays up, but what the class printed must not be
-     * lost */
-    PyObject *out = PySys_GetObject("stdout");
-    if (out && out != Py_None)
-        Py_XDECREF(PyObject_CallMethod(out, "flush", NULL));
-    PyErr_Clear();
+    embed_flush();
     free(p->last);
     free(p);
 }

@@ -518,3 +518,11 @@ PyObject *embed_bridge(const char *who, PyObject **vector, PyObject **put,
     }
     return bridge;
 }
+
+void embed_flush(void)
+{
+    PyObject *out = PySys_GetObject("stdout"); /* borrowed */
+    if (out && out != Py_None)
+        Py_XDECREF(PyObject_CallMethod(out, "flush", NULL));
+    PyErr_Clear();
+}

@@ -25,6 +25,11 @@ int embed_fail(struct aia_error *err, const char *prefix);
  * after it had returned), the place named is func's definition. */
 int embed_fail_in(struct aia_error *err, const char *prefix, PyObject *func);
 
+/* A class's instance is gone: what it printed is flushed (the
+ * interpreter stays up, since NumPy cannot be loaded twice, and its
+ * buffers would be lost at exit), and any exception cleared. */
+void embed_flush(void);
+
 /* The class named module:Class, imported (new reference), or NULL with
  * err set. */
 PyObject *embed_class(const char *spec, struct aia_error *err);

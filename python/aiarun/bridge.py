@@ -81,11 +81,12 @@ class Partition:
         return np.nonzero(self.owner(m, np.arange(m)) == self.index)[0]
 
 
-class Context:
-    """What ``open`` is told: see the module's documentation."""
+class Rank:
+    """Where a class runs, told to both kinds: ``role`` ("coordinator" or
+    "worker"), ``coordinator``, ``rank``, ``worker`` (pool index, -1 on the
+    coordinator), ``nworkers``, ``seed`` and ``jobdir``."""
 
-    def __init__(self, role, rank, worker, nworkers, seed, jobdir,
-                 partition, data):
+    def __init__(self, role, rank, worker, nworkers, seed, jobdir):
         self.role = role
         self.coordinator = role == "coordinator"
         self.rank = rank
@@ -93,6 +94,14 @@ class Context:
         self.nworkers = nworkers
         self.seed = seed
         self.jobdir = jobdir
+
+
+class Context(Rank):
+    """What ``open`` is told: see the module's documentation."""
+
+    def __init__(self, role, rank, worker, nworkers, seed, jobdir,
+                 partition, data):
+        super().__init__(role, rank, worker, nworkers, seed, jobdir)
         self.partition = partition
         self.X = self.y = self.row_ids = self.csr = None
         self.rows = self.cols = self.total_rows = 0
@@ -148,12 +157,10 @@ def doubles(r):
 LOG_LEVELS = {"error": 0, "warn": 1, "info": 2, "debug": 3}
 
 
-class AlgorithmContext:
+class AlgorithmContext(Rank):
     """What an algorithm's ``create`` is told, on every rank.
 
-    Facts: ``role`` ("coordinator" or "worker"), ``coordinator``,
-    ``rank``, ``worker`` (pool index, -1 on the coordinator),
-    ``nworkers``, ``pool_ranks``, ``seed``, ``jobdir``, ``asynchronous``
+    Facts: those of :class:`Rank`, ``pool_ranks``, ``asynchronous``
     (pool.mode: async), ``dim`` (the problem's model length), ``rows``
     (the rows this rank holds), and of the whole problem ``total_rows``,
     ``smoothness`` (L, 0 when unknown), ``smallest`` and ``largest`` (the
@@ -167,13 +174,7 @@ class AlgorithmContext:
     def __init__(self, role, rank, worker, nworkers, seed, jobdir,
                  asynchronous, pool_ranks, dim, rows, total_rows, smoothness,
                  smallest, largest, link):
-        self.role = role
-        self.coordinator = role == "coordinator"
-        self.rank = rank
-        self.worker = worker
-        self.nworkers = nworkers
-        self.seed = seed
-        self.jobdir = jobdir
+        super().__init__(role, rank, worker, nworkers, seed, jobdir)
         self.asynchronous = asynchronous
         self.pool_ranks = pool_ranks
         self.dim = dim
