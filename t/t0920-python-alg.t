@@ -1,7 +1,8 @@
 #!/bin/sh
 # The python algorithm: etc/gd.py, gd written in NumPy, ends at the gd
 # plugin's iterate on the same job under mpirun and --simulate (stale
-# answers and async mode too) and through a checkpoint and --resume; an
+# answers and async mode too, and over the python problem) and through a
+# checkpoint and --resume; an
 # exception in any method of the class ends the run on every rank with
 # one line naming its file:line, the history kept; a missing method, a
 # wrong return shape and a wrong call of the context are named.
@@ -65,6 +66,20 @@ for mode in "pool.wait.nwait=2" "pool.mode=async"; do
     expect_ok "and ends at the gd plugin's iterate to 1e-12 relative ($d)" \
         close12 "$d"
 done
+
+# --- one file, python.so, holds both plugins: --list-plugins names
+# both, and a job may use both, in one interpreter
+list=$("$AIARUN" --list-plugins)
+like "$list" "^algorithm +python +[0-9.]+ +/.*/python\.so" \
+    "--list-plugins lists the python algorithm"
+like "$list" "^problem +python +[0-9.]+ +/.*/python\.so" "and the python problem, from one file"
+cp "$top_srcdir/etc/lsq.py" "$top_srcdir/etc/python-lsq.yaml" .
+mkdir data && cp "$top_srcdir/etc/data/lr.csv" data/
+sim --simulate 4 -o algorithm.plugin=python -o algorithm.class=gd:GD \
+    -o output.history= -o output.final=pp.txt python-lsq.yaml
+is "$rc" 0 "etc/gd.py on etc/lsq.py: both python plugins in one job"
+sim --simulate 4 -o output.history= -o output.final=pc.txt python-lsq.yaml
+expect_ok "end where the gd plugin on etc/lsq.py ends, bit for bit" cmp -s pp.txt pc.txt
 
 # --- a checkpoint, then --resume: the uninterrupted run's iterate
 k="-o output.checkpoint=ck.bin -o output.checkpoint_every=5"
