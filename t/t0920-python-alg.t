@@ -67,6 +67,14 @@ for mode in "pool.wait.nwait=2" "pool.mode=async"; do
         close12 "$d"
 done
 
+# --- step: auto through ctx.auto_step: the runtime's rule and report
+sim --simulate 4 -o algorithm.step=auto -o output.history= python-gd.yaml
+pystep=$(printf '%s\n' "$out" | grep '^  step ')
+sim --simulate 4 -o algorithm.step=auto -o output.history= c-gd.yaml
+like "$pystep" "^  step +[0-9.]+: auto: 1/L, gradient descent's step, with L = [0-9.]+ from the problem" \
+    "step: auto is 1/L, the report saying so"
+is "$pystep" "$(printf '%s\n' "$out" | grep '^  step ')" "the gd plugin's step and words"
+
 # --- one file, python.so, holds both plugins: --list-plugins names
 # both, and a job may use both, in one interpreter
 list=$("$AIARUN" --list-plugins)
