@@ -83,13 +83,12 @@ int main(int argc, char **argv)
     plugtest_load(&py, "python", AIA_KIND_ALGORITHM, "{class: gd:GD}");
     /* the class's step, which plugtest's binding (the parameter table's
      * keys only) cannot pass: the values the runtime appends */
-    struct aia_value *table = py.args,
-                     own[3] = {table[0],
-                               {.name = "step",
-                                .type = AIA_DOUBLE,
-                                .given = 1,
-                                .d = 0.1},
-                               {0}};
+    struct aia_value *table = py.args, own[3] = {table[0],
+                                                 {.name = "step",
+                                                  .type = AIA_DOUBLE,
+                                                  .given = 1,
+                                                  .d = 0.1},
+                                                 {0}};
     py.args = own;
     plugtest_load(&nop, "python", AIA_KIND_ALGORITHM,
                   "{class: pyalgnoop:Noop}");
@@ -108,8 +107,8 @@ int main(int argc, char **argv)
             cs = per_round(&tc, rounds);
         }
         double ns = per_round(&tn, rounds);
-        printf("rep=%d c_us=%.3f python_us=%.3f bridge_us=%.3f\n", r,
-               1e6 * cs, 1e6 * ps, 1e6 * ns);
+        printf("rep=%d c_us=%.3f python_us=%.3f bridge_us=%.3f\n", r, 1e6 * cs,
+               1e6 * ps, 1e6 * ns);
         fflush(stdout);
     }
     algtest_close(&tc);

@@ -61,31 +61,49 @@ static const struct aia_param params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-/* The class's methods, and which it must have. */
-enum { M_CREATE, M_INIT, M_WORKER, M_ABSORB, M_QUERY, M_ITERATE, M_SAVE,
-       M_LOAD, M_CLOSE, M_COUNT };
-static const char *const names[M_COUNT] = {
-    "create", "init", "worker", "absorb", "query",
-    "iterate", "save", "load", "close"};
-static const char *const calls[M_COUNT] = {
-    "create(ctx)", "init(query)", "worker(query, answer, step)",
-    "absorb(answer, info)", "query(query)", "iterate(x)", "save()",
-    "load(state)", "close()"};
-static const int required[M_COUNT] = {1, 1, 1, 1, 1, 0, 0, 0, 0};
+/* The class's methods. */
+enum {
+    M_CREATE,
+    M_INIT,
+    M_WORKER,
+    M_ABSORB,
+    M_QUERY,
+    M_ITERATE,
+    M_SAVE,
+    M_LOAD,
+    M_CLOSE,
+    M_COUNT
+};
+/* Each method's name, how the messages show its call, and whether the
+ * class must have it. */
+static const struct {
+    const char *name, *call;
+    int required;
+} methods[M_COUNT] = {
+    [M_CREATE] = {"create", "create(ctx)", 1},
+    [M_INIT] = {"init", "init(query)", 1},
+    [M_WORKER] = {"worker", "worker(query, answer, step)", 1},
+    [M_ABSORB] = {"absorb", "absorb(answer, info)", 1},
+    [M_QUERY] = {"query", "query(query)", 1},
+    [M_ITERATE] = {"iterate", "iterate(x)", 0},
+    [M_SAVE] = {"save", "save()", 0},
+    [M_LOAD] = {"load", "load(state)", 0},
+    [M_CLOSE] = {"close", "close()", 0},
+};
 
 struct pyalg {
     PyObject *obj;
-    PyObject *m[M_COUNT];   /* bound methods, NULL where the class has none */
+    PyObject *m[M_COUNT]; /* bound methods, NULL where the class has none */
     PyObject *vector, *put, *doubles; /* aiarun.bridge helpers */
-    PyObject *link;         /* the context's functions (algctx_close) */
-    PyObject *saved;        /* save()'s values, from state_size to save */
+    PyObject *link;  /* the context's functions (algctx_close) */
+    PyObject *saved; /* save()'s values, from state_size to save */
     const struct aia_host *host;
     const char *cls;
     size_t qlen, alen, dim;
-    double *last;           /* the latest query, for a class without iterate */
+    double *last; /* the latest query, for a class without iterate */
     struct embed_views q, qin, a, ain, x;
     struct aia_error save_err; /* save() failed in state_size */
-    int created;            /* create() returned: close() is owed */
+    int created;               /* create() returned: close() is owed */
 };
 
 /* The structs an answer's info and a worker's step are handed as. */
@@ -101,8 +119,8 @@ static PyStructSequence_Field info_fields[] = {
     {NULL, NULL},
 };
 static PyStructSequence_Desc info_desc = {
-    "aiarun.AnswerInfo", "what the coordinator knows of an answer",
-    info_fields, 8};
+    "aiarun.AnswerInfo", "what the coordinator knows of an answer", info_fields,
+    8};
 static PyStructSequence_Field step_fields[] = {
     {"round", "the round of the query"},
     {"answers", "answers this worker gave before this one"},
@@ -116,7 +134,7 @@ static PyTypeObject *info_type, *step_type;
 static int fail(const struct pyalg *p, int k, struct aia_error *err)
 {
     char what[200];
-    snprintf(what, sizeof what, "%s.%s", p->cls, names[k]);
+    snprintf(what, sizeof what, "%s.%s", p->cls, methods[k].name);
     return embed_fail_in(err, what, p->m[k]);
 }
 
@@ -128,7 +146,7 @@ static int returned(const struct pyalg *p, int k, PyObject *r, PyObject *view,
 {
     if (r && r != Py_None) {
         char what[200];
-        snprintf(what, sizeof what, "%s()", names[k]);
+        snprintf(what, sizeof what, "%s()", methods[k].name);
         PyObject *done =
             PyObject_CallFunction(p->put, "OOss", view, r, what, of);
         Py_DECREF(r);
@@ -214,24 +232,24 @@ static int lengths(struct pyalg *p, PyObject *r)
 static int bind_methods(struct pyalg *p, struct aia_error *err)
 {
     for (int k = 0; k < M_COUNT; k++) {
-        p->m[k] = embed_method(p->obj, names[k], 0);
+        p->m[k] = embed_method(p->obj, methods[k].name, 0);
         if (PyErr_Occurred())
             return embed_fail(err, p->cls);
         if (p->m[k] == Py_None) /* set to None: as absent (a subclass's) */
             Py_CLEAR(p->m[k]);
         if (p->m[k] && !PyCallable_Check(p->m[k]))
             return aia_seterr(err, "class '%s': %s is not a method", p->cls,
-                              names[k]);
-        if (!p->m[k] && required[k])
+                              methods[k].name);
+        if (!p->m[k] && methods[k].required)
             return aia_seterr(err, "class '%s' has no method %s", p->cls,
-                              calls[k]);
+                              methods[k].call);
     }
     if (!p->m[M_SAVE] != !p->m[M_LOAD])
         return aia_seterr(err,
                           "class '%s' has %s but no %s: a checkpoint needs "
                           "both",
-                          p->cls, calls[p->m[M_SAVE] ? M_SAVE : M_LOAD],
-                          calls[p->m[M_SAVE] ? M_LOAD : M_SAVE]);
+                          p->cls, methods[p->m[M_SAVE] ? M_SAVE : M_LOAD].call,
+                          methods[p->m[M_SAVE] ? M_LOAD : M_SAVE].call);
     return 0;
 }
 
@@ -341,8 +359,8 @@ static int worker(void *state, const double *query, double *answer,
 {
     struct pyalg *p = state;
     PyObject *q = embed_view(&p->qin, p->vector, query, p->qlen, 8, "d", 0);
-    PyObject *a = q ? embed_view(&p->a, p->vector, answer, p->alen, 8, "d", 1)
-                    : NULL;
+    PyObject *a =
+        q ? embed_view(&p->a, p->vector, answer, p->alen, 8, "d", 1) : NULL;
     PyObject *v[2] = {PyLong_FromUnsignedLongLong(step->round),
                       PyLong_FromUnsignedLongLong(step->answers)};
     PyObject *s = record(step_type, v, 2);
@@ -367,9 +385,9 @@ static int absorb(void *state, const double *answer,
                       PyLong_FromSize_t(info->total_rows),
                       PyFloat_FromDouble(info->compute_s)};
     PyObject *i = record(info_type, v, 8);
-    PyObject *r =
-        a && i ? PyObject_CallFunctionObjArgs(p->m[M_ABSORB], a, i, NULL)
-               : NULL;
+    PyObject *r = a && i
+                      ? PyObject_CallFunctionObjArgs(p->m[M_ABSORB], a, i, NULL)
+                      : NULL;
     Py_XDECREF(i);
     if (!r)
         return fail(p, M_ABSORB, err);
@@ -446,16 +464,14 @@ static int save(void *state, void *buf, struct aia_error *err)
     return 0;
 }
 
-static int load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct pyalg *p = state;
     if (!p->m[M_LOAD])
         return no_save(p, err);
     if (len < tail(p) || (len - tail(p)) % sizeof(double))
-        return aia_seterr(err,
-                          "a state of %zu bytes: not doubles%s",
-                          len, p->last ? " and the latest query" : "");
+        return aia_seterr(err, "a state of %zu bytes: not doubles%s", len,
+                          p->last ? " and the latest query" : "");
     size_t n = (len - tail(p)) / sizeof(double);
     PyObject *v = embed_array(p->vector, buf, n, 8, "d", 0);
     PyObject *r = v ? PyObject_CallOneArg(p->m[M_LOAD], v) : NULL;

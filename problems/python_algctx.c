@@ -26,9 +26,9 @@ struct algctx {
     const struct aia_problem_plugin *prob;
     void *pstate;
     size_t dim, rows;
-    int open;                        /* 0 once the algorithm is destroyed */
-    struct aia_context ctx;          /* a copy, facts pointing below */
-    struct aia_problem_facts facts;  /* a copy, when the runtime has them */
+    int open;                       /* 0 once the algorithm is destroyed */
+    struct aia_context ctx;         /* a copy, facts pointing below */
+    struct aia_problem_facts facts; /* a copy, when the runtime has them */
 };
 
 /* The link behind a bound function, or NULL with an exception. */
@@ -46,8 +46,7 @@ static struct algctx *link_of(PyObject *self)
 
 /* A contiguous buffer of n float64 values in o (writable when w), named
  * what in messages: 0, or -1 with an exception (nothing to release). */
-static int doubles(PyObject *o, Py_buffer *b, int w, size_t n,
-                   const char *what)
+static int doubles(PyObject *o, Py_buffer *b, int w, size_t n, const char *what)
 {
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (w ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(o, b, flags) < 0)
@@ -122,9 +121,9 @@ static PyObject *ctx_gradient(PyObject *self, PyObject *args)
         return NULL;
     }
     struct aia_error err = {""};
-    int rc = c->prob->gradient(c->pstate, x.buf, io != Py_None ? idx.buf : NULL,
-                               io != Py_None ? (size_t)idx.len / 8 : 0, g.buf,
-                               &err);
+    int rc =
+        c->prob->gradient(c->pstate, x.buf, io != Py_None ? idx.buf : NULL,
+                          io != Py_None ? (size_t)idx.len / 8 : 0, g.buf, &err);
     PyBuffer_Release(&x);
     PyBuffer_Release(&g);
     if (io != Py_None)
@@ -165,8 +164,8 @@ static PyObject *ctx_auto_step(PyObject *self, PyObject *args)
     if (!c || !PyArg_ParseTuple(args, "sds", &name, &scale, &rule))
         return NULL;
     const struct aia_value *a = aia_arg(c->ctx.args, name);
-    struct aia_value v = {.name = name, .type = AIA_DOUBLE, .d = NAN,
-                          .s = "auto"};
+    struct aia_value v = {
+        .name = name, .type = AIA_DOUBLE, .d = NAN, .s = "auto"};
     if (a) {
         v.given = a->given;
         if (a->type == AIA_DOUBLE)
@@ -174,8 +173,8 @@ static PyObject *ctx_auto_step(PyObject *self, PyObject *args)
         else if (a->type == AIA_INT)
             v.d = (double)a->i;
         else if (a->type != AIA_STRING || !a->s || strcmp(a->s, "auto") != 0)
-            return PyErr_Format(PyExc_ValueError,
-                                "%s: give a number or auto", name);
+            return PyErr_Format(PyExc_ValueError, "%s: give a number or auto",
+                                name);
     }
     if (!isnan(v.d) && !(v.d > 0 && isfinite(v.d)))
         return PyErr_Format(PyExc_ValueError,
@@ -276,14 +275,15 @@ PyObject *algctx_new(PyObject *bridge, const struct aia_context *ctx,
     }
     PyObject *ranks = PyTuple_New(ctx->nworkers > 0 ? ctx->nworkers : 0);
     for (int w = 0; ranks && w < ctx->nworkers; w++) {
-        PyObject *r = PyLong_FromLong(ctx->pool_ranks ? ctx->pool_ranks[w]
-                                                      : w + 1);
+        PyObject *r =
+            PyLong_FromLong(ctx->pool_ranks ? ctx->pool_ranks[w] : w + 1);
         if (!r)
             Py_CLEAR(ranks);
         else
             PyTuple_SET_ITEM(ranks, w, r);
     }
-    PyObject *fns = ranks ? bind(cap) : NULL, *fn = NULL, *kw = NULL, *res = NULL;
+    PyObject *fns = ranks ? bind(cap) : NULL, *fn = NULL, *kw = NULL,
+             *res = NULL;
     PyObject *none = fns ? PyTuple_New(0) : NULL;
     const struct aia_problem_facts *k = c->ctx.facts;
     if (none)
@@ -291,16 +291,16 @@ PyObject *algctx_new(PyObject *bridge, const struct aia_context *ctx,
             "{s:s,s:i,s:i,s:i,s:K,s:s,s:O,s:O,s:n,s:n,s:n,s:d,s:d,s:d,s:O}",
             "role",
             ctx->role == AIA_ROLE_COORDINATOR ? "coordinator" : "worker",
-            "rank", ctx->rank, "worker", ctx->worker, "nworkers",
-            ctx->nworkers, "seed", (unsigned long long)ctx->seed, "jobdir",
+            "rank", ctx->rank, "worker", ctx->worker, "nworkers", ctx->nworkers,
+            "seed", (unsigned long long)ctx->seed, "jobdir",
             ctx->jobdir ? ctx->jobdir : ".", "asynchronous",
             AIA_HAS(struct aia_context, ctx, async) && ctx->async ? Py_True
                                                                   : Py_False,
             "pool_ranks", ranks, "dim", (Py_ssize_t)c->dim, "rows",
-            (Py_ssize_t)c->rows, "total_rows",
-            (Py_ssize_t)(k ? k->rows : 0), "smoothness",
-            k ? k->smoothness : 0.0, "smallest", k ? k->smallest : 0.0,
-            "largest", k ? k->largest : 0.0, "link", fns);
+            (Py_ssize_t)c->rows, "total_rows", (Py_ssize_t)(k ? k->rows : 0),
+            "smoothness", k ? k->smoothness : 0.0, "smallest",
+            k ? k->smallest : 0.0, "largest", k ? k->largest : 0.0, "link",
+            fns);
     if (kw && (fn = PyObject_GetAttrString(bridge, "AlgorithmContext")))
         res = PyObject_Call(fn, none, kw);
     Py_XDECREF(fn);

@@ -59,8 +59,8 @@ static void def_place(PyObject *func, char *buf, size_t len)
     }
     PyObject *code = PyObject_GetAttrString(f, "__code__");
     PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
-    PyObject *line = code ? PyObject_GetAttrString(code, "co_firstlineno")
-                          : NULL;
+    PyObject *line =
+        code ? PyObject_GetAttrString(code, "co_firstlineno") : NULL;
     const char *u = file ? PyUnicode_AsUTF8(file) : NULL;
     if (u && line)
         snprintf(buf, len, " (at %s:%ld)", u, PyLong_AsLong(line));

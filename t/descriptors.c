@@ -168,8 +168,7 @@ static void load_files(void)
             char file[4096], name[256];
             snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
             snprintf(name, sizeof name, "%.*s", (int)(n - 3), e->d_name);
-            for (int kind = AIA_KIND_ALGORITHM; kind <= AIA_KIND_WAIT;
-                 kind++) {
+            for (int kind = AIA_KIND_ALGORITHM; kind <= AIA_KIND_WAIT; kind++) {
                 const char *yaml = NULL;
                 if (!exports(file, kind))
                     continue;
