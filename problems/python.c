@@ -54,35 +54,22 @@ static const struct aia_param params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-/* A cached view: the array made for buffer p of n items. */
-struct view {
-    const void *p;
-    size_t n;
-    PyObject *a;
-};
-
 struct py {
     PyObject *obj;
     PyObject *loss, *gradient, *metric; /* bound methods (metric: NULL) */
     PyObject *vector, *put;             /* aiarun.bridge helpers */
     size_t n, rows;
-    struct view x, g, idx;
+    struct embed_views x, g, idx;
     const char *cls;
     uint32_t offers;      /* AIA_OFFER_*: what the class has */
     char metric_name[64]; /* with AIA_OFFER_METRIC */
 };
 
-/* The cached view of p, made again when the buffer changed. */
-static PyObject *cached(struct py *py, struct view *v, const void *p, size_t n,
-                        size_t item, const char *code, int w)
+/* The cached view of p. */
+static PyObject *cached(struct py *py, struct embed_views *v, const void *p,
+                        size_t n, size_t item, const char *code, int w)
 {
-    if (!v->a || v->p != p || v->n != n) {
-        Py_XDECREF(v->a);
-        v->a = embed_array(py->vector, p, n, item, code, w);
-        v->p = v->a ? p : NULL;
-        v->n = n;
-    }
-    return v->a;
+    return embed_view(v, py->vector, p, n, item, code, w);
 }
 
 static void python_close(void *state)
@@ -90,47 +77,17 @@ static void python_close(void *state)
     struct py *py = state;
     if (!py)
         return;
-    Py_XDECREF(py->x.a);
-    Py_XDECREF(py->g.a);
-    Py_XDECREF(py->idx.a);
+    embed_views_free(&py->x);
+    embed_views_free(&py->g);
+    embed_views_free(&py->idx);
     Py_XDECREF(py->loss);
     Py_XDECREF(py->gradient);
     Py_XDECREF(py->metric);
     Py_XDECREF(py->vector);
     Py_XDECREF(py->put);
     Py_XDECREF(py->obj);
-    /* the interpreter stays up (NumPy cannot be loaded twice), but what
-     * the class printed must not be lost */
-    PyObject *out = PySys_GetObject("stdout");
-    if (out && out != Py_None)
-        Py_XDECREF(PyObject_CallMethod(out, "flush", NULL));
-    PyErr_Clear();
+    embed_flush();
     free(py);
-}
-
-/* A size from open()'s result or the rows attribute (a method is called). */
-static int size_of(PyObject *o, size_t *out)
-{
-    PyObject *v = o && PyCallable_Check(o) ? PyObject_CallNoArgs(o) : o;
-    if (v != o)
-        Py_XDECREF(o);
-    if (!v)
-        return -1;
-    Py_ssize_t n = PyNumber_AsSsize_t(v, PyExc_OverflowError);
-    Py_DECREF(v);
-    if (n < 0 && !PyErr_Occurred())
-        PyErr_SetString(PyExc_ValueError, "a negative size");
-    if (n < 0)
-        return -1;
-    *out = (size_t)n;
-    return 0;
-}
-
-static PyObject *method(PyObject *obj, const char *name, int need)
-{
-    if (!need && !PyObject_HasAttrString(obj, name))
-        return NULL;
-    return PyObject_GetAttrString(obj, name);
 }
 
 /* What the class offers: an optimum (asked on the coordinator only,
@@ -145,11 +102,11 @@ static int take_offers(struct py *py, const struct aia_context *ctx)
         py->offers |= AIA_OFFER_SMOOTHNESS;
     if (PyObject_HasAttrString(py->obj, "hvp"))
         py->offers |= AIA_OFFER_HVP;
-    if (!(py->metric = method(py->obj, "metric", 0)))
+    if (!(py->metric = embed_method(py->obj, "metric", 0)))
         return PyErr_Occurred() ? -1 : 0;
     py->offers |= AIA_OFFER_METRIC;
     const char *name = "metric";
-    PyObject *n = method(py->obj, "metric_name", 0);
+    PyObject *n = embed_method(py->obj, "metric_name", 0);
     if (n && PyUnicode_Check(n))
         name = PyUnicode_AsUTF8(n);
     snprintf(py->metric_name, sizeof py->metric_name, "%s",
@@ -186,20 +143,12 @@ static int python_open(const struct aia_context *ctx,
     py->cls = aia_arg(ctx->args, "class")->s;
     char what[200];
     snprintf(what, sizeof what, "class '%s'", py->cls);
-    PyObject *bridge = PyImport_ImportModule("aiarun.bridge");
-    if (!bridge) {
-        embed_fail(err, "the python problem needs the aiarun package and NumPy "
-                        "in the embedded Python " PY_VERSION);
+    PyObject *bridge = embed_bridge("problem", &py->vector, &py->put, err);
+    if (!bridge)
         goto fail;
-    }
-    py->vector = PyObject_GetAttrString(bridge, "vector");
-    py->put = PyObject_GetAttrString(bridge, "put");
     PyObject *cls = embed_class(py->cls, err);
-    if (!cls || !py->vector || !py->put) {
-        Py_XDECREF(cls);
+    if (!cls) {
         Py_DECREF(bridge);
-        if (PyErr_Occurred())
-            embed_fail(err, "aiarun.bridge");
         goto fail;
     }
     PyObject *kw = embed_kwargs(ctx->args), *none = PyTuple_New(0);
@@ -211,11 +160,11 @@ static int python_open(const struct aia_context *ctx,
     Py_DECREF(bridge);
     PyObject *dim = c ? PyObject_CallMethod(py->obj, "open", "O", c) : NULL;
     Py_XDECREF(c);
-    if (!dim || size_of(dim, &py->n) < 0) {
+    if (!dim || embed_size(dim, &py->n) < 0) {
         embed_fail(err, what);
         goto fail;
     }
-    PyObject *rows = method(py->obj, "rows", 0);
+    PyObject *rows = embed_method(py->obj, "rows", 0);
     if (!rows && !PyErr_Occurred() && !ctx->data) {
         aia_seterr(err,
                    "%s: without a data file the class must say how "
@@ -224,14 +173,14 @@ static int python_open(const struct aia_context *ctx,
                    what);
         goto fail;
     }
-    if (rows ? size_of(rows, &py->rows) < 0 : PyErr_Occurred() != NULL) {
+    if (rows ? embed_size(rows, &py->rows) < 0 : PyErr_Occurred() != NULL) {
         embed_fail(err, what);
         goto fail;
     }
     if (!rows)
         py->rows = ctx->data->rows;
-    if (!(py->loss = method(py->obj, "loss", 1)) ||
-        !(py->gradient = method(py->obj, "gradient", 1)) ||
+    if (!(py->loss = embed_method(py->obj, "loss", 1)) ||
+        !(py->gradient = embed_method(py->obj, "gradient", 1)) ||
         take_offers(py, ctx) < 0 || PyErr_Occurred()) {
         embed_fail(err, what);
         goto fail;
@@ -269,12 +218,7 @@ static int number(struct py *py, PyObject *r, const char *name, double *out,
 {
     char what[200];
     snprintf(what, sizeof what, "%s.%s", py->cls, name);
-    double v = r ? PyFloat_AsDouble(r) : -1;
-    Py_XDECREF(r);
-    if (PyErr_Occurred())
-        return embed_fail(err, what);
-    *out = v;
-    return 0;
+    return embed_double(r, what, out, err);
 }
 
 static int python_loss(void *state, const double *x, double *f,
@@ -358,7 +302,7 @@ static int python_gradient(void *state, const double *x, const size_t *idx,
     if (!r) {
         char what[200];
         snprintf(what, sizeof what, "%s.gradient", py->cls);
-        return embed_fail(err, what);
+        return embed_fail_in(err, what, py->gradient);
     }
     Py_DECREF(r);
     return 0;

@@ -1,8 +1,10 @@
-/* python_embed.c - the python problem's embedded CPython: starting the
- * interpreter with the job's folders on its path, importing the class,
- * the job's values and the partition's data as Python objects (NumPy views
- * of aiarun's buffers), and a pending exception as one line of error.
- * python.c drives the class through these. */
+/* python_embed.c - the embedded CPython of python.so, shared by the
+ * python problem (python.c) and the python algorithm (python_alg.c):
+ * starting the interpreter with the job's folders on its path, importing
+ * the class, the job's values and the partition's data as Python objects,
+ * NumPy views of aiarun's buffers made once per buffer, and a pending
+ * exception as one line of error.  Both plugins drive their classes
+ * through these. */
 #include <config.h>
 
 #define PY_SSIZE_T_CLEAN
@@ -14,10 +16,20 @@
 
 #include "python_embed.h"
 
-/* " (at file:line)" of traceback entry t into buf.  1 when the file is
- * an installed package's (NumPy's, PyTorch's) or generated code's
- * ("<__array_function__ internals>"), 0 when not, -1 when the entry has
- * no place (buf unchanged). */
+/* Whether file is a library's: an installed package's (NumPy's,
+ * PyTorch's), generated code's ("<__array_function__ internals>") or the
+ * bridge's own (aiarun/bridge.py, from a checkout too), whose checks
+ * speak for the user's call. */
+static int library_file(const char *f)
+{
+    size_t n = strlen(f), b = strlen("/aiarun/bridge.py");
+    return strstr(f, "-packages/") != NULL || f[0] == '<' ||
+           (n >= b && strcmp(f + n - b, "/aiarun/bridge.py") == 0);
+}
+
+/* " (at file:line)" of traceback entry t into buf.  1 when the file is a
+ * library's (library_file), 0 when not, -1 when the entry has no place
+ * (buf unchanged). */
 static int frame_place(PyObject *t, char *buf, size_t len)
 {
     PyObject *line = PyObject_GetAttrString(t, "tb_lineno");
@@ -28,7 +40,7 @@ static int frame_place(PyObject *t, char *buf, size_t len)
     int rc = -1;
     if (f && line) {
         snprintf(buf, len, " (at %s:%ld)", f, PyLong_AsLong(line));
-        rc = strstr(f, "-packages/") != NULL || f[0] == '<';
+        rc = library_file(f);
     }
     Py_XDECREF(line);
     Py_XDECREF(frame);
@@ -37,8 +49,35 @@ static int frame_place(PyObject *t, char *buf, size_t len)
     return rc;
 }
 
+/* " (at file:line)" of where func (a method or function) is defined. */
+static void def_place(PyObject *func, char *buf, size_t len)
+{
+    PyObject *f = PyObject_GetAttrString(func, "__func__");
+    if (!f) {
+        PyErr_Clear();
+        f = Py_NewRef(func);
+    }
+    PyObject *code = PyObject_GetAttrString(f, "__code__");
+    PyObject *file = code ? PyObject_GetAttrString(code, "co_filename") : NULL;
+    PyObject *line =
+        code ? PyObject_GetAttrString(code, "co_firstlineno") : NULL;
+    const char *u = file ? PyUnicode_AsUTF8(file) : NULL;
+    if (u && line)
+        snprintf(buf, len, " (at %s:%ld)", u, PyLong_AsLong(line));
+    Py_XDECREF(line);
+    Py_XDECREF(file);
+    Py_XDECREF(code);
+    Py_DECREF(f);
+    PyErr_Clear();
+}
+
 /* One line for the pending Python exception, after prefix. */
 int embed_fail(struct aia_error *err, const char *prefix)
+{
+    return embed_fail_in(err, prefix, NULL);
+}
+
+int embed_fail_in(struct aia_error *err, const char *prefix, PyObject *func)
 {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -71,6 +110,10 @@ int embed_fail(struct aia_error *err, const char *prefix)
         t = next;
     }
     PyErr_Clear();
+    /* no frame of the user's: the check of what func returned failed
+     * after it had returned, so its definition is the place */
+    if (!*where && func)
+        def_place(func, where, sizeof where);
     if (!*where)
         snprintf(where, sizeof where, "%s", any);
     Py_XDECREF(t);
@@ -377,4 +420,109 @@ PyObject *embed_kwargs(const struct aia_value *args)
         Py_DECREF(o);
     }
     return kw;
+}
+
+/* Distinct buffers a cache of views keeps; past them it starts afresh,
+ * so that buffers the runtime frees and replaces do not pile up. */
+#define VIEWS_MOST 4096
+
+PyObject *embed_view(struct embed_views *v, PyObject *vector, const void *p,
+                     size_t n, size_t item, const char *code, int writable)
+{
+    if (!v->dict && !(v->dict = PyDict_New()))
+        return NULL;
+    PyObject *key = PyLong_FromVoidPtr((void *)p);
+    if (!key)
+        return NULL;
+    PyObject *a = PyDict_GetItemWithError(v->dict, key); /* borrowed */
+    if (a && PyObject_Length(a) == (Py_ssize_t)n) {
+        Py_DECREF(key);
+        return a;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(v->dict) >= VIEWS_MOST)
+        PyDict_Clear(v->dict);
+    a = embed_array(vector, p, n, item, code, writable);
+    if (!a || PyDict_SetItem(v->dict, key, a) < 0) {
+        Py_XDECREF(a);
+        Py_DECREF(key);
+        return NULL;
+    }
+    Py_DECREF(a); /* the cache holds it */
+    Py_DECREF(key);
+    return a;
+}
+
+void embed_views_free(struct embed_views *v)
+{
+    Py_CLEAR(v->dict);
+}
+
+PyObject *embed_method(PyObject *obj, const char *name, int need)
+{
+    if (!need && !PyObject_HasAttrString(obj, name))
+        return NULL;
+    return PyObject_GetAttrString(obj, name);
+}
+
+int embed_size(PyObject *o, size_t *out)
+{
+    PyObject *v = o && PyCallable_Check(o) ? PyObject_CallNoArgs(o) : o;
+    if (v != o)
+        Py_XDECREF(o);
+    if (!v)
+        return -1;
+    Py_ssize_t n = PyNumber_AsSsize_t(v, PyExc_OverflowError);
+    Py_DECREF(v);
+    if (n < 0 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_ValueError, "a negative size");
+    if (n < 0)
+        return -1;
+    *out = (size_t)n;
+    return 0;
+}
+
+int embed_double(PyObject *r, const char *what, double *out,
+                 struct aia_error *err)
+{
+    double v = r ? PyFloat_AsDouble(r) : -1;
+    Py_XDECREF(r);
+    if (PyErr_Occurred())
+        return embed_fail(err, what);
+    *out = v;
+    return 0;
+}
+
+PyObject *embed_bridge(const char *who, PyObject **vector, PyObject **put,
+                       struct aia_error *err)
+{
+    char what[160];
+    snprintf(what, sizeof what,
+             "the python %s needs the aiarun package and NumPy in the "
+             "embedded Python " PY_VERSION,
+             who);
+    PyObject *bridge = PyImport_ImportModule("aiarun.bridge");
+    if (!bridge) {
+        embed_fail(err, what);
+        return NULL;
+    }
+    *vector = PyObject_GetAttrString(bridge, "vector");
+    *put = *vector ? PyObject_GetAttrString(bridge, "put") : NULL;
+    if (!*put) {
+        embed_fail(err, "aiarun.bridge");
+        Py_CLEAR(*vector);
+        Py_CLEAR(bridge);
+    }
+    return bridge;
+}
+
+void embed_flush(void)
+{
+    PyObject *out = PySys_GetObject("stdout"); /* borrowed */
+    if (out && out != Py_None)
+        Py_XDECREF(PyObject_CallMethod(out, "flush", NULL));
+    PyErr_Clear();
 }

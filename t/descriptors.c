@@ -1,7 +1,8 @@
 /* descriptors.c - a plugin's descriptor is its type: const, shared by
  * every instance (the simulator's N + 1 on one process) and never written
  * after load.  Every plugin built (the folders of AIARUN_PLUGIN_PATH, the
- * python problem among them when it is built) and every built-in wait
+ * python problem and algorithm among them when they are built: one file
+ * with both descriptors) and every built-in wait
  * condition is loaded through the real loader, its descriptor's bytes
  * kept, a job run on it in this process as the runtime runs one, and the
  * bytes compared.  What differs between instances, a python class's
@@ -81,7 +82,24 @@ static const char quad_py[] =
     "        x = self.c.mean(axis=0)\n"
     "        return x, self.loss(x)\n"
     "class BadName(Quad):\n"
-    "    metric_name = 'acc-ur\\tacy'\n";
+    "    metric_name = 'acc-ur\\tacy'\n"
+    "class Step:\n"
+    "    def create(self, ctx):\n"
+    "        self.ctx, self.x, self.g = ctx, np.zeros(ctx.dim), None\n"
+    "    def init(self, q):\n"
+    "        q[:] = self.x\n"
+    "    def worker(self, q, a, step):\n"
+    "        self.ctx.gradient(q, out=a)\n"
+    "    def absorb(self, a, info):\n"
+    "        self.g = a.copy()\n"
+    "    def query(self, q):\n"
+    "        if self.g is not None:\n"
+    "            self.x -= 0.01 * self.g\n"
+    "        return self.x\n"
+    "    def save(self):\n"
+    "        return self.x\n"
+    "    def load(self, s):\n"
+    "        self.x[:] = s\n";
 
 static double X[ROWS * COLS], Y[ROWS];
 static size_t ids[ROWS];
@@ -124,18 +142,15 @@ static void keep(const char *name, int kind, const char *yaml)
     memcpy(l->snap, l->t.p->h, l->t.p->h->size);
 }
 
-/* The kind whose descriptor file exports, 0 for none. */
-static int kind_of(const char *file)
+/* Whether file exports the descriptor of kind. */
+static int exports(const char *file, int kind)
 {
     void *dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    int kind = 0;
-    for (int k = AIA_KIND_ALGORITHM; dl && !kind && k <= AIA_KIND_WAIT; k++)
-        if (dlsym(dl, loader_symbol(k)))
-            kind = k;
     if (!dl)
         bail_out("%s: %s", file, dlerror());
+    int has = dlsym(dl, loader_symbol(kind)) != NULL;
     dlclose(dl);
-    return kind;
+    return has;
 }
 
 /* Every plugin file in AIARUN_PLUGIN_PATH's folders, by its path. */
@@ -153,14 +168,21 @@ static void load_files(void)
             char file[4096], name[256];
             snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
             snprintf(name, sizeof name, "%.*s", (int)(n - 3), e->d_name);
-            int kind = kind_of(file);
-            const char *yaml = NULL;
-            for (size_t i = 0; kind == AIA_KIND_PROBLEM &&
-                               i < sizeof problem_jobs / sizeof *problem_jobs;
-                 i++)
-                if (strcmp(problem_jobs[i].name, name) == 0)
-                    yaml = problem_jobs[i].yaml;
-            keep(file, kind, yaml);
+            for (int kind = AIA_KIND_ALGORITHM; kind <= AIA_KIND_WAIT; kind++) {
+                const char *yaml = NULL;
+                if (!exports(file, kind))
+                    continue;
+                for (size_t i = 0;
+                     kind == AIA_KIND_PROBLEM &&
+                     i < sizeof problem_jobs / sizeof *problem_jobs;
+                     i++)
+                    if (strcmp(problem_jobs[i].name, name) == 0)
+                        yaml = problem_jobs[i].yaml;
+                /* the python algorithm: a class stepping along answers */
+                if (kind == AIA_KIND_ALGORITHM && strcmp(name, "python") == 0)
+                    yaml = "{class: descq:Step}";
+                keep(file, kind, yaml);
+            }
         }
         if (d)
             closedir(d);

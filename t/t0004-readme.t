@@ -15,11 +15,12 @@ like "$(cat "$trash/err.txt")" "unknown format 'yaml'" "and says so"
 
 sh "$top_srcdir/tools/man5" "$AIARUN" "$page" >"$trash/generated.5"
 ok $? "tools/man5 regenerates man/aiarun.5"
-# A build without Python lists no python problem.
+# A build without Python lists no python problem or algorithm.
 if [ "$AIA_HAVE_PYTHON" = yes ]; then
     cp "$page" "$trash/page.5"
 else
-    sed '/^problem        python /,+2d' "$page" >"$trash/page.5"
+    sed -e '/^problem        python /,+2d' -e '/^algorithm      python /,+2d' \
+        "$page" >"$trash/page.5"
 fi
 for part in job-reference list-plugins; do
     n=$(sed -n "/^\.\\\\\" $part\$/,/^\.\\\\\" \/$part\$/p" "$trash/page.5" |

@@ -34,6 +34,11 @@ arguments and calls:
 
 ``x``, ``g``, ``idx`` and the data arrays are views of aiarun's buffers,
 valid during the call only: copy what you keep.
+
+The ``python`` algorithm plugin runs a class the same way (``algorithm:
+{plugin: python, class: gd:GD}``); its ``create(ctx)`` is given an
+:class:`AlgorithmContext`, and aiarun-plugin(7), ALGORITHMS IN PYTHON,
+describes its methods.
 """
 
 import numpy as np
@@ -80,11 +85,12 @@ class Partition:
         return np.nonzero(self.owner(m, np.arange(m)) == self.index)[0]
 
 
-class Context:
-    """What ``open`` is told: see the module's documentation."""
+class Rank:
+    """Where a class runs, told to both kinds: ``role`` ("coordinator" or
+    "worker"), ``coordinator``, ``rank``, ``worker`` (pool index, -1 on the
+    coordinator), ``nworkers``, ``seed`` and ``jobdir``."""
 
-    def __init__(self, role, rank, worker, nworkers, seed, jobdir,
-                 partition, data):
+    def __init__(self, role, rank, worker, nworkers, seed, jobdir):
         self.role = role
         self.coordinator = role == "coordinator"
         self.rank = rank
@@ -92,6 +98,14 @@ class Context:
         self.nworkers = nworkers
         self.seed = seed
         self.jobdir = jobdir
+
+
+class Context(Rank):
+    """What ``open`` is told: see the module's documentation."""
+
+    def __init__(self, role, rank, worker, nworkers, seed, jobdir,
+                 partition, data):
+        super().__init__(role, rank, worker, nworkers, seed, jobdir)
         self.partition = partition
         self.X = self.y = self.row_ids = self.csr = None
         self.rows = self.cols = self.total_rows = 0
@@ -127,10 +141,89 @@ def vector(buf, code):
     return a.view(np.int64) if code == "Q" else a
 
 
-def put(g, r):
-    """Called by the plugin: copy a returned gradient into aiarun's."""
+def put(g, r, what="gradient()", of="a model"):
+    """Called by the plugins: copy what a method returned (a gradient, a
+    query, an answer) into aiarun's buffer ``g``."""
     r = np.asarray(r, dtype=np.float64)
     if r.size != g.size:
-        raise ValueError("gradient() returned %d values for a model of %d"
-                         % (r.size, g.size))
+        raise ValueError("%s returned %d values for %s of %d"
+                         % (what, r.size, of, g.size))
     np.copyto(g, r.reshape(g.shape))
+
+
+def doubles(r):
+    """Called by the algorithm plugin: what save() returned, as one
+    contiguous run of float64 values."""
+    return np.ascontiguousarray(r, dtype=np.float64).reshape(-1)
+
+
+#: levels of AlgorithmContext.log
+LOG_LEVELS = {"error": 0, "warn": 1, "info": 2, "debug": 3}
+
+
+class AlgorithmContext(Rank):
+    """What an algorithm's ``create`` is told, on every rank.
+
+    Facts: those of :class:`Rank`, ``pool_ranks``, ``asynchronous``
+    (pool.mode: async), ``dim`` (the problem's model length), ``rows``
+    (the rows this rank holds), and of the whole problem ``total_rows``,
+    ``smoothness`` (L, 0 when unknown), ``smallest`` and ``largest`` (the
+    workers' least and largest L).
+
+    The problem and the runtime's rules, called through the plugin
+    without a copy: :meth:`gradient`, :meth:`loss`, :meth:`auto_step`,
+    :meth:`age_factor`, :meth:`log`.  Keep the context in the instance;
+    it is valid until the run ends."""
+
+    def __init__(self, role, rank, worker, nworkers, seed, jobdir,
+                 asynchronous, pool_ranks, dim, rows, total_rows, smoothness,
+                 smallest, largest, link):
+        super().__init__(role, rank, worker, nworkers, seed, jobdir)
+        self.asynchronous = asynchronous
+        self.pool_ranks = pool_ranks
+        self.dim = dim
+        self.rows = rows
+        self.total_rows = total_rows
+        self.smoothness = smoothness
+        self.smallest = smallest
+        self.largest = largest
+        (self._gradient, self._loss, self._auto_step, self._age_factor,
+         self._log) = link
+
+    def gradient(self, x, out=None, idx=None):
+        """The gradient of this rank's loss at ``x`` (``dim`` float64
+        values), the mean over rows ``idx`` (an int64 array of this rank's
+        row numbers) or over all its rows (None), written into ``out``
+        (a new array when None) and returned."""
+        g = np.empty(self.dim) if out is None else out
+        self._gradient(x, g, idx)
+        return g
+
+    def loss(self, x):
+        """The mean loss over this rank's rows at ``x``."""
+        return self._loss(x)
+
+    def auto_step(self, name="step", scale=1.0, rule="scale/L"):
+        """The step of the job's key ``name``: its number, or for ``auto``
+        (or no key) ``scale / L``, L the problem's smoothness, ``rule``
+        saying where that comes from in the run's report."""
+        return self._auto_step(name, float(scale), str(rule))
+
+    def age_factor(self, rows, age_rows, recent_rows, most=1.0):
+        """The runtime's factor of a step along stale gradients (gd's and
+        sag's): from the rows behind them, their sum of rows times age in
+        rounds, the rows at most one round old, and ``most`` = 1/(step L).
+        """
+        return self._age_factor(float(rows), float(age_rows),
+                                float(recent_rows), float(most))
+
+    def log(self, text, level="info"):
+        """One line on stderr, prefixed ``aiarun[rank]:`` (shown by level,
+        as aiarun's own: ``error``, ``warn``, ``info`` with -v, ``debug``
+        with -vv)."""
+        self._log(LOG_LEVELS[level], str(text))
+
+    def __repr__(self):
+        return ("AlgorithmContext(role=%r, rank=%d, worker=%d, nworkers=%d, "
+                "dim=%d)" % (self.role, self.rank, self.worker, self.nworkers,
+                             self.dim))

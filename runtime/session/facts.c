@@ -12,6 +12,8 @@
 
 int facts_wanted(const struct setup *s)
 {
+    if (s->alg && (s->alg->h.pflags & AIA_PARAMS_OPEN))
+        return 1;
     for (const struct aia_value *v = s->alg_args; v && v->name; v++)
         if (v->type == AIA_DOUBLE && v->s)
             return 1;

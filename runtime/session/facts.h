@@ -8,7 +8,9 @@
 #include "setup.h"
 
 /* Whether the algorithm asks for a value from the problem: a number
- * parameter given (or defaulting to) a word, "auto". */
+ * parameter given (or defaulting to) a word, "auto", or any parameter of
+ * a bridge (AIA_PARAMS_OPEN: the python algorithm), whose class may ask
+ * for a step from L whatever its keys say. */
 int facts_wanted(const struct setup *s);
 
 /* One worker's share of the facts, from its problem: part gets its rows,

@@ -298,13 +298,20 @@ static void free_dirs(char **dirs)
         free(dirs[i]);
 }
 
-/* Which descriptor symbols the handle exports, for a precise message. */
-static int exported_kind(void *dl)
+/* The first kind after after (0: the first) whose descriptor symbol the
+ * handle exports, 0 for none: a file may export several (python.so). */
+static int exported_after(void *dl, int after)
 {
-    for (int k = AIA_KIND_ALGORITHM; k <= AIA_KIND_WAIT; k++)
+    for (int k = after + 1; k <= AIA_KIND_WAIT; k++)
         if (dlsym(dl, symbols[k]))
             return k;
     return 0;
+}
+
+/* Which descriptor symbols the handle exports, for a precise message. */
+static int exported_kind(void *dl)
+{
+    return exported_after(dl, 0);
 }
 
 void loader_bound_loading(unsigned seconds, int status)
@@ -543,19 +550,20 @@ int loader_list(FILE *out, const char *jobdir)
             int shadowed = 0;
             for (size_t s = 0; s < nseen; s++)
                 shadowed |= names[i] && strcmp(seen[s], names[i]) == 0;
-            int kind = 0;
+            int kinds[AIA_KIND_WAIT + 1] = {0}, nk = 0;
             struct aia_error lerr = {""};
             if (path && is_file(path)) {
                 void *dl = elfcheck_dlopen(path, &lerr);
-                if (dl) {
-                    kind = exported_kind(dl);
+                for (int k = 0; dl && (k = exported_after(dl, k));)
+                    kinds[nk++] = k;
+                if (dl)
                     dlclose(dl);
-                }
             }
-            if (!kind && lerr.text[0] && names[i] && !shadowed)
+            if (!nk && lerr.text[0] && names[i] && !shadowed)
                 fprintf(out, "%-14s %-16s %-8s %s\n    error: %s\n", "broken",
                         names[i], "-", path, lerr.text);
-            if (kind) {
+            for (int j = 0; j < nk; j++) {
+                int kind = kinds[j];
                 struct aia_error err;
                 struct plugin *p = open_file(path, kind, &err);
                 if (p) {

@@ -84,7 +84,8 @@ static int load(const struct setup *s, const struct job_plugin *sec,
 {
     if (!(*p = loader_open(sec->spec, kind, s->job->dir, err))) {
 #ifndef HAVE_PYTHON
-        if (kind == AIA_KIND_PROBLEM && strcmp(sec->spec, "python") == 0)
+        /* python.so holds the python problem and the python algorithm */
+        if (kind != AIA_KIND_WAIT && strcmp(sec->spec, "python") == 0)
             aia_seterr(err, "plugin 'python' is not available: this aiarun "
                             "was built without Python (configure found no "
                             "python3-embed; install python3-dev and "
