@@ -95,7 +95,8 @@ static const struct aia_param mlp_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-/* python's table; its other keys are its class's (AIA_PARAMS_OPEN) */
+/* python's table, the problem's and the algorithm's; its other keys are
+ * its class's (AIA_PARAMS_OPEN) */
 static const struct aia_param python_params[] = {
     {"class", AIA_STRING, NULL, "", NULL, 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -114,6 +115,7 @@ static const struct table tables[] = {
     {"sgd", AIA_KIND_ALGORITHM, sgd_params, 0},
     {"gd", AIA_KIND_ALGORITHM, gd_params, 0},
     {"average", AIA_KIND_ALGORITHM, average_params, 0},
+    {"python", AIA_KIND_ALGORITHM, python_params, AIA_PARAMS_OPEN},
     {"lrmse", AIA_KIND_PROBLEM, lrmse_params, 0},
     {"logreg", AIA_KIND_PROBLEM, logreg_params, 0},
     {"python", AIA_KIND_PROBLEM, python_params, AIA_PARAMS_OPEN},
