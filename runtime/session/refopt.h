@@ -14,15 +14,6 @@
 
 #include "setup.h"
 
-/* The reference found (or why not), kept for the recorder. */
-struct refopt {
-    int known;
-    double f;
-    double *x;            /* dim */
-    char how[200];        /* how it was found, for the report */
-    struct aia_error why; /* when not known */
-};
-
 /* Whether the job wants one: stop.gap is set, the coordinator's problem
  * cannot give its optimum (none, or the rows are the workers' and it
  * gives no summary to combine: by_workers), and it offers hvp.  On the
