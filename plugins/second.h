@@ -40,8 +40,8 @@ struct second {
  * refused (2: also beside gradients, AIA_REQ_GRAD_HVP, so its answers
  * are 2 dim wide).  0, or -1 with err set (call second_close either way). */
 static inline int second_open(struct second *s, const struct aia_context *ctx,
-                       int hvp, struct aia_shape *shape,
-                       struct aia_error *err)
+                              int hvp, struct aia_shape *shape,
+                              struct aia_error *err)
 {
     s->prob = ctx->problem;
     s->pstate = ctx->problem_state;
@@ -64,8 +64,9 @@ static inline int second_open(struct second *s, const struct aia_context *ctx,
     }
     if (aia_collect_init(&s->col, s->width, s->nworkers) < 0 ||
         !(s->mean = calloc(s->width ? s->width : 1, sizeof *s->mean)))
-        return aia_seterr(err, "out of memory for the sums of %d answers "
-                               "of dimension %zu",
+        return aia_seterr(err,
+                          "out of memory for the sums of %d answers "
+                          "of dimension %zu",
                           s->nworkers, s->dim);
     return 0;
 }
@@ -78,8 +79,9 @@ static inline void second_close(struct second *s)
 }
 
 /* The query of request id: what the machine needs. */
-static inline void second_write(const struct second *s, const struct aia_need *need,
-                         double id, double *q)
+static inline void second_write(const struct second *s,
+                                const struct aia_need *need, double id,
+                                double *q)
 {
     q[0] = need->kind;
     q[1] = id;
@@ -104,8 +106,8 @@ static inline int second_worker_answer(const struct second *s,
 }
 
 static inline int second_absorb(struct second *s, const double *answer,
-                         const struct aia_answer_info *info,
-                         struct aia_error *err)
+                                const struct aia_answer_info *info,
+                                struct aia_error *err)
 {
     return aia_collect_take(&s->col, answer, info->worker, (double)info->rows,
                             err) < 0

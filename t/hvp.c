@@ -60,8 +60,8 @@ static void check(const struct aia_problem_plugin *p, void *s, size_t n,
     }
     double diff = probtest_maxdiff(hvv, fd, n);
     ok(big > 0 && diff <= 1e-6 * big,
-       "%s: H v is the central difference of the gradient (%.2e of %.2e)",
-       what, diff, big);
+       "%s: H v is the central difference of the gradient (%.2e of %.2e)", what,
+       diff, big);
     double uhv = aia_vdot(u, hvv, n), vhu = aia_vdot(v, hu, n);
     ok(fabs(uhv - vhu) <= 1e-10 * (fabs(uhv) + fabs(vhu)),
        "%s: u'Hv = v'Hu (%.15g, %.15g)", what, uhv, vhu);
@@ -162,8 +162,9 @@ static void softmax(void)
     for (size_t i = 0; i < M; i++) {
         y[i] = (double)aia_rng_below(&g, C);
         for (size_t j = 0; j < N; j++)
-            A[i * N + j] = (aia_rng_uniform(&g) < 0.3 ? 0 : aia_rng_normal(&g)) +
-                           (j == (size_t)y[i] ? 1.5 : 0);
+            A[i * N + j] =
+                (aia_rng_uniform(&g) < 0.3 ? 0 : aia_rng_normal(&g)) +
+                (j == (size_t)y[i] ? 1.5 : 0);
     }
     struct plugtest t;
     plugtest_load(&t, "softmax", AIA_KIND_PROBLEM, "{classes: 3, l2: 0.1}");
