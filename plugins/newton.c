@@ -50,7 +50,7 @@ static const char *const hessians[] = {
 static const struct aia_param params[] = {
     {"cg", AIA_INT, "50",
      "most conjugate-gradient steps (Hessian-vector rounds) a Newton step",
-     NULL, 1, 1e6},
+     NULL, 1, 200},
     {"tolerance", AIA_DOUBLE, "0",
      "stop asking for new points once the gradient's norm is at most this "
      "(0: never)",

@@ -51,6 +51,17 @@ enum aia_request_kind {
 };
 
 #define AIA_REQ_QUERY_LEN(dim) (2 + 2 * (size_t)(dim))
+
+/* The number a query carries for request id: id mod 256, an integer that
+ * every query codec keeps exact (float32, float16 and bfloat16 round
+ * larger ones), so that a rounding codec does not make every answer look
+ * like an earlier request's.  An answer 256 requests late would be taken
+ * for the current one's; the methods' requests never wait that long
+ * (newton's cg is at most 200). */
+static inline double aia_req_tag(double id)
+{
+    return fmod(id, 256);
+}
 /* An answer of width values after the loss. */
 #define AIA_REQ_ANSWER_LEN(width) (3 + (size_t)(width))
 
@@ -178,7 +189,7 @@ static inline int aia_collect_take(struct aia_collect *c, const double *a,
                           "an answer from worker %d, which holds no "
                           "rows: it would have no weight",
                           worker);
-    if (a[1] != c->id || c->got[worker])
+    if (a[1] != aia_req_tag(c->id) || c->got[worker])
         return 0;
     if (!isfinite(a[2]))
         return aia_seterr(err,
