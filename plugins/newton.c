@@ -11,9 +11,9 @@
  * more.  With warm (the default) a trial also gives H d at it, and the
  * next step's CG starts from the best multiple of d: about one product
  * a step fewer on small problems, a few more rounds on others
- * (bench/RESULTS.md, "Second-order methods").  Near the optimum every trial is
- * accepted and convergence is quadratic: tens of rounds for 10 digits where gd
- * needs thousands.
+ * (bench/RESULTS.md, "Second-order methods against liblinear").  Near
+ * the optimum every trial is accepted and convergence is quadratic: tens
+ * of rounds for 10 digits where gd needs thousands.
  *
  * Stragglers (plugins/second.h): a gradient request waits for every
  * worker, over as many rounds as it takes.  hessian: fastest (the
@@ -25,11 +25,12 @@
  * iterates still converge to the optimum (Byrd, Chin, Neveitt and
  * Nocedal, "On the use of stochastic Hessian information in optimization
  * methods for machine learning", SIAM J. Optim. 2011).  hessian: all
- * waits for every worker there too.
+ * waits for every worker there too.  A worker declared dead never
+ * answers: the requests that need it wait until the job's limits.
  *
- * Checkpoints: the machine's block (scalars, x, g, d, r, p and the
- * trial point) and the step's sample of workers; a resumed run asks its
- * current request again.
+ * Checkpoints: the machine's block (scalars, x, g, d, r, p, the trial
+ * point and H d) and the step's sample of workers; a resumed run asks
+ * its current request again.
  */
 #include <config.h>
 
