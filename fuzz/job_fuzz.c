@@ -53,6 +53,20 @@ static const struct aia_param average_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static const struct aia_param newton_params[] = {
+    {"cg", AIA_INT, "50", "", NULL, 1, 200},
+    {"tolerance", AIA_DOUBLE, "0", "", NULL, 0, 1e300},
+    {"warm", AIA_BOOL, "true", "", NULL, 0, 0},
+    {"hessian", AIA_ENUM, "fastest", "", "all|fastest", 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param lbfgs_params[] = {
+    {"memory", AIA_INT, "10", "", NULL, 1, 1000},
+    {"tolerance", AIA_DOUBLE, "0", "", NULL, 0, 1e300},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 static const struct aia_param lrmse_params[] = {
     {"rows", AIA_INT, "1000", "", NULL, 1, 1e12},
     {"cols", AIA_INT, "10", "", NULL, 1, 1e9},
@@ -116,6 +130,8 @@ static const struct table tables[] = {
     {"gd", AIA_KIND_ALGORITHM, gd_params, 0},
     {"average", AIA_KIND_ALGORITHM, average_params, 0},
     {"python", AIA_KIND_ALGORITHM, python_params, AIA_PARAMS_OPEN},
+    {"newton", AIA_KIND_ALGORITHM, newton_params, 0},
+    {"lbfgs", AIA_KIND_ALGORITHM, lbfgs_params, 0},
     {"lrmse", AIA_KIND_PROBLEM, lrmse_params, 0},
     {"logreg", AIA_KIND_PROBLEM, logreg_params, 0},
     {"python", AIA_KIND_PROBLEM, python_params, AIA_PARAMS_OPEN},

@@ -69,8 +69,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     if (ctx->role == AIA_ROLE_COORDINATOR &&
         aia_lbfgs_init(&s->l, s->sc.dim, (int)aia_arg(ctx->args, "memory")->i,
                        aia_arg(ctx->args, "tolerance")->d, NULL) < 0) {
-        aia_seterr(err, "out of memory for L-BFGS of dimension %zu",
-                   s->sc.dim);
+        aia_seterr(err, "out of memory for L-BFGS of dimension %zu", s->sc.dim);
         goto fail;
     }
     *state = s;

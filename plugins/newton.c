@@ -11,8 +11,9 @@
  * more.  With warm (the default) a trial also gives H d at it, and the
  * next step's CG starts from the best multiple of d: about one product
  * a step fewer on small problems, a few more rounds on others
- * (bench/RESULTS.md, "Second-order methods").  Near the optimum every trial is accepted and convergence is
- * quadratic: tens of rounds for 10 digits where gd needs thousands.
+ * (bench/RESULTS.md, "Second-order methods against liblinear").  Near
+ * the optimum every trial is accepted and convergence is quadratic: tens
+ * of rounds for 10 digits where gd needs thousands.
  *
  * Stragglers (plugins/second.h): a gradient request waits for every
  * worker, over as many rounds as it takes.  hessian: fastest (the
@@ -24,11 +25,12 @@
  * iterates still converge to the optimum (Byrd, Chin, Neveitt and
  * Nocedal, "On the use of stochastic Hessian information in optimization
  * methods for machine learning", SIAM J. Optim. 2011).  hessian: all
- * waits for every worker there too.
+ * waits for every worker there too.  A worker declared dead never
+ * answers: the requests that need it wait until the job's limits.
  *
- * Checkpoints: the machine's block (scalars, x, g, d, r, p and the
- * trial point) and the step's sample of workers; a resumed run asks its
- * current request again.
+ * Checkpoints: the machine's block (scalars, x, g, d, r, p, the trial
+ * point and H d) and the step's sample of workers; a resumed run asks
+ * its current request again.
  */
 #include <config.h>
 
@@ -43,13 +45,13 @@
 #include "second.h"
 
 enum { H_ALL, H_FASTEST };
-static const char *const hessians[] = {[H_ALL] = "all",
-                                       [H_FASTEST] = "fastest"};
+static const char *const hessians[] = {
+    [H_ALL] = "all", [H_FASTEST] = "fastest"};
 
 static const struct aia_param params[] = {
     {"cg", AIA_INT, "50",
      "most conjugate-gradient steps (Hessian-vector rounds) a Newton step",
-     NULL, 1, 1e6},
+     NULL, 1, 200},
     {"tolerance", AIA_DOUBLE, "0",
      "stop asking for new points once the gradient's norm is at most this "
      "(0: never)",
@@ -90,8 +92,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     struct newton *s = calloc(1, sizeof *s);
     if (!s)
         return aia_seterr(err, "out of memory");
-    s->fastest =
-        aia_arg_enum(ctx->args, "hessian", hessians, 2) == H_FASTEST;
+    s->fastest = aia_arg_enum(ctx->args, "hessian", hessians, 2) == H_FASTEST;
     int warm = (int)aia_arg(ctx->args, "warm")->i;
     if (second_open(&s->sc, ctx, 1 + warm, shape, err) < 0)
         goto fail;
@@ -169,7 +170,8 @@ static int query(void *state, double *query, struct aia_error *err)
         second_write(&s->sc, &need, sc[AIA_NCG_REQ], query);
         return 0;
     }
-    int first_hvp = (int)sc[AIA_NCG_PHASE] == AIA_PH_CG && sc[AIA_NCG_CGIT] == 0;
+    int first_hvp =
+        (int)sc[AIA_NCG_PHASE] == AIA_PH_CG && sc[AIA_NCG_CGIT] == 0;
     if (first_hvp)
         memcpy(s->sample, c->got, (size_t)s->sc.nworkers);
     double f = aia_collect_mean(c, s->sc.mean);
@@ -219,8 +221,8 @@ static int load(void *state, const void *buf, size_t size,
                           p[AIA_NCG_PHASE], p[AIA_NCG_REQ]);
     for (int w = 0; w < s->sc.nworkers; w++)
         if (p[len + (size_t)w] != 0 && p[len + (size_t)w] != 1)
-            return aia_seterr(err, "worker %d's sample flag %g: not 0 or 1",
-                              w, p[len + (size_t)w]);
+            return aia_seterr(err, "worker %d's sample flag %g: not 0 or 1", w,
+                              p[len + (size_t)w]);
     memcpy(s->m.mem, p, len * sizeof *p);
     for (int w = 0; w < s->sc.nworkers; w++)
         s->sample[w] = (unsigned char)p[len + (size_t)w];

@@ -60,8 +60,8 @@ static void check(const struct aia_problem_plugin *p, void *s, size_t n,
     }
     double diff = probtest_maxdiff(hvv, fd, n);
     ok(big > 0 && diff <= 1e-6 * big,
-       "%s: H v is the central difference of the gradient (%.2e of %.2e)",
-       what, diff, big);
+       "%s: H v is the central difference of the gradient (%.2e of %.2e)", what,
+       diff, big);
     double uhv = aia_vdot(u, hvv, n), vhu = aia_vdot(v, hu, n);
     ok(fabs(uhv - vhu) <= 1e-10 * (fabs(uhv) + fabs(vhu)),
        "%s: u'Hv = v'Hu (%.15g, %.15g)", what, uhv, vhu);
@@ -162,8 +162,9 @@ static void softmax(void)
     for (size_t i = 0; i < M; i++) {
         y[i] = (double)aia_rng_below(&g, C);
         for (size_t j = 0; j < N; j++)
-            A[i * N + j] = (aia_rng_uniform(&g) < 0.3 ? 0 : aia_rng_normal(&g)) +
-                           (j == (size_t)y[i] ? 1.5 : 0);
+            A[i * N + j] =
+                (aia_rng_uniform(&g) < 0.3 ? 0 : aia_rng_normal(&g)) +
+                (j == (size_t)y[i] ? 1.5 : 0);
     }
     struct plugtest t;
     plugtest_load(&t, "softmax", AIA_KIND_PROBLEM, "{classes: 3, l2: 0.1}");
@@ -202,6 +203,35 @@ int main(void)
     plugtest_free(&t);
 
     softmax();
+
+    /* the collector takes an answer by its request's tag, which rounding
+     * codecs keep, and drops an earlier request's and a repeat */
+    struct aia_collect c;
+    double ans[3 + 2] = {AIA_REQ_GRAD, 0, 1.5, 2, 4};
+    if (aia_collect_init(&c, 2, 2) < 0)
+        bail_out("out of memory");
+    aia_collect_start(&c, 300, NULL);
+    ans[1] = 299 % 256;
+    int stale = aia_collect_take(&c, ans, 0, 10, NULL);
+    ans[1] = 300;
+    int untagged = aia_collect_take(&c, ans, 0, 10, NULL);
+    ans[1] = aia_req_tag(300);
+    int took = aia_collect_take(&c, ans, 0, 10, NULL);
+    int again = aia_collect_take(&c, ans, 0, 10, NULL);
+    ok(stale == 0 && untagged == 0 && took == 1 && again == 0 &&
+           !aia_collect_done(&c),
+       "request 300 is tagged %g: an earlier one's answer, an untagged one "
+       "and a repeat are dropped, and one of two workers does not complete "
+       "it",
+       aia_req_tag(300));
+    ans[2] = 3.5;
+    ans[3] = 4;
+    ans[4] = 8;
+    aia_collect_take(&c, ans, 1, 30, NULL);
+    double mean[2], f = aia_collect_mean(&c, mean);
+    ok(aia_collect_done(&c) && f == 3 && mean[0] == 3.5 && mean[1] == 7,
+       "both: the row-weighted means (%g; %g, %g)", f, mean[0], mean[1]);
+    aia_collect_free(&c);
 
     /* a problem without hvp: refused, saying so */
     plugtest_load(&t, "pca", AIA_KIND_PROBLEM, "{rows: 20, cols: 3}");

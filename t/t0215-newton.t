@@ -70,8 +70,11 @@ problem:
 pool: {wait: {nwait: 3}}
 stop: {gap: 1e-9, iterations: 100000000, time: 100}
 YAML
-run 5 lr.yaml
+run 5 -o output.history=lr.csv lr.yaml
 is "$rc" 0 "logreg on a data file with stop.gap: exits 0"
+expect_ok "the history's suboptimality column is filled, and ends at 0 to rounding" \
+    awk -F, 'NR == 1 { ok = $5 == "suboptimality" } NR > 1 && $5 !~ /^-?[0-9]/ { ok = 0 }
+        NR > 1 { last = $5 } END { exit !(ok && NR > 2 && last < 1e-9) }' lr.csv
 is "$(field stop "$out")" gap "newton reaches the reference optimum's loss to 1e-9 ($(field gap "$out"))"
 like "$out" "
   optimum    found by Newton-CG on the workers' rows: [0-9]+ steps, [0-9]+ Hessian-vector products, .grad. [0-9.e-]+ <= " \

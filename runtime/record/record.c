@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "session/facts.h"
-#include "session/refopt.h"
 #include "core/host.h"
 #include "conf/params.h"
 #include "record.h"

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "core/host.h"
-#include "session/refopt.h"
 #include "core/stats.h"
 #include "core/wire.h"
 

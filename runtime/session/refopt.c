@@ -24,7 +24,8 @@ int refopt_wanted(const struct setup *s, int by_workers)
 {
     if (!(s->job->stop.gap > 0) || !(s->offers & AIA_OFFER_HVP))
         return 0;
-    return !(s->offers & AIA_OFFER_OPTIMUM) || (by_workers && !s->prob->combine);
+    return !(s->offers & AIA_OFFER_OPTIMUM) ||
+           (by_workers && !s->prob->combine);
 }
 
 void refopt_part(const struct aia_problem_plugin *p, void *ps, size_t dim,

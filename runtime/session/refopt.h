@@ -14,15 +14,6 @@
 
 #include "setup.h"
 
-/* The reference found (or why not), kept for the recorder. */
-struct refopt {
-    int known;
-    double f;
-    double *x;            /* dim */
-    char how[200];        /* how it was found, for the report */
-    struct aia_error why; /* when not known */
-};
-
 /* Whether the job wants one: stop.gap is set, the coordinator's problem
  * cannot give its optimum (none, or the rows are the workers' and it
  * gives no summary to combine: by_workers), and it offers hvp.  On the
@@ -36,8 +27,8 @@ int refopt_wanted(const struct setup *s, int by_workers);
 
 /* One worker's part of a request q (newton.h's query layout): out[0] its
  * rows times the loss, out[1 .. width] its rows times the values,
- * out[width + 1] its rows (REFOPT_PART_LEN doubles).  NaN everywhere when its problem fails (err
- * set); zeros for a rank that holds no rows. */
+ * out[width + 1] its rows (REFOPT_PART_LEN doubles).  NaN everywhere when its
+ * problem fails (err set); zeros for a rank that holds no rows. */
 void refopt_part(const struct aia_problem_plugin *p, void *ps, size_t dim,
                  const double *q, double *out, struct aia_error *err);
 

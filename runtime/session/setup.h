@@ -25,7 +25,15 @@ enum { RUN_INCOMPLETE = 3 };
  * some rows: the summary's loss is nan, its partial_loss what came. */
 enum { RUN_PARTIAL = 4 };
 
-struct refopt;
+/* The reference optimum found over the workers' rows (refopt.h), or
+ * why not: what the recorder compares the loss with. */
+struct refopt {
+    int known;
+    double f;
+    double *x;            /* dim */
+    char how[200];        /* how it was found, for the report */
+    struct aia_error why; /* when not known */
+};
 
 struct setup {
     struct job *job;

@@ -45,12 +45,23 @@ extern "C" {
 #endif
 
 enum aia_request_kind {
-    AIA_REQ_GRAD = 1, /* loss and gradient at x */
-    AIA_REQ_HVP = 2,  /* Hessian at x times v */
+    AIA_REQ_GRAD = 1,     /* loss and gradient at x */
+    AIA_REQ_HVP = 2,      /* Hessian at x times v */
     AIA_REQ_GRAD_HVP = 3, /* loss and gradient at x, then H(x) v */
 };
 
 #define AIA_REQ_QUERY_LEN(dim) (2 + 2 * (size_t)(dim))
+
+/* The number a query carries for request id: id mod 256, an integer that
+ * every query codec keeps exact (float32, float16 and bfloat16 round
+ * larger ones), so that a rounding codec does not make every answer look
+ * like an earlier request's.  An answer 256 requests late would be taken
+ * for the current one's; the methods' requests never wait that long
+ * (newton's cg is at most 200). */
+static inline double aia_req_tag(double id)
+{
+    return fmod(id, 256);
+}
 /* An answer of width values after the loss. */
 #define AIA_REQ_ANSWER_LEN(width) (3 + (size_t)(width))
 
@@ -85,15 +96,17 @@ static inline int aia_request_answer(const struct aia_problem_plugin *p,
         if (q[0] == AIA_REQ_GRAD)
             return 0;
         if (!p->hvp)
-            return aia_seterr(err, "problem '%s' gives no Hessian-vector "
-                                   "product",
+            return aia_seterr(err,
+                              "problem '%s' gives no Hessian-vector "
+                              "product",
                               p->h.name);
         return p->hvp(ps, q + 2, q + 2 + dim, a + 3 + dim, err);
     }
     if (q[0] == AIA_REQ_HVP) {
         if (!p->hvp)
-            return aia_seterr(err, "problem '%s' gives no Hessian-vector "
-                                   "product",
+            return aia_seterr(err,
+                              "problem '%s' gives no Hessian-vector "
+                              "product",
                               p->h.name);
         return p->hvp(ps, q + 2, q + 2 + dim, a + 3, err);
     }
@@ -172,14 +185,16 @@ static inline int aia_collect_take(struct aia_collect *c, const double *a,
         return aia_seterr(err, "an answer from worker %d of a pool of %d",
                           worker, c->nworkers);
     if (!(rows > 0))
-        return aia_seterr(err, "an answer from worker %d, which holds no "
-                               "rows: it would have no weight",
+        return aia_seterr(err,
+                          "an answer from worker %d, which holds no "
+                          "rows: it would have no weight",
                           worker);
-    if (a[1] != c->id || c->got[worker])
+    if (a[1] != aia_req_tag(c->id) || c->got[worker])
         return 0;
     if (!isfinite(a[2]))
-        return aia_seterr(err, "worker %d answered request %g with the loss "
-                               "%g",
+        return aia_seterr(err,
+                          "worker %d answered request %g with the loss "
+                          "%g",
                           worker, a[1], a[2]);
     c->got[worker] = 1;
     c->count++;
@@ -281,7 +296,7 @@ enum {
 struct aia_ncg {
     size_t dim;
     int cg_max;
-    int warm; /* set after aia_ncg_init (default 1); not in the block */
+    int warm;    /* set after aia_ncg_init (default 1); not in the block */
     double gtol; /* done when |g| <= gtol (0: never) */
     double *mem; /* the block: scalars, then x g d r p xt hd */
     double *s, *x, *g, *d, *r, *p, *xt, *hd;
@@ -341,9 +356,9 @@ static inline double aia_vdot(const double *a, const double *b, size_t n)
 static inline void aia_ncg_need(const struct aia_ncg *m, struct aia_need *n)
 {
     int ph = (int)m->s[AIA_NCG_PHASE], line = ph == AIA_PH_LINE;
-    n->kind = ph == AIA_PH_CG        ? AIA_REQ_HVP
-              : line && m->warm      ? AIA_REQ_GRAD_HVP
-                                     : AIA_REQ_GRAD;
+    n->kind = ph == AIA_PH_CG   ? AIA_REQ_HVP
+              : line && m->warm ? AIA_REQ_GRAD_HVP
+                                : AIA_REQ_GRAD;
     n->x = line ? m->xt : m->x;
     n->v = ph == AIA_PH_CG ? m->p : line && m->warm ? m->d : NULL;
 }
@@ -483,8 +498,17 @@ static inline int aia_ncg_block_ok(const struct aia_ncg *m, const double *b)
 /* L-BFGS                                                              */
 
 enum {
-    AIA_LB_PHASE, AIA_LB_F, AIA_LB_T, AIA_LB_GD, AIA_LB_HEAD, AIA_LB_COUNT, AIA_LB_STEPS, AIA_LB_REQ,
-    AIA_LB_DROPPED, AIA_LB_FAIL, AIA_LB_NSCALARS
+    AIA_LB_PHASE,
+    AIA_LB_F,
+    AIA_LB_T,
+    AIA_LB_GD,
+    AIA_LB_HEAD,
+    AIA_LB_COUNT,
+    AIA_LB_STEPS,
+    AIA_LB_REQ,
+    AIA_LB_DROPPED,
+    AIA_LB_FAIL,
+    AIA_LB_NSCALARS
 };
 
 /* L-BFGS with memory mem pairs (s, y), the two-loop recursion scaled by
@@ -537,8 +561,7 @@ static inline void aia_lbfgs_free(struct aia_lbfgs *l)
     l->mem = l->alpha = NULL;
 }
 
-static inline void aia_lbfgs_need(const struct aia_lbfgs *l,
-                                  struct aia_need *n)
+static inline void aia_lbfgs_need(const struct aia_lbfgs *l, struct aia_need *n)
 {
     n->kind = AIA_REQ_GRAD;
     n->x = (int)l->s[AIA_LB_PHASE] == AIA_PH_LINE ? l->xt : l->x;
@@ -599,8 +622,7 @@ static inline void aia_lbfgs_direction(struct aia_lbfgs *l)
 
 /* Feed l the loss f and the gradient g at the point it needed: 1 when an
  * iterate was accepted. */
-static inline int aia_lbfgs_feed(struct aia_lbfgs *l, double f,
-                                 const double *g)
+static inline int aia_lbfgs_feed(struct aia_lbfgs *l, double f, const double *g)
 {
     size_t n = l->dim;
     double *s = l->s;
@@ -610,7 +632,8 @@ static inline int aia_lbfgs_feed(struct aia_lbfgs *l, double f,
         aia_lbfgs_direction(l);
         return 0;
     }
-    if (!(isfinite(f) && aia_armijo(s[AIA_LB_F], f, s[AIA_LB_T], s[AIA_LB_GD]))) {
+    if (!(isfinite(f) &&
+          aia_armijo(s[AIA_LB_F], f, s[AIA_LB_T], s[AIA_LB_GD]))) {
         s[AIA_LB_T] *= 0.5;
         if (s[AIA_LB_T] < 1e-12) {
             s[AIA_LB_FAIL] += 1;
@@ -645,15 +668,14 @@ static inline int aia_lbfgs_feed(struct aia_lbfgs *l, double f,
     return 1;
 }
 
-static inline int aia_lbfgs_block_ok(const struct aia_lbfgs *l,
-                                     const double *b)
+static inline int aia_lbfgs_block_ok(const struct aia_lbfgs *l, const double *b)
 {
     double ph = b[AIA_LB_PHASE];
     return (ph == AIA_PH_START || ph == AIA_PH_LINE || ph == AIA_PH_DONE) &&
            b[AIA_LB_REQ] >= 0 && b[AIA_LB_REQ] < 9007199254740992.0 &&
            b[AIA_LB_T] > 0 && b[AIA_LB_T] <= 1 && b[AIA_LB_HEAD] >= 0 &&
-           b[AIA_LB_HEAD] < l->m && b[AIA_LB_COUNT] >= 0 && b[AIA_LB_COUNT] <= l->m &&
-           b[AIA_LB_HEAD] == floor(b[AIA_LB_HEAD]) &&
+           b[AIA_LB_HEAD] < l->m && b[AIA_LB_COUNT] >= 0 &&
+           b[AIA_LB_COUNT] <= l->m && b[AIA_LB_HEAD] == floor(b[AIA_LB_HEAD]) &&
            b[AIA_LB_COUNT] == floor(b[AIA_LB_COUNT]);
 }
 
