@@ -121,20 +121,21 @@ done
 # Condition 1e4 with columns scaled over two orders of magnitude
 # (condition: kappa scales column j by kappa^(-j/(2(n-1)))): no step given.
 # The runs are bounded in iterations, not seconds: a loaded machine makes
-# them slower, not shorter (gd needs 41,000 rounds under --simulate).
+# them slower, not shorter (gd needs 41,000 rounds under --simulate); the
+# test's own bound (-t) only catches a hang.
 cat > ill.yaml <<'YAML'
 seed: 5
 algorithm: {plugin: gd}
 problem: {plugin: lrmse, rows: 1000, cols: 8, noise: 0.1, condition: 1e4}
 stop: {gap: 1e-6, iterations: 150000}
 YAML
-run 5 ill.yaml
+run -t 1200 5 ill.yaml
 reached "gd, condition 1e4, step auto"
 # Asynchronous sgd with step auto moves along the mean of every worker's
 # latest gradient (update: table), which reaches the optimum with a
 # constant step: about 330,000 answers.
-run 5 -o algorithm.plugin=sgd -o algorithm.staleness_scaling=adaptive \
-    -o pool.mode=async -o stop.iterations=1000000 ill.yaml
+run -t 1200 5 -o algorithm.plugin=sgd -o algorithm.staleness_scaling=adaptive \
+    -o pool.mode=async -o stop.iterations=2000000 ill.yaml
 reached "sgd, async, adaptive, condition 1e4, step auto"
 like "$out" "step       [0-9.e-]*: auto: .*\(update: table\)" \
     "sgd, async, step auto: the report names the table"
