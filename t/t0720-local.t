@@ -38,7 +38,9 @@ gap_is "delay 2, delta memory, uneven parts" le 1e-3
 run 5 -o algorithm.preempt_every=0 -o output.history= "$example"
 gap_is "a corrupted part without preemption" gt 10
 
-run 5 -v -o output.history= "$example"
+# (no time limit: the example's 30 s would end a loaded run before its
+# 100 rounds)
+run 5 -v -o output.history= -o stop.time=0 "$example"
 gap_is "a corrupted part with preemption every round" le 0.01
 n=$(printf '%s\n' "$err" | grep -c 'average: round [0-9]*: worker 3 (score [0-9.e+]*) replaced by worker [012]')
 is "$n" 100 "each of the 100 preemptions replaced worker 3, logged (-v)"
