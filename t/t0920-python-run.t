@@ -214,7 +214,9 @@ nb.cells = [nbformat.v4.new_code_cell(c) for c in (
     "import aiarun",
     "r = aiarun.run('gd-lrmse.yaml', np=5)",
     "print('gap', r.summary['gap'], len(r.history))")]
-nbclient.NotebookClient(nb, timeout=300, kernel_name="aiarun-test",
+# bounds for a hang only: a loaded machine starts a kernel slowly
+nbclient.NotebookClient(nb, timeout=900, startup_timeout=600,
+                        kernel_name="aiarun-test",
                         resources={"metadata": {"path": "."}}).execute()
 nbformat.write(nb, "run.ipynb")
 for out in nb.cells[-1].outputs:
