@@ -45,6 +45,8 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
+#include "rowkernels.h"
+
 /* Above this dimension the Hessian is not built: no optimum. */
 #define HESS_MAX 4096
 /* The coordinator keeps at most this many doubles of generated rows. */
@@ -272,7 +274,7 @@ static double mean_loss(struct logreg *p, const double *x, size_t *wrong)
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double sg = get_row(p, i, &r);
-        double z = sg * aia_row_dot(&r, x, p->rs.n);
+        double z = sg * aiar_row_dot(&r, x, p->rs.n);
         sum += softplus_neg(z);
         bad += !(z > 0);
     }
@@ -306,8 +308,8 @@ static int logreg_gradient(void *state, const double *x, const size_t *idx,
     for (size_t t = 0; t < count; t++) {
         struct aia_row r;
         double sg = get_row(p, idx ? idx[t] : t, &r);
-        double z = sg * aia_row_dot(&r, x, n);
-        aia_row_axpy(&r, -sigma_neg(z) * sg, g, n);
+        double z = sg * aiar_row_dot(&r, x, n);
+        aiar_row_axpy(&r, -sigma_neg(z) * sg, g, n);
     }
     aia_gradient_end(g, x, n, count, p->l2);
     return 0;
@@ -338,11 +340,11 @@ static double newton_pass(struct logreg *p, const double *x, double *g,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double sg = get_row(p, i, &r);
-        double z = sg * aia_row_dot(&r, x, n);
+        double z = sg * aiar_row_dot(&r, x, n);
         double e = exp(-fabs(z));
         sum += softplus_neg(z);
         bad += !(z > 0);
-        aia_row_axpy(&r, -sigma_neg(z) * sg, g, n);
+        aiar_row_axpy(&r, -sigma_neg(z) * sg, g, n);
         aia_row_outer(&r, e / ((1 + e) * (1 + e)), H, n);
     }
     double inv = 1.0 / (double)p->rs.k;
@@ -462,9 +464,9 @@ static int logreg_hvp(void *state, const double *x, const double *v,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double sg = get_row(p, i, &r);
-        double e = exp(-fabs(sg * aia_row_dot(&r, x, n)));
+        double e = exp(-fabs(sg * aiar_row_dot(&r, x, n)));
         double w = e / ((1 + e) * (1 + e));
-        aia_row_axpy(&r, w * aia_row_dot(&r, v, n), out, n);
+        aiar_row_axpy(&r, w * aiar_row_dot(&r, v, n), out, n);
     }
     double inv = 1.0 / (double)p->rs.k;
     for (size_t j = 0; j < n; j++)

@@ -43,13 +43,7 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
-/* A loop the compiler may vectorize freely (-fopenmp-simd, see
- * configure.ac); nothing without it. */
-#ifdef AIA_OMP_SIMD
-#define SIMD_LOOP _Pragma("omp simd")
-#else
-#define SIMD_LOOP
-#endif
+#include "rowkernels.h"
 
 /* Above this dimension the Gram matrix is not built; the loss streams the
  * rows instead and the optimum is not computed. */
@@ -230,23 +224,16 @@ static double get_row(struct lrmse *p, size_t i, struct aia_row *r)
 }
 
 /* g += sum_i (a_i . x - b_i) a_i over k contiguous dense rows: the
- * gradient's hot loop, in one function so that nothing but the two vector
- * loops runs per row, four partial sums in the dot product, and (GCC)
- * compiled as at -O3 whatever the build's flags: bench case 4 measures
- * it against the memory bandwidth bound and the general path. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O3")))
-#endif
+ * gradient's hot loop, one pass that reads each row once (rowkernels.h):
+ * bench case 4 measures it against the memory bandwidth bound and the
+ * general path. */
 static void dense_gradient(const double *restrict A, const double *restrict b,
                            size_t k, size_t n, const double *restrict x,
                            double *restrict g)
 {
     for (size_t i = 0; i < k; i++) {
-        const double *restrict a = A + i * n;
-        double e = aia_dot(a, x, n) - b[i];
-        SIMD_LOOP
-        for (size_t j = 0; j < n; j++)
-            g[j] += e * a[j];
+        const double *a = A + i * n;
+        aiar_axpy(aiar_dot(a, x, n) - b[i], a, g, n);
     }
 }
 
@@ -296,7 +283,7 @@ static double direct_loss(struct lrmse *p, const double *x)
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double b = get_row(p, i, &r);
-        double e = aia_row_dot(&r, x, p->rs.n) - b;
+        double e = aiar_row_dot(&r, x, p->rs.n) - b;
         s += e * e;
     }
     double f = p->rs.k ? 0.5 * s / (double)p->rs.k : 0;
@@ -461,7 +448,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
         size_t i = idx ? idx[t] : t;
         struct aia_row r;
         double b = get_row(p, i, &r);
-        aia_row_axpy(&r, aia_row_dot(&r, x, n) - b, g, n);
+        aiar_row_axpy(&r, aiar_row_dot(&r, x, n) - b, g, n);
     }
     aia_gradient_end(g, x, n, idx ? nidx : p->rs.k, p->ridge);
     return 0;
@@ -487,7 +474,7 @@ static int lrmse_hvp(void *state, const double *x, const double *v,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         get_row(p, i, &r);
-        aia_row_axpy(&r, aia_row_dot(&r, v, n), out, n);
+        aiar_row_axpy(&r, aiar_row_dot(&r, v, n), out, n);
     }
     double inv = 1.0 / (double)p->rs.k;
     for (size_t j = 0; j < n; j++)
