@@ -69,6 +69,11 @@ static const struct aia_param params[] = {
     {"corrupt_noise", AIA_DOUBLE, "100",
      "standard deviation of the noise added to the corrupt workers' targets",
      NULL, 0, 1e12},
+    {"precision", AIA_ENUM, "float64",
+     "the gradient's pass over the rows: float64, or float32 (dense rows "
+     "kept as floats too, half the bytes read; the model, the loss and "
+     "the gradient's sum stay float64)",
+     "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -82,6 +87,8 @@ struct lrmse {
     double *G, *c; /* n x n, n: A'A/m, A'b/m */
     double bb;     /* b'b/m */
     double *d;     /* n scratch */
+    struct aiar_f32 f; /* precision: float32 (f.x not NULL) */
+    const double *y;   /* the targets of the rows f holds */
 };
 
 static void gen_row(const struct lrmse *p, size_t r, double *a, double *b)
@@ -110,6 +117,7 @@ static void lrmse_close(void *state)
     free(p->G);
     free(p->c);
     free(p->d);
+    aiar_f32_free(&p->f);
     aia_rowset_free(&p->rs);
     free(p);
 }
@@ -196,6 +204,21 @@ static int lrmse_open(const struct aia_context *ctx,
     else
         aia_seterr(err, "out of memory for this rank's rows of %zu columns",
                    (size_t)aia_arg(ctx->args, "cols")->i);
+    if (rc == 0 && aia_arg(ctx->args, "precision")->i == 1 && p->rs.k > 0 &&
+        !p->rs.all) {
+        const double *A = p->A;
+        p->y = p->b;
+        if (p->rs.data) {
+            A = p->rs.data->x;
+            p->y = p->rs.data->y;
+        }
+        if (!A)
+            rc = aia_seterr(err, "precision: float32 takes dense rows (the "
+                                 "data's storage: dense)");
+        else if (aiar_f32_open(&p->f, A, p->rs.k, p->rs.n) < 0)
+            rc = aia_seterr(err, "out of memory for %zu rows as floats",
+                            p->rs.k);
+    }
     if (rc < 0 || aia_rowset_scratch(&p->rs, err) < 0) {
         lrmse_close(p);
         return -1;
@@ -422,6 +445,12 @@ static int lrmse_loss(void *state, const double *x, double *f,
     return 0;
 }
 
+/* A row's weight in the gradient: its residual. */
+static double residual(const void *ctx, size_t i, double z)
+{
+    return z - ((const struct lrmse *)ctx)->y[i];
+}
+
 static int lrmse_gradient(void *state, const double *x, const size_t *idx,
                           size_t nidx, double *g, struct aia_error *err)
 {
@@ -432,6 +461,11 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
     if (p->rs.all && !idx && gram(p, err) == 0) {
         for (size_t j = 0; j < n; j++)
             g[j] = hess_row(p, j, x) - p->c[j];
+        return 0;
+    }
+    if (p->f.x) {
+        aiar_f32_pass(&p->f, idx, count, x, residual, p, g);
+        aia_gradient_end(g, x, n, count, p->ridge);
         return 0;
     }
     /* contiguous dense rows, the common case, take the fast loop */
