@@ -23,6 +23,11 @@
  * most EIG_MAX: V* the top-k eigenvectors, f* = (tr E - sum of the top k
  * eigenvalues) / 2.
  *
+ * Block (subspace) methods ask for W = A'A B itself, for any n x c block
+ * B (the block function, struct aia_block): the same two passes over the
+ * rows as the gradient's, with c columns instead of k; the model stands
+ * for V = V0 + x, V0 the block's base.
+ *
  * Without a data file the rows are generated sparse: entry j of row r is
  * nonzero with probability `density`, then N(0, decay^j) (from the seed,
  * stream r), so that E's eigenvalues fall off geometrically.
@@ -74,6 +79,8 @@ struct pca {
     double *P, *buf;           /* AIAK_BLOCK x k, AIAK_BLOCK x n: scratch */
     double *E, em;             /* coordinator: the workers' sum of a a', rows */
     struct aiak_f32 f;         /* precision: float32 (f.x not NULL) */
+    size_t width;              /* columns P and f's scratch have room for */
+    struct aia_block blk;      /* the model as a block; gram */
     const struct aia_host *host;
     /* generated rows, CSR */
     struct aia_dataset gen;
@@ -220,6 +227,7 @@ static int pca_open(const struct aia_context *ctx,
             goto fail;
         }
     }
+    p->width = k;
     aiak_one_thread();
     *state = p;
     return 0;
@@ -276,6 +284,70 @@ static double pass(struct pca *p, const size_t *sel, size_t count, double *w)
             aiak_block_tmul(p->rs.data, A, sel, t0, nb, p->P, k, w);
     }
     return s;
+}
+
+/* Room for blocks of c columns in P and the float scratch.  0 or -1. */
+static int widen(struct pca *p, size_t c)
+{
+    size_t n = p->rs.n;
+    if (c <= p->width)
+        return 0;
+    double *P = realloc(p->P, AIAK_BLOCK * c * sizeof *P);
+    if (!P)
+        return -1;
+    p->P = P;
+    if (p->f.x) {
+        float *v = realloc(p->f.v, n * c * sizeof *v);
+        if (v)
+            p->f.v = v;
+        float *w = v ? realloc(p->f.w, n * c * sizeof *w) : NULL;
+        if (w)
+            p->f.w = w;
+        float *q = w ? realloc(p->f.p, AIAK_BLOCK * c * sizeof *q) : NULL;
+        if (!q)
+            return -1;
+        p->f.p = q;
+    }
+    p->width = c;
+    return 0;
+}
+
+/* out = A'A b over the rows held, b n x c: B = A_b b, out += A_b' B, a
+ * block of rows at a time (the passes of the gradient, c columns). */
+static int pca_gram(void *state, const double *b, size_t c, double *out,
+                    struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n, m = p->rs.k;
+    if (c == 0 || widen(p, c) < 0)
+        return aia_seterr(err, "a block of %zu columns: %s", c,
+                          c ? "out of memory" : "none");
+    memset(out, 0, n * c * sizeof *out);
+    if (p->f.x)
+        aiak_to_f32(b, p->f.v, n * c);
+    for (size_t t0 = 0; t0 < m; t0 += AIAK_BLOCK) {
+        size_t nb = m - t0 < AIAK_BLOCK ? m - t0 : AIAK_BLOCK;
+        if (p->f.x) {
+            const float *Af = aiak_f32_mul(&p->f, n, NULL, t0, nb, c, p->P);
+            aiak_f32_tmul(&p->f, n, Af, nb, p->P, c, out);
+        } else {
+            const double *A =
+                aiak_block_mul(p->rs.data, NULL, t0, nb, b, c, p->P, p->buf);
+            aiak_block_tmul(p->rs.data, A, NULL, t0, nb, p->P, c, out);
+        }
+    }
+    return 0;
+}
+
+static const struct aia_block *pca_block(void *state)
+{
+    struct pca *p = state;
+    p->blk = (struct aia_block){.size = sizeof p->blk,
+                                .n = p->rs.n,
+                                .cols = p->kc,
+                                .base = p->v0,
+                                .gram = pca_gram};
+    return &p->blk;
 }
 
 static int pca_loss(void *state, const double *x, double *f,
@@ -570,4 +642,5 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .combine = pca_combine,
     .metric = pca_metric,
     .metric_name = "explained_variance",
+    .block = pca_block,
 };

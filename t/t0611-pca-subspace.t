@@ -1,0 +1,76 @@
+#!/bin/sh
+# pca by subspace iteration (algorithm subspace, the problem's block):
+# the eigen-solve's explained variance to 1e-6 in a few rounds, under
+# mpirun and --simulate; with a straggler and nwait below the pool, its
+# stale products carried into the current basis (left out, with a window
+# of one block, the subspace is another); bit-for-bit reproducible under
+# --simulate; a checkpoint resumes to the uninterrupted run's loss; a
+# problem without a block is refused by --check and at the start.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+# the summary's value of key
+val() { field "$1" "$out"; }
+# |a - b| <= tol
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= t) }'; }
+eig() { sed -n "s/.*eigen-solve's top 3 components explain \([0-9.]*\) .*/\1/p" err.txt; }
+
+job="$top_srcdir/etc/pca-sparse.yaml"
+sub="-o algorithm.plugin=subspace -o algorithm.step= -o stop.gap=0 -o output.history=h.csv -o output.every=1"
+straggler="-o pool.wait.nwait=2 -o stragglers.fixed.ranks=[2] -o stragglers.fixed.delay_ms=3"
+
+run 5 -v "$job" $sub -o stop.iterations=8
+is "$rc" 0 "subspace on pca-sparse under mpirun: exit 0"
+e=$(eig) ev=$(val explained_variance)
+close "$ev" "$e" 1e-6
+ok $? "8 rounds reach the eigen-solve's explained variance: $ev, $e"
+
+sim --simulate 4 -v "$job" $sub $straggler -o stop.iterations=15
+is "$rc" 0 "--simulate, a straggler and nwait 2 of 4: exit 0"
+e=$(eig) ev=$(val explained_variance)
+expect_ok "stale answers came ($(val late))" [ "$(val late)" -gt 0 ]
+close "$ev" "$e" 1e-6
+ok $? "15 rounds reach the eigen-solve's explained variance: $ev, $e"
+cp h.csv first.csv
+sim --simulate 4 -v "$job" $sub $straggler -o stop.iterations=15
+is "$(cat h.csv)" "$(cat first.csv)" "a second simulated run gives the same history, bit for bit"
+
+sim --simulate 4 -v "$job" $sub $straggler -o stop.iterations=15 -o algorithm.window=1
+ev=$(val explained_variance)
+like "$err" "subspace: [0-9]* answers were older than the window of 1 blocks and left out" \
+    "window 1: the straggler's stale answers are left out, and the log says so"
+close "$ev" "$e" 1e-5
+expect_ok "and the subspace is not the whole data's ($ev, $e)" [ $? != 0 ]
+
+run 5 -v "$job" $sub $straggler -o stop.iterations=40
+is "$rc" 0 "mpirun, a straggler and nwait 2 of 4: exit 0"
+e=$(eig) ev=$(val explained_variance)
+close "$ev" "$e" 1e-6
+ok $? "40 rounds reach the eigen-solve's explained variance: $ev, $e ($(val late) stale answers)"
+
+# a checkpoint at round 3, resumed to 5: the uninterrupted run's history
+# (every worker each round: the same sums in the same order)
+ck="-o output.checkpoint=ck.bin -o output.checkpoint_every=1"
+rows() { cut -d, -f1,2,4 "$1"; }
+run 5 "$job" $sub -o stop.iterations=5 -o output.history=ref.csv
+run 5 "$job" $sub $ck -o stop.iterations=3
+is "$rc" 0 "a run stopped at round 3 with a checkpoint"
+run 5 --resume "$job" $sub $ck -o stop.iterations=5
+is "$rc" 0 "--resume runs on"
+is "$(rows h.csv)" "$(rows ref.csv)" "to the uninterrupted run's history, losses to the bit"
+
+# a problem without the block: refused, naming the key
+cat > lr.yaml <<'YAML'
+algorithm: {plugin: subspace}
+problem: {plugin: lrmse}
+stop: {iterations: 5}
+YAML
+sim --check lr.yaml
+is "$rc" 2 "--check: subspace with lrmse is refused"
+like "$err" "lr.yaml:1:[0-9]*: algorithm: 'subspace' asks the workers for the rows' Gram matrix applied to a block, and problem 'lrmse' gives none" \
+    "naming the file, the key and why"
+run 3 lr.yaml
+is "$rc" 2 "and so is a run"
+like "$err" "problem 'lrmse' gives none \\(no block\\)" "with the same reason"
+done_testing
