@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/rows.h>
 
 #define STREAM_EXTRA 0x5355425300000000ull
 
@@ -273,43 +274,7 @@ static int absorb(void *state, const double *answer,
  * Jacobi, then sorted. */
 static void eigen(double *h, double *u, double *ev, size_t c)
 {
-    for (size_t i = 0; i < c * c; i++)
-        u[i] = i % (c + 1) == 0;
-    for (int sweep = 0; sweep < 60; sweep++) {
-        double off = 0, all = 0;
-        for (size_t i = 0; i < c * c; i++) {
-            all += h[i] * h[i];
-            off += i % (c + 1) ? h[i] * h[i] : 0;
-        }
-        if (off <= 1e-32 * all || all == 0)
-            break;
-        for (size_t a = 0; a < c; a++)
-            for (size_t b = a + 1; b < c; b++) {
-                double hab = h[a * c + b];
-                if (hab == 0)
-                    continue;
-                double th = (h[b * c + b] - h[a * c + a]) / (2 * hab);
-                double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
-                double cs = 1 / sqrt(t * t + 1), sn = t * cs;
-                for (size_t i = 0; i < c; i++) {
-                    double x = h[i * c + a], y = h[i * c + b];
-                    h[i * c + a] = cs * x - sn * y;
-                    h[i * c + b] = sn * x + cs * y;
-                }
-                for (size_t i = 0; i < c; i++) {
-                    double x = h[a * c + i], y = h[b * c + i];
-                    h[a * c + i] = cs * x - sn * y;
-                    h[b * c + i] = sn * x + cs * y;
-                }
-                for (size_t i = 0; i < c; i++) {
-                    double x = u[i * c + a], y = u[i * c + b];
-                    u[i * c + a] = cs * x - sn * y;
-                    u[i * c + b] = sn * x + cs * y;
-                }
-            }
-    }
-    for (size_t i = 0; i < c; i++)
-        ev[i] = h[i * c + i];
+    aia_jacobi(h, u, ev, c);
     /* each vector's largest entry positive: near convergence U is then
      * near a permutation, not a random flip of V's columns */
     for (size_t a = 0; a < c; a++) {

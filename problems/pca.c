@@ -442,52 +442,6 @@ static int pca_smoothness(void *state, double *L, struct aia_error *err)
     return 0;
 }
 
-#ifndef HAVE_LAPACKE
-/* Cyclic Jacobi on the symmetric n x n matrix S (destroyed): eigenvalues
- * in ev, eigenvectors in the columns of Q (row-major), unsorted. */
-static void jacobi(double *S, double *Q, double *ev, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++)
-            Q[i * n + j] = i == j;
-    for (int sweep = 0; sweep < 100; sweep++) {
-        double off = 0, all = 0;
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++) {
-                all += S[i * n + j] * S[i * n + j];
-                off += i != j ? S[i * n + j] * S[i * n + j] : 0;
-            }
-        if (off <= 1e-30 * all)
-            break;
-        for (size_t a = 0; a < n; a++)
-            for (size_t c = a + 1; c < n; c++) {
-                double sac = S[a * n + c];
-                if (sac == 0)
-                    continue;
-                double th = (S[c * n + c] - S[a * n + a]) / (2 * sac);
-                double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
-                double cs = 1 / sqrt(t * t + 1), sn = t * cs;
-                for (size_t i = 0; i < n; i++) { /* columns a, c */
-                    double x = S[i * n + a], y = S[i * n + c];
-                    S[i * n + a] = cs * x - sn * y;
-                    S[i * n + c] = sn * x + cs * y;
-                }
-                for (size_t i = 0; i < n; i++) { /* rows a, c */
-                    double x = S[a * n + i], y = S[c * n + i];
-                    S[a * n + i] = cs * x - sn * y;
-                    S[c * n + i] = sn * x + cs * y;
-                }
-                for (size_t i = 0; i < n; i++) {
-                    double x = Q[i * n + a], y = Q[i * n + c];
-                    Q[i * n + a] = cs * x - sn * y;
-                    Q[i * n + c] = sn * x + cs * y;
-                }
-            }
-    }
-    for (size_t i = 0; i < n; i++)
-        ev[i] = S[i * n + i];
-}
-#endif
 
 static int solve(void *state, struct aia_error *err)
 {
@@ -528,7 +482,7 @@ static int solve(void *state, struct aia_error *err)
         top[a] = n - 1 - a;
 #else
     int info = 0;
-    jacobi(E, Q, ev, n);
+    aia_jacobi(E, Q, ev, n);
     for (size_t a = 0; top && a < k; a++) { /* the k largest, in order */
         size_t best = n;
         for (size_t j = 0; j < n; j++) {
