@@ -73,4 +73,62 @@ like "$err" "lr.yaml:1:[0-9]*: algorithm: 'subspace' asks the workers for the ro
 run 3 lr.yaml
 is "$rc" 2 "and so is a run"
 like "$err" "problem 'lrmse' gives none \\(no block\\)" "with the same reason"
+
+# a Python class's gram(b) and block_cols: the same subspace as pca's on
+# the same rows (a data file: the coordinator's optimum from the workers'
+# sums), its model V = x
+why=
+[ "$AIA_HAVE_PYTHON" = yes ] || why="built without Python"
+[ -n "$why" ] || why=$(python_missing numpy)
+if [ -n "$why" ]; then
+    skip_test "a Python class's gram: $why"
+    skip_test "a Python class's gram: $why"
+else
+    awk 'BEGIN { srand(7); for (r = 0; r < 300; r++) { line = ""; sd = 1
+        for (j = 0; j < 6; j++) { u = sqrt(-2 * log(1 - rand())) * cos(6.283185307 * rand())
+            line = line sprintf("%.6f,", sd * u); sd *= sqrt(0.6) }
+        print line "0" } }' > rows.csv
+    cat > npca.py <<'PY'
+import numpy as np
+
+
+class Pca:
+    """Half the mean squared reconstruction error of the rows by the
+    n x k block V = x, and the rows' Gram matrix applied to a block."""
+
+    def __init__(self, k=2):
+        self.block_cols = int(k)
+
+    def open(self, ctx):
+        self.A, self.n = ctx.X, ctx.cols
+        return self.n * self.block_cols
+
+    def loss(self, x):
+        V = x.reshape(self.n, self.block_cols)
+        R = self.A - (self.A @ V) @ V.T
+        return 0.5 * float((R * R).sum()) / max(len(self.A), 1)
+
+    def gradient(self, x, idx, g):
+        A = self.A if idx is None else self.A[idx]
+        V = x.reshape(self.n, self.block_cols)
+        W = A.T @ (A @ V)
+        G = -2 * W + W @ (V.T @ V) + V @ (V.T @ W)
+        g[:] = (G / max(len(A), 1)).ravel()
+
+    def gram(self, b):
+        return self.A.T @ (self.A @ b)
+PY
+    cat > py.yaml <<'YAML'
+algorithm: {plugin: subspace, oversample: 2}
+problem: {plugin: python, class: npca:Pca, k: 2, data: {path: rows.csv, header: no}}
+stop: {iterations: 30}
+YAML
+    sed 's/plugin: python, class: npca:Pca/plugin: pca/' py.yaml > pca.yaml
+    run 4 pca.yaml
+    want=$(val optimum)
+    run 4 py.yaml
+    is "$rc" 0 "subspace on a Python class with gram: exit 0"
+    close "$(val loss)" "$want" 1e-9
+    ok $? "its loss is pca's optimum on the same rows ($(val loss), $want)"
+fi
 done_testing
