@@ -3,8 +3,12 @@
  * Gram matrix applied to a block (struct aia_block: pca).
  *
  * The query is an orthonormal n x c block V, c = k + oversample (k the
- * model's columns), tagged with the number of the block.  A worker answers
- * with W_i = A_i'A_i V over its rows, tagged the same.  The coordinator
+ * model's columns), tagged with the number of the block modulo 256, which
+ * every rounding codec keeps exact.  A worker answers with W_i = A_i'A_i V
+ * over its rows, tagged the same; the coordinator takes the tag for the
+ * newest block with that remainder, which is the block answered as long
+ * as the answer is less than 256 blocks old (one older is left out, by
+ * its staleness in rounds, a block a round).  The coordinator
  * keeps the latest W_i of every worker (DSAG's table) and at the end of a
  * round forms
  *
@@ -45,6 +49,7 @@
 #include <aiarun/rows.h>
 
 #define STREAM_EXTRA 0x5355425300000000ull
+#define TAGS 256 /* the blocks' tags are their numbers modulo TAGS */
 
 static const struct aia_param params[] = {
     {"oversample", AIA_INT, "10",
@@ -54,7 +59,7 @@ static const struct aia_param params[] = {
     {"window", AIA_INT, "32",
      "blocks kept to carry a stale answer into the current basis; an "
      "answer to an older block is left out until its worker's next",
-     NULL, 1, 1e6},
+     NULL, 1, TAGS},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -221,7 +226,7 @@ static void remember(struct subspace *s)
 
 static void write_query(const struct subspace *s, double *query)
 {
-    query[0] = (double)s->tag;
+    query[0] = (double)(s->tag % TAGS);
     memcpy(query + 1, s->v, s->nc * sizeof *query);
 }
 
@@ -258,14 +263,25 @@ static int absorb(void *state, const double *answer,
     if (info->worker < 0 || info->worker >= s->nworkers)
         return aia_seterr(err, "an answer from worker %d of a pool of %d",
                           info->worker, s->nworkers);
-    double t = answer[0];
-    if (!(t >= 1 && t <= (double)s->tag) || t != floor(t))
-        return aia_seterr(err, "an answer from worker %d to block %g, which "
-                               "was never sent (the current is %llu)",
-                          info->worker, t, (unsigned long long)s->tag);
+    double r = answer[0];
+    if (!(r >= 0 && r < TAGS) || r != floor(r))
+        return aia_seterr(err, "an answer from worker %d tagged %g, which "
+                               "no block is",
+                          info->worker, r);
+    /* the newest block with that remainder */
+    uint64_t back = (s->tag - (uint64_t)r) % TAGS;
+    if (back >= s->tag)
+        return aia_seterr(err, "an answer from worker %d tagged %g, but "
+                               "block %llu is the first",
+                          info->worker, r, (unsigned long long)s->tag);
+    uint64_t t = s->tag - back;
+    if (info->staleness >= TAGS) {
+        s->left_out++;
+        return 0;
+    }
     size_t i = (size_t)info->worker;
     memcpy(s->w + i * s->nc, answer + 1, s->nc * sizeof *answer);
-    s->wtag[i] = (uint64_t)t;
+    s->wtag[i] = t;
     return 0;
 }
 

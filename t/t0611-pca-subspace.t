@@ -43,6 +43,15 @@ like "$err" "subspace: [0-9]* answers were older than the window of 1 blocks and
 close "$ev" "$e" 1e-5
 expect_ok "and the subspace is not the whole data's ($ev, $e)" [ $? != 0 ]
 
+# bfloat16 keeps 8 significant bits: the blocks' tags (their numbers
+# modulo 256) pass exactly through 300 rounds
+sim --simulate 4 -v "$job" $sub $straggler -o stop.iterations=300 \
+    -o pool.codec.query=bfloat16 -o pool.codec.answer=bfloat16
+is "$rc" 0 "300 rounds with bfloat16 queries and answers: exit 0"
+ev=$(val explained_variance)
+close "$ev" "$e" 1e-6
+ok $? "and the eigen-solve's explained variance to bfloat16's rounding ($ev)"
+
 run 5 -v "$job" $sub $straggler -o stop.iterations=40
 is "$rc" 0 "mpirun, a straggler and nwait 2 of 4: exit 0"
 e=$(eig) ev=$(val explained_variance)
