@@ -78,6 +78,8 @@ struct pca {
     double *aa;                /* ||a_i||^2 of each row held */
     double *P, *buf;           /* AIAK_BLOCK x k, AIAK_BLOCK x n: scratch */
     double *E, em;             /* coordinator: the workers' sum of a a', rows */
+    double all_trace, all_m;   /* worker: tr(A'A) and rows of the whole data */
+    int coord;                 /* opened as the coordinator (AIA_PART_ALL) */
     struct aiak_f32 f;         /* precision: float32 (f.x not NULL) */
     size_t width;              /* columns P and f's scratch have room for */
     struct aia_block blk;      /* the model as a block; gram */
@@ -179,6 +181,7 @@ static int pca_open(const struct aia_context *ctx,
     if (!p)
         return aia_seterr(err, "out of memory");
     aia_rowset_init(&p->rs, ctx, part);
+    p->coord = part->index == AIA_PART_ALL;
     p->kc = (size_t)aia_arg(ctx->args, "k")->i;
     p->host = ctx->host;
     const struct aia_dataset *d = ctx->data;
@@ -379,7 +382,11 @@ static int pca_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
-/* The explained variance: tr(G^-1 V'EV) / tr(E), V'EV from the rows. */
+/* The explained variance: tr(G^-1 V'EV) / tr(E), V'EV from the rows.  A
+ * worker that knows the whole data's trace and rows (combine) gives its
+ * rows' kept variance per row over the whole data's variance per row, so
+ * that the runtime's row-weighted mean of the workers' figures is the
+ * whole data's ratio; else its own rows' ratio. */
 static int pca_metric(void *state, const double *x, double *value,
                       struct aia_error *err)
 {
@@ -399,7 +406,9 @@ static int pca_metric(void *state, const double *x, double *value,
         aia_cholesky_solve(p->gram, p->b, p->b, k);
         t += p->b[c];
     }
-    *value = t / p->trace;
+    *value = p->all_m > 0 && p->all_trace > 0 && p->rs.k > 0
+                 ? t * p->all_m / ((double)p->rs.k * p->all_trace)
+                 : t / p->trace;
     return 0;
 }
 
@@ -559,6 +568,13 @@ static int pca_combine(void *state, const double *sum, struct aia_error *err)
     size_t n = p->rs.n;
     if (!(sum[n * n] > 0))
         return 0; /* no summary: the optimum stays unknown */
+    if (!p->coord) { /* a worker: the whole data's trace, for the metric */
+        p->all_trace = 0;
+        for (size_t j = 0; j < n; j++)
+            p->all_trace += sum[j * n + j];
+        p->all_m = sum[n * n];
+        return 0;
+    }
     free(p->E);
     if (!(p->E = malloc(n * n * sizeof *p->E)))
         return aia_seterr(err, "out of memory for the %zu x %zu matrix", n, n);
@@ -582,7 +598,7 @@ const struct aia_problem_plugin aia_problem_plugin = {
                     "rows (loss: half the mean squared reconstruction error; "
                     "the model: V - V0, n x k)",
                     params),
-    .flags = AIA_PROBLEM_DATA,
+    .flags = AIA_PROBLEM_DATA | AIA_PROBLEM_COMBINE_ALL,
     .open = pca_open,
     .close = pca_close,
     .dim = pca_dim,

@@ -45,8 +45,8 @@ extern "C" {
  * age_factor); aia_partition_owner and aia_table_age_factor take the
  * host.  Later, in reserved room: aia_problem_plugin.hvp (its first
  * reserved slot, AIA_OFFER_HVP) and AIA_ALG_HVP; aia_problem_plugin.block
- * (its last reserved slot, struct aia_block, AIA_OFFER_BLOCK) and
- * AIA_ALG_BLOCK. */
+ * (its last reserved slot, struct aia_block, AIA_OFFER_BLOCK),
+ * AIA_ALG_BLOCK and AIA_PROBLEM_COMBINE_ALL. */
 #define AIA_ABI_VERSION 2
 
 /* Whether *p, a struct of type type that starts with its own size (struct
@@ -408,6 +408,10 @@ static inline int aia_partition_owner(const struct aia_host *host,
 
 /* The problem accepts rows from a data file (ctx->data). */
 #define AIA_PROBLEM_DATA 0x1u
+/* combine is called on the workers too, with the same sum as the
+ * coordinator's, so that a figure a worker computes over its rows (pca's
+ * explained variance) can be taken relative to the whole data's. */
+#define AIA_PROBLEM_COMBINE_ALL 0x2u
 
 /* What one open instance of a problem offers (its offers function). */
 #define AIA_OFFER_OPTIMUM 0x1u    /* optimum */
@@ -487,7 +491,8 @@ struct aia_problem_plugin {
      * rows, so that the coordinator, which holds none, can give the
      * optimum.  summary_len: doubles of a summary (0: none for this
      * shape).  summarize (workers): the sums over this rank's rows into
-     * out.  combine (coordinator): the element-wise sum of every worker's
+     * out.  combine (coordinator; the workers too with
+     * AIA_PROBLEM_COMBINE_ALL): the element-wise sum of every worker's
      * summary.  0 or -1. */
     size_t (*summary_len)(void *state);
     int (*summarize)(void *state, double *out, struct aia_error *err);
