@@ -52,7 +52,7 @@ ev=$(val explained_variance)
 close "$ev" "$e" 1e-6
 ok $? "and the eigen-solve's explained variance to bfloat16's rounding ($ev)"
 
-run 5 -v "$job" $sub $straggler -o stop.iterations=40
+run 5 -v "$job" $sub $straggler -o stop.iterations=40 -o algorithm.window=64
 is "$rc" 0 "mpirun, a straggler and nwait 2 of 4: exit 0"
 e=$(eig) ev=$(val explained_variance)
 close "$ev" "$e" 1e-6
