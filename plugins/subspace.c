@@ -34,7 +34,12 @@
  *
  * The coordinator holds (nworkers + window + 2) n c doubles; a round costs
  * it n c per worker plus n c^2 per stale entry and the Ritz step
- * (n c^2 + c^3), nothing per answer beyond a copy.
+ * (n c^2 + c^3), nothing per answer beyond a copy.  The sum is formed
+ * afresh each round in worker order, not kept by difference as answers
+ * arrive, so that the same answers give the same block whatever order
+ * they came in: a resumed run under mpirun ends where an uninterrupted
+ * one does (sums by block updated on arrival broke that in their last
+ * bits).
  *
  * Checkpoints: the block's tag, V, the window's blocks and the table.
  */
