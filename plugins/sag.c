@@ -39,6 +39,29 @@
  *
  * An answer is the gradient (dim doubles), then the sub-partition's index
  * and its rows.  The coordinator holds nworkers x p x dim doubles.
+ *
+ * balance: on is DSAG's load balancer (Severinson et al., section VI):
+ * on a pool whose workers stay unequal a while (a shared cluster), a
+ * slow worker gets more, smaller sub-partitions, so that every worker's
+ * expected time per answer is the same; no row moves between ranks.  The
+ * coordinator keeps, per worker, the compute time per row of its latest
+ * balance_window answers (compute_s over the rows answered), and every
+ * balance_every rounds plans: worker i's time for all its rows is c_i =
+ * R_i (mean + one standard deviation of its time per row), the target
+ * time per answer is the least c_i over subpartitions (the fastest keeps
+ * subpartitions), and p_i = c_i / target rounded, at least subpartitions,
+ * at most balance_max and R_i.  The plan's predicted time per answer of
+ * its slowest worker (max c_i / p_i, the round's time when a round waits
+ * for every worker, the staleness of the slowest otherwise) must be below
+ * balance_threshold times the current assignment's, or the plan is
+ * dropped: a plan must pay for the cycles it restarts.  The query carries
+ * the assignment after x (dim + nworkers doubles); a worker whose p
+ * changes starts its cycle again.  The table is then of row segments
+ * (segtable.h): an answer is the gradient, its sub-partition's index, its
+ * rows and its first row, and replaces exactly the rows it covers, so
+ * the table's sum stays that of the latest gradient of every row, whatever
+ * the assignments were.  Each accepted plan is logged (-v), and the run
+ * report gives the final assignment.
  */
 #include <config.h>
 
@@ -48,9 +71,12 @@
 
 #include <aiarun/aiarun.h>
 #include <aiarun/alg.h>
+#include <aiarun/segtable.h>
+#include <stdio.h>
 
 enum { V_SAG, V_DSAG };
 static const char *const variants[] = {[V_SAG] = "sag", [V_DSAG] = "dsag"};
+static const char *const balance_words[] = {"off", "on"};
 
 static const struct aia_param params[] = {
     AIA_STEP_PARAM("step size applied to the row-weighted mean of the "
@@ -63,8 +89,28 @@ static const struct aia_param params[] = {
      "sag|dsag", 0, 0},
     {"subpartitions", AIA_INT, "1",
      "parts of its rows a worker cycles through, one per query (each "
-     "has an entry in the table)",
+     "has an entry in the table); with balance, the fewest a worker gets",
      NULL, 1, 1e6},
+    {"balance", AIA_ENUM, "off",
+     "on: DSAG's load balancer gives slower workers more, smaller "
+     "sub-partitions, so that every worker's expected time per answer is "
+     "equal",
+     "off|on", 0, 0},
+    {"balance_every", AIA_INT, "10",
+     "rounds (updates in async mode) between two plans of the balancer",
+     NULL, 1, 1e9},
+    {"balance_window", AIA_INT, "20",
+     "answers per worker behind its estimated compute time per row (mean "
+     "and standard deviation)",
+     NULL, 2, 10000},
+    {"balance_threshold", AIA_DOUBLE, "0.95",
+     "a plan is taken only when its predicted time per answer of the "
+     "slowest worker is below this fraction of the current one's",
+     NULL, 0.01, 1},
+    {"balance_max", AIA_INT, "1000",
+     "most sub-partitions the balancer gives a worker (never more than its "
+     "rows)",
+     NULL, 1, 1e9},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -74,6 +120,20 @@ struct sag {
     size_t rows, parts;
     int nworkers, dsag;
     size_t *idx; /* worker: the rows of one sub-partition */
+    /* balance: on */
+    int balance, worker_index, async;
+    size_t every, window, most;
+    double threshold;
+    size_t now_parts;  /* worker: its current p */
+    uint64_t start;    /* worker: its answers before the current cycle */
+    double *p;         /* coordinator: each worker's p */
+    double *plan;      /* coordinator: a plan's p (scratch) */
+    double *per_row;   /* coordinator: window x nworkers samples */
+    double *samples;   /* coordinator: answers timed, per worker */
+    double *wrows;     /* coordinator: rows of each worker (0: unknown) */
+    double since_plan, plans;
+    int *ranks;        /* coordinator: each worker's rank, for messages */
+    struct aia_segtable seg;
 };
 
 static void destroy(void *state)
@@ -82,6 +142,13 @@ static void destroy(void *state)
     if (!s)
         return;
     aia_table_method_close(&s->t);
+    aia_segtable_free(&s->seg);
+    free(s->p);
+    free(s->plan);
+    free(s->per_row);
+    free(s->samples);
+    free(s->wrows);
+    free(s->ranks);
     free(s->idx);
     free(s);
 }
@@ -108,16 +175,54 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                           "table would never change (variant: dsag keeps "
                           "them)");
     }
+    s->balance = aia_arg_enum(ctx->args, "balance", balance_words, 2) == 1;
+    s->every = (size_t)aia_arg(ctx->args, "balance_every")->i;
+    s->window = (size_t)aia_arg(ctx->args, "balance_window")->i;
+    s->threshold = aia_arg(ctx->args, "balance_threshold")->d;
+    s->most = (size_t)aia_arg(ctx->args, "balance_max")->i;
+    s->async = AIA_HAS(struct aia_context, ctx, async) && ctx->async;
+    s->worker_index = ctx->worker;
+    if (s->balance && s->most < s->parts) {
+        size_t most = s->most, parts = s->parts;
+        destroy(s);
+        return aia_seterr(err,
+                          "balance_max: %zu is below subpartitions (%zu), "
+                          "the fewest a worker gets",
+                          most, parts);
+    }
+    /* a balanced table is of row segments: the fixed one stays empty */
     if (aia_table_method_open(&s->t, ctx, 0.5,
                               "1/(2L): the table mixes gradients of several "
                               "iterates",
-                              2.0, (size_t)s->nworkers * s->parts, shape,
-                              err) < 0) {
+                              2.0,
+                              s->balance ? 0 : (size_t)s->nworkers * s->parts,
+                              shape, err) < 0) {
         destroy(s);
         return -1;
     }
     s->rows = s->t.m.grad.rows;
     shape->answer_len = s->t.m.dim + 2;
+    if (s->balance) {
+        size_t n = (size_t)s->nworkers;
+        shape->query_len = s->t.m.dim + n;
+        shape->answer_len = s->t.m.dim + 3;
+        s->now_parts = s->parts;
+        if (ctx->role == AIA_ROLE_COORDINATOR &&
+            (aia_segtable_init(&s->seg, s->nworkers, s->t.m.dim) < 0 ||
+             !(s->p = calloc(n, sizeof *s->p)) ||
+             !(s->plan = calloc(n, sizeof *s->plan)) ||
+             !(s->per_row = calloc(n * s->window, sizeof *s->per_row)) ||
+             !(s->samples = calloc(n, sizeof *s->samples)) ||
+             !(s->wrows = calloc(n, sizeof *s->wrows)) ||
+             !(s->ranks = calloc(n, sizeof *s->ranks)))) {
+            destroy(s);
+            return aia_seterr(err, "out of memory");
+        }
+        for (size_t w = 0; s->p && w < n; w++) {
+            s->p[w] = (double)s->parts;
+            s->ranks[w] = ctx->pool_ranks ? ctx->pool_ranks[w] : (int)w + 1;
+        }
+    }
     if (ctx->role != AIA_ROLE_COORDINATOR) {
         if (s->rows < s->parts) {
             size_t rows = s->rows, parts = s->parts;
@@ -136,16 +241,185 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     return 0;
 }
 
-/* Rows [first(j), first(j + 1)) of the worker's form sub-partition j. */
+/* Rows [first(j), first(j + 1)) of the worker's form sub-partition j of
+ * parts. */
+static size_t first_of(size_t rows, size_t j, size_t parts)
+{
+    return (size_t)(((unsigned __int128)rows * j) / parts);
+}
+
 static size_t first(const struct sag *s, size_t j)
 {
-    return (size_t)(((unsigned __int128)s->rows * j) / s->parts);
+    return first_of(s->rows, j, s->parts);
+}
+
+/* balance: on.  Worker: the p the query gives it (after x, one a worker,
+ * in pool order); a new p starts the cycle again.  The answer is the
+ * gradient, the sub-partition's index, its rows and its first row. */
+static int worker_balanced(struct sag *s, const double *query, double *answer,
+                           const struct aia_step *step, struct aia_error *err)
+{
+    size_t dim = s->t.m.dim;
+    double p = query[dim + s->worker_index];
+    if (!(p >= (double)s->parts && p <= (double)s->rows && p == floor(p)))
+        return aia_seterr(err,
+                          "the query gives worker %d %g sub-partitions of "
+                          "its %zu rows (at least %zu)",
+                          s->worker_index, p, s->rows, s->parts);
+    if ((size_t)p != s->now_parts) {
+        s->now_parts = (size_t)p;
+        s->start = step->answers;
+    }
+    size_t j = (size_t)((step->answers - s->start) % s->now_parts);
+    size_t lo = first_of(s->rows, j, s->now_parts);
+    size_t hi = first_of(s->rows, j + 1, s->now_parts);
+    struct aia_gradients *g = &s->t.m.grad;
+    int rc;
+    if (s->now_parts == 1)
+        rc = aia_gradients_take(g, query, answer, err);
+    else {
+        for (size_t i = lo; i < hi; i++)
+            s->idx[i - lo] = i;
+        rc = g->prob->gradient(g->pstate, query, s->idx, hi - lo, answer, err);
+    }
+    answer[dim] = (double)j;
+    answer[dim + 1] = (double)(hi - lo);
+    answer[dim + 2] = (double)lo;
+    return rc;
+}
+
+/* Workers first..last (pool indexes) as "w" or "w-v", appended at *at
+ * within end. */
+static void put_range(char **at, char *end, int first, int last)
+{
+    int n = first == last ? snprintf(*at, (size_t)(end - *at), " %d", first)
+                          : snprintf(*at, (size_t)(end - *at), " %d-%d",
+                                     first, last);
+    if (n > 0)
+        *at += (size_t)n < (size_t)(end - *at) ? (size_t)n
+                                              : (size_t)(end - *at) - 1;
+}
+
+/* The assignment p as runs of workers' ranks: "1: ranks 1-75; 3: ranks
+ * 76-100" in buf. */
+static void describe(const struct sag *s, const double *p, char *buf,
+                     size_t len)
+{
+    char *at = buf, *end = buf + len;
+    buf[0] = '\0';
+    /* each value of p, least first, with its workers */
+    double v = 0;
+    for (;;) {
+        double next = INFINITY;
+        for (int w = 0; w < s->nworkers; w++)
+            if (p[w] > v && p[w] < next)
+                next = p[w];
+        if (!isfinite(next))
+            break;
+        v = next;
+        int n = snprintf(at, (size_t)(end - at), "%s%g: ranks",
+                         at == buf ? "" : "; ", v);
+        if (n < 0 || n >= end - at)
+            return;
+        at += n;
+        for (int w = 0; w < s->nworkers; w++) {
+            if (p[w] != v ||
+                (w > 0 && p[w - 1] == v && s->ranks[w] == s->ranks[w - 1] + 1))
+                continue;
+            int u = w;
+            while (u + 1 < s->nworkers && p[u + 1] == v &&
+                   s->ranks[u + 1] == s->ranks[u] + 1)
+                u++;
+            put_range(&at, end, s->ranks[w], s->ranks[u]);
+        }
+    }
+}
+
+static void note_assignment(const struct sag *s)
+{
+    char list[800], text[1000];
+    describe(s, s->p, list, sizeof list);
+    snprintf(text, sizeof text,
+             "%.0f plans taken; sub-partitions %s", s->plans,
+             list);
+    aia_note(s->t.m.host, "balance", text);
+}
+
+/* Coordinator: worker w's time for all its rows, from its latest
+ * answers' time per row: rows x (mean + one standard deviation); 0 while
+ * it has answered fewer than two. */
+static double full_time(const struct sag *s, int w)
+{
+    size_t n = s->samples[w] < (double)s->window ? (size_t)s->samples[w]
+                                                 : s->window;
+    if (n < 2 || !(s->wrows[w] > 0))
+        return 0;
+    const double *r = s->per_row + (size_t)w * s->window;
+    double mean = 0, var = 0;
+    for (size_t k = 0; k < n; k++)
+        mean += r[k];
+    mean /= (double)n;
+    for (size_t k = 0; k < n; k++)
+        var += (r[k] - mean) * (r[k] - mean);
+    var /= (double)(n - 1);
+    return s->wrows[w] * (mean + sqrt(var));
+}
+
+/* Coordinator: plan a new assignment, and take it when it predicts a
+ * real gain. */
+static void rebalance(struct sag *s)
+{
+    double least = INFINITY, now = 0, then = 0;
+    for (int w = 0; w < s->nworkers; w++) {
+        double c = full_time(s, w);
+        if (c > 0 && c < least)
+            least = c;
+    }
+    if (!isfinite(least))
+        return;
+    double target = least / (double)s->parts;
+    int changed = 0;
+    for (int w = 0; w < s->nworkers; w++) {
+        double c = full_time(s, w), p = s->p[w];
+        if (c > 0) {
+            double most = fmin((double)s->most, s->wrows[w]);
+            p = fmin(fmax(floor(c / target + 0.5), (double)s->parts), most);
+            now = fmax(now, c / s->p[w]);
+            then = fmax(then, c / p);
+        }
+        s->plan[w] = p;
+        changed |= p != s->p[w];
+    }
+    if (!changed || !(then < s->threshold * now))
+        return;
+    s->plans++;
+    char list[800];
+    size_t k = 0;
+    list[0] = '\0';
+    for (int w = 0; w < s->nworkers; w++)
+        if (s->plan[w] != s->p[w] && k < sizeof list - 40) {
+            int n = snprintf(list + k, sizeof list - k, "%s%d: %g->%g",
+                             k ? ", " : "", s->ranks[w], s->p[w], s->plan[w]);
+            k += n > 0 ? (size_t)n : 0;
+        }
+    if (k >= sizeof list - 40)
+        snprintf(list + k, sizeof list - k, ", ...");
+    const struct aia_host *host = s->t.m.host;
+    if (host && host->log)
+        host->log(host, AIA_LOG_INFO,
+            "balance: plan %.0f: predicted time per answer %.4g s -> %.4g s "
+            "(x%.3f); sub-partitions of rank %s",
+            s->plans, now, then, then / now, list);
+    memcpy(s->p, s->plan, (size_t)s->nworkers * sizeof *s->p);
+    note_assignment(s);
 }
 
 static int worker(void *state, const double *query, double *answer,
                   const struct aia_step *step, struct aia_error *err)
 {
     struct sag *s = state;
+    if (s->balance)
+        return worker_balanced(s, query, answer, step, err);
     size_t j = (size_t)(step->answers % s->parts);
     size_t lo = first(s, j), hi = first(s, j + 1);
     struct aia_gradients *g = &s->t.m.grad;
@@ -162,6 +436,34 @@ static int worker(void *state, const double *query, double *answer,
     return rc;
 }
 
+static int absorb_balanced(struct sag *s, const double *answer,
+                           const struct aia_answer_info *info,
+                           struct aia_error *err)
+{
+    size_t dim = s->t.m.dim;
+    double part = answer[dim], rows = answer[dim + 1], lo = answer[dim + 2];
+    int w = info->worker;
+    if (!(part >= 0 && part < (double)info->rows && rows > 0 && lo >= 0 &&
+          lo == floor(lo) && rows == floor(rows) &&
+          lo + rows <= (double)info->rows))
+        return aia_seterr(err,
+                          "an answer for rows %g to %g of worker %d's %zu: "
+                          "not one of this job's",
+                          lo, lo + rows, w, info->rows);
+    s->wrows[w] = (double)info->rows;
+    /* its time per row, into the worker's window */
+    size_t k = (size_t)fmod(s->samples[w], (double)s->window);
+    s->per_row[(size_t)w * s->window + k] = info->compute_s / rows;
+    s->samples[w]++;
+    aia_segtable_heard(&s->seg, info->round);
+    if (info->staleness > 0 && !s->dsag)
+        return 0;
+    if (aia_segtable_put(&s->seg, w, (size_t)lo, (size_t)(lo + rows), answer,
+                         info->sent_round) < 0)
+        return aia_seterr(err, "out of memory for the table's segments");
+    return 0;
+}
+
 static int absorb(void *state, const double *answer,
                   const struct aia_answer_info *info, struct aia_error *err)
 {
@@ -170,6 +472,8 @@ static int absorb(void *state, const double *answer,
     if (info->worker < 0 || info->worker >= s->nworkers)
         return aia_seterr(err, "an answer from worker %d of a pool of %d",
                           info->worker, s->nworkers);
+    if (s->balance)
+        return absorb_balanced(s, answer, info, err);
     if (!(part >= 0 && part < (double)s->parts && rows > 0))
         return aia_seterr(err,
                           "an answer for sub-partition %g of %zu rows "
@@ -187,6 +491,145 @@ static int absorb(void *state, const double *answer,
     return 0;
 }
 
+/* The query: x, then with balance each worker's p. */
+static int init(void *state, double *query, struct aia_error *err)
+{
+    struct sag *s = state;
+    int rc = aia_method_init(state, query, err);
+    if (s->balance) {
+        memcpy(query + s->t.m.dim, s->p, (size_t)s->nworkers * sizeof *s->p);
+        note_assignment(s);
+    }
+    return rc;
+}
+
+/* The end of a round: with balance, a plan every balance_every, then a
+ * step along the segments' mean (summed afresh in rounds mode, so that it
+ * does not depend on the answers' order), times the table's age factor. */
+static int query(void *state, double *q, struct aia_error *err)
+{
+    struct sag *s = state;
+    if (!s->balance)
+        return aia_table_method_query(state, q, err);
+    if (++s->since_plan >= (double)s->every) {
+        s->since_plan = 0;
+        rebalance(s);
+    }
+    struct aia_segtable *t = &s->seg;
+    if (!s->async)
+        aia_segtable_resum(t);
+    double h = s->t.m.step * aia_segtable_age_factor(s->t.m.host, t, s->t.most);
+    if (t->total > 0)
+        for (size_t j = 0; j < t->dim; j++)
+            s->t.m.x[j] -= h * (t->sum[j] / t->total);
+    return init(state, q, err);
+}
+
+static int iterate(void *state, double *x, struct aia_error *err)
+{
+    struct sag *s = state;
+    (void)err;
+    memcpy(x, s->t.m.x, s->t.m.dim * sizeof *x);
+    return 0;
+}
+
+/* Checkpoints with balance: x, the assignment, the plans and the rounds
+ * since the last, each worker's rows, answers timed and window, then the
+ * segments (aia_segtable_save). */
+static size_t balanced_len(const struct sag *s)
+{
+    size_t n = (size_t)s->nworkers;
+    return s->t.m.dim + 2 + n * (3 + s->window) + aia_segtable_size(&s->seg);
+}
+
+static size_t state_size(void *state)
+{
+    struct sag *s = state;
+    if (!s->balance)
+        return aia_table_method_size(state);
+    return balanced_len(s) * sizeof(double);
+}
+
+static int save(void *state, void *buf, struct aia_error *err)
+{
+    struct sag *s = state;
+    if (!s->balance)
+        return aia_table_method_save(state, buf, err);
+    size_t n = (size_t)s->nworkers, dim = s->t.m.dim;
+    double *p = buf;
+    memcpy(p, s->t.m.x, dim * sizeof *p);
+    p += dim;
+    *p++ = s->plans;
+    *p++ = s->since_plan;
+    memcpy(p, s->p, n * sizeof *p);
+    p += n;
+    memcpy(p, s->wrows, n * sizeof *p);
+    p += n;
+    memcpy(p, s->samples, n * sizeof *p);
+    p += n;
+    memcpy(p, s->per_row, n * s->window * sizeof *p);
+    p += n * s->window;
+    aia_segtable_save(&s->seg, p);
+    return 0;
+}
+
+static int load(void *state, const void *buf, size_t len,
+                struct aia_error *err)
+{
+    struct sag *s = state;
+    if (!s->balance)
+        return aia_table_method_load(state, buf, len, err);
+    size_t n = (size_t)s->nworkers, dim = s->t.m.dim;
+    size_t fixed = dim + 2 + n * (3 + s->window);
+    const double *p = buf, *q;
+    if (len % sizeof(double) || len / sizeof(double) < fixed)
+        return aia_seterr(err,
+                          "a state of %zu bytes, not a balanced table's "
+                          "(another job's checkpoint?)",
+                          len);
+    q = p + dim + 2;
+    for (size_t w = 0; w < n; w++) {
+        double parts = q[w], rows = q[n + w];
+        if (!(parts >= (double)s->parts && parts <= (double)s->most &&
+              parts == floor(parts) && rows >= 0 && rows < 9.007e15 &&
+              (rows == 0 || parts <= rows)))
+            return aia_seterr(err,
+                              "worker %zu: %g sub-partitions of %g rows, not "
+                              "this job's balance",
+                              w, parts, rows);
+    }
+    struct aia_segtable seg = {0};
+    size_t *bound = malloc(n * sizeof *bound);
+    if (!bound || aia_segtable_init(&seg, s->nworkers, dim) < 0) {
+        free(bound);
+        aia_segtable_free(&seg);
+        return aia_seterr(err, "out of memory");
+    }
+    for (size_t w = 0; w < n; w++)
+        bound[w] = q[n + w] > 0 ? (size_t)q[n + w] : SIZE_MAX;
+    size_t rest = len / sizeof(double) - fixed;
+    const double *end = aia_segtable_load(&seg, p + fixed, rest, bound, err);
+    free(bound);
+    if (!end || end != p + fixed + rest) {
+        if (end)
+            aia_seterr(err, "%zu doubles past the balanced table",
+                       (size_t)(p + fixed + rest - end));
+        aia_segtable_free(&seg);
+        return -1;
+    }
+    aia_segtable_free(&s->seg);
+    s->seg = seg;
+    memcpy(s->t.m.x, p, dim * sizeof *p);
+    s->plans = p[dim];
+    s->since_plan = p[dim + 1];
+    memcpy(s->p, q, n * sizeof *p);
+    memcpy(s->wrows, q + n, n * sizeof *p);
+    memcpy(s->samples, q + 2 * n, n * sizeof *p);
+    memcpy(s->per_row, q + 3 * n, n * s->window * sizeof *p);
+    note_assignment(s);
+    return 0;
+}
+
 const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .h = AIA_HEADER(AIA_KIND_ALGORITHM, struct aia_algorithm_plugin, "sag",
                     "1.0",
@@ -196,11 +639,12 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     params),
     .create = create,
     .destroy = destroy,
-    .init = aia_method_init,
+    .init = init,
     .worker = worker,
     .absorb = absorb,
-    .query = aia_table_method_query,
-    .state_size = aia_table_method_size,
-    .save = aia_table_method_save,
-    .load = aia_table_method_load,
+    .query = query,
+    .iterate = iterate,
+    .state_size = state_size,
+    .save = save,
+    .load = load,
 };

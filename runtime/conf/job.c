@@ -307,6 +307,21 @@ static int check_fixed(struct job *job, const struct mnode *node,
     return 0;
 }
 
+static int check_slow(struct job *job, const struct mnode *node,
+                      const struct mnode *key, const struct aia_value *v,
+                      struct aia_error *err)
+{
+    (void)key;
+    (void)v;
+    const struct job_stragglers *st = &job->stragglers;
+    if (st->nslow_factor != 1 && st->nslow_factor != st->nslow)
+        return blame(job, mnode_get(node, "factor", NULL), err,
+                     "stragglers.slow.factor: give one factor, or one per "
+                     "rank (%zu)",
+                     st->nslow);
+    return 0;
+}
+
 static int check_markov(struct job *job, const struct mnode *node,
                         const struct mnode *key, const struct aia_value *v,
                         struct aia_error *err)
@@ -414,6 +429,11 @@ const struct job_section job_sections[] = {
      check_markov,
      "Each worker switches between a fast and a slow state, per answer, as "
      "cluster traces show bursts."},
+    {"stragglers.slow", job_keys_slow, JS_PRESENT, AT(stragglers), check_slow,
+     "Workers that are slower per row for the whole run, as on a shared "
+     "cluster: under mpirun such a worker sleeps (factor - 1) times the "
+     "measured time of each step after computing it; under --simulate its "
+     "compute time is multiplied by factor."},
     {"stragglers.hang", job_keys_hang, JS_PRESENT, AT(stragglers), NULL, NULL},
     {"stragglers.corrupt", job_keys_corrupt, JS_PRESENT, AT(stragglers), NULL,
      NULL},

@@ -94,6 +94,10 @@ struct job_stragglers {
     const int64_t *markov_ranks; /* NULL: every worker */
     size_t nmarkov;
     double p_slow, p_fast, markov_delay;
+    const int64_t *slow; /* persistently slow workers' ranks */
+    size_t nslow;
+    const double *slow_factor; /* one, or one per rank of slow */
+    size_t nslow_factor;
     const int64_t *hang; /* ranks that stop answering */
     size_t nhang;
     int64_t hang_after;     /* answers they give first */
@@ -102,6 +106,7 @@ struct job_stragglers {
     int64_t corrupt_after;
     /* where the rank lists are, for messages */
     const struct mnode *fixed_node, *markov_node, *hang_node, *corrupt_node;
+    const struct mnode *slow_node;
 };
 
 /* The simulate section (latency.c binds it), in seconds: the virtual

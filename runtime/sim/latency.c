@@ -215,8 +215,10 @@ void latency_next(struct latency *l, size_t qbytes, size_t abytes, double work,
     d->compute = l->compute_s * work;
     d->delay = straggle_next(&l->delays);
     d->corrupt = straggle_corrupt(&l->delays);
-    if (l->sim->compute != LATENCY_DSAG)
+    if (l->sim->compute != LATENCY_DSAG) {
+        d->compute *= l->delays.factor;
         return;
+    }
     /* the chain moves first, so a burst slows the answer that began it;
      * one uniform a step keeps the stream aligned with the answers */
     double u = aia_rng_uniform(&l->rng);
@@ -226,4 +228,5 @@ void latency_next(struct latency *l, size_t qbytes, size_t abytes, double work,
     if (l->slow)
         d->compute *= l->sim->slow_factor;
     d->up += latency_gamma_draw(&l->rng, l->comm);
+    d->compute *= l->delays.factor; /* stragglers.slow */
 }
