@@ -347,12 +347,14 @@ static void note_assignment(const struct sag *s)
 
 /* Coordinator: worker w's time for all its rows, from its latest
  * answers' time per row: rows x (mean + one standard deviation); 0 while
- * it has answered fewer than two. */
+ * it has answered fewer than five (or balance_window) since its p last
+ * changed: times per row measured at the new p, where a fixed cost of
+ * each answer weighs more, are the next plan's. */
 static double full_time(const struct sag *s, int w)
 {
     size_t n = s->samples[w] < (double)s->window ? (size_t)s->samples[w]
                                                  : s->window;
-    if (n < 2 || !(s->wrows[w] > 0))
+    if (n < (s->window < 5 ? s->window : 5) || !(s->wrows[w] > 0))
         return 0;
     const double *r = s->per_row + (size_t)w * s->window;
     double mean = 0, var = 0;
@@ -410,6 +412,9 @@ static void rebalance(struct sag *s)
             "balance: plan %.0f: predicted time per answer %.4g s -> %.4g s "
             "(x%.3f); sub-partitions of rank %s",
             s->plans, now, then, then / now, list);
+    for (int w = 0; w < s->nworkers; w++)
+        if (s->plan[w] != s->p[w])
+            s->samples[w] = 0;
     memcpy(s->p, s->plan, (size_t)s->nworkers * sizeof *s->p);
     note_assignment(s);
 }
@@ -594,9 +599,10 @@ static int load(void *state, const void *buf, size_t len,
               parts == floor(parts) && rows >= 0 && rows < 9.007e15 &&
               (rows == 0 || parts <= rows)))
             return aia_seterr(err,
-                              "worker %zu: %g sub-partitions of %g rows, not "
+                              "worker %zu: %g sub-partitions of %g rows "
+                              "(expected %zu to %zu, at most its rows): not "
                               "this job's balance",
-                              w, parts, rows);
+                              w, parts, rows, s->parts, s->most);
     }
     struct aia_segtable seg = {0};
     size_t *bound = malloc(n * sizeof *bound);
