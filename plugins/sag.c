@@ -44,17 +44,19 @@
  * on a pool whose workers stay unequal a while (a shared cluster), a
  * slow worker gets more, smaller sub-partitions, so that every worker's
  * expected time per answer is the same; no row moves between ranks.  The
- * coordinator keeps, per worker, the compute time per row of its latest
- * balance_window answers (compute_s over the rows answered), and every
- * balance_every rounds plans: worker i's time for all its rows is c_i =
- * R_i (mean + one standard deviation of its time per row), the target
- * time per answer is the least c_i over subpartitions (the fastest keeps
- * subpartitions), and p_i = c_i / target rounded, at least subpartitions,
- * at most balance_max and R_i.  The plan's predicted time per answer of
- * its slowest worker (max c_i / p_i, the round's time when a round waits
+ * coordinator keeps, per worker, the rows and compute times (compute_s)
+ * of its latest balance_window answers, fits them as o_i + b_i n (a fixed
+ * cost of an answer, a time per row), and every balance_every rounds
+ * plans (rebalance): the target time per answer is the least of the
+ * workers' at subpartitions, and each worker gets the p that brings its
+ * time nearest it, at least subpartitions, at most balance_max, its rows
+ * and 4 times its p.  The plan's predicted time per answer of its slowest
+ * worker (max o_i + b_i R_i / p_i: the round's time when a round waits
  * for every worker, the staleness of the slowest otherwise) must be below
  * balance_threshold times the current assignment's, or the plan is
- * dropped: a plan must pay for the cycles it restarts.  The query carries
+ * dropped: a plan must pay for the cycles it restarts (the paper
+ * simulates the pool and takes a plan below 0.95-0.98 of the current
+ * time; here the slowest worker's expected time stands for it).  The query carries
  * the assignment after x (dim + nworkers doubles); a worker whose p
  * changes starts its cycle again.  The table is then of row segments
  * (segtable.h): an answer is the gradient, its sub-partition's index, its
@@ -128,8 +130,10 @@ struct sag {
     uint64_t start;    /* worker: its answers before the current cycle */
     double *p;         /* coordinator: each worker's p */
     double *plan;      /* coordinator: a plan's p (scratch) */
-    double *per_row;   /* coordinator: window x nworkers samples */
+    double *ring_rows; /* coordinator: window x nworkers answers' rows */
+    double *ring_time; /* coordinator: and their compute times */
     double *samples;   /* coordinator: answers timed, per worker */
+    double *recent;    /* coordinator: of them since its p changed */
     double *wrows;     /* coordinator: rows of each worker (0: unknown) */
     double since_plan, plans;
     int *ranks;        /* coordinator: each worker's rank, for messages */
@@ -145,7 +149,9 @@ static void destroy(void *state)
     aia_segtable_free(&s->seg);
     free(s->p);
     free(s->plan);
-    free(s->per_row);
+    free(s->ring_rows);
+    free(s->ring_time);
+    free(s->recent);
     free(s->samples);
     free(s->wrows);
     free(s->ranks);
@@ -211,7 +217,9 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
             (aia_segtable_init(&s->seg, s->nworkers, s->t.m.dim) < 0 ||
              !(s->p = calloc(n, sizeof *s->p)) ||
              !(s->plan = calloc(n, sizeof *s->plan)) ||
-             !(s->per_row = calloc(n * s->window, sizeof *s->per_row)) ||
+             !(s->ring_rows = calloc(n * s->window, sizeof(double))) ||
+             !(s->ring_time = calloc(n * s->window, sizeof(double))) ||
+             !(s->recent = calloc(n, sizeof *s->recent)) ||
              !(s->samples = calloc(n, sizeof *s->samples)) ||
              !(s->wrows = calloc(n, sizeof *s->wrows)) ||
              !(s->ranks = calloc(n, sizeof *s->ranks)))) {
@@ -345,49 +353,69 @@ static void note_assignment(const struct sag *s)
     aia_note(s->t.m.host, "balance", text);
 }
 
-/* Coordinator: worker w's time for all its rows, from its latest
- * answers' time per row: rows x (mean + one standard deviation); 0 while
- * it has answered fewer than five (or balance_window) since its p last
- * changed: times per row measured at the new p, where a fixed cost of
- * each answer weighs more, are the next plan's. */
-static double full_time(const struct sag *s, int w)
+/* Coordinator: worker w's time per answer as o + b n, n the rows
+ * answered, o a fixed cost of each answer (waking, scheduling) and b the
+ * time per row, by least squares over its latest answers; with one size
+ * of answer in the window o is 0.  0 with *o and *b set, or -1 while it
+ * has answered fewer than five (or balance_window) since its p changed:
+ * the plan after a change waits for times at the new size, which are
+ * what separate o from b. */
+static int model(const struct sag *s, int w, double *o, double *b)
 {
     size_t n = s->samples[w] < (double)s->window ? (size_t)s->samples[w]
                                                  : s->window;
-    if (n < (s->window < 5 ? s->window : 5) || !(s->wrows[w] > 0))
-        return 0;
-    const double *r = s->per_row + (size_t)w * s->window;
-    double mean = 0, var = 0;
+    if (s->recent[w] < (double)(s->window < 5 ? s->window : 5) ||
+        !(s->wrows[w] > 0))
+        return -1;
+    const double *r = s->ring_rows + (size_t)w * s->window;
+    const double *t = s->ring_time + (size_t)w * s->window;
+    double mr = 0, mt = 0, vr = 0, c = 0;
     for (size_t k = 0; k < n; k++)
-        mean += r[k];
-    mean /= (double)n;
-    for (size_t k = 0; k < n; k++)
-        var += (r[k] - mean) * (r[k] - mean);
-    var /= (double)(n - 1);
-    return s->wrows[w] * (mean + sqrt(var));
+        mr += r[k], mt += t[k];
+    mr /= (double)n;
+    mt /= (double)n;
+    for (size_t k = 0; k < n; k++) {
+        vr += (r[k] - mr) * (r[k] - mr);
+        c += (r[k] - mr) * (t[k] - mt);
+    }
+    *o = 0;
+    *b = mt / mr;
+    if (vr > 1e-4 * mr * mr * (double)n && c > 0 && mt - c / vr * mr >= 0) {
+        *b = c / vr;
+        *o = mt - *b * mr;
+    }
+    return *b > 0 ? 0 : -1;
 }
 
 /* Coordinator: plan a new assignment, and take it when it predicts a
- * real gain. */
+ * real gain.  Worker i's time per answer at p is o_i + b_i R_i / p; the
+ * target T is the least of these at subpartitions (the fastest worker
+ * keeps it), and p_i = b_i R_i / max(T - o_i, o_i), rounded: as near T as
+ * can be, but never so fine that an answer's compute is below its fixed
+ * cost (each further split would add a fixed cost per row cycle and save
+ * less than one). */
 static void rebalance(struct sag *s)
 {
-    double least = INFINITY, now = 0, then = 0;
-    for (int w = 0; w < s->nworkers; w++) {
-        double c = full_time(s, w);
-        if (c > 0 && c < least)
-            least = c;
-    }
-    if (!isfinite(least))
+    double target = INFINITY, now = 0, then = 0, o, b;
+    for (int w = 0; w < s->nworkers; w++)
+        if (model(s, w, &o, &b) == 0)
+            target = fmin(target, o + b * s->wrows[w] / (double)s->parts);
+    if (!isfinite(target))
         return;
-    double target = least / (double)s->parts;
     int changed = 0;
     for (int w = 0; w < s->nworkers; w++) {
-        double c = full_time(s, w), p = s->p[w];
-        if (c > 0) {
+        double p = s->p[w];
+        if (model(s, w, &o, &b) == 0) {
             double most = fmin((double)s->most, s->wrows[w]);
-            p = fmin(fmax(floor(c / target + 0.5), (double)s->parts), most);
-            now = fmax(now, c / s->p[w]);
-            then = fmax(then, c / p);
+            double c = b * s->wrows[w];
+            /* at most 4 times as many as now: times measured on a
+             * loaded node are noisy, and a plan is checked by the next */
+            p = fmin(fmin(fmax(floor(c / fmax(target - o, o) + 0.5),
+                               (double)s->parts),
+                          most),
+                     4 * s->p[w]);
+            now = fmax(now, o + c / s->p[w]);
+            then = fmax(then, o + c / p);
         }
         s->plan[w] = p;
         changed |= p != s->p[w];
@@ -414,7 +442,7 @@ static void rebalance(struct sag *s)
             s->plans, now, then, then / now, list);
     for (int w = 0; w < s->nworkers; w++)
         if (s->plan[w] != s->p[w])
-            s->samples[w] = 0;
+            s->recent[w] = 0;
     memcpy(s->p, s->plan, (size_t)s->nworkers * sizeof *s->p);
     note_assignment(s);
 }
@@ -458,8 +486,10 @@ static int absorb_balanced(struct sag *s, const double *answer,
     s->wrows[w] = (double)info->rows;
     /* its time per row, into the worker's window */
     size_t k = (size_t)fmod(s->samples[w], (double)s->window);
-    s->per_row[(size_t)w * s->window + k] = info->compute_s / rows;
+    s->ring_rows[(size_t)w * s->window + k] = rows;
+    s->ring_time[(size_t)w * s->window + k] = info->compute_s;
     s->samples[w]++;
+    s->recent[w]++;
     aia_segtable_heard(&s->seg, info->round);
     if (info->staleness > 0 && !s->dsag)
         return 0;
@@ -538,13 +568,15 @@ static int iterate(void *state, double *x, struct aia_error *err)
     return 0;
 }
 
-/* Checkpoints with balance: x, the assignment, the plans and the rounds
- * since the last, each worker's rows, answers timed and window, then the
- * segments (aia_segtable_save). */
+/* Checkpoints with balance: x, the plans and the rounds since the last,
+ * the assignment, each worker's rows, answers timed (all, and since its p
+ * changed) and window (rows, then times), then the segments
+ * (aia_segtable_save). */
 static size_t balanced_len(const struct sag *s)
 {
     size_t n = (size_t)s->nworkers;
-    return s->t.m.dim + 2 + n * (3 + s->window) + aia_segtable_size(&s->seg);
+    return s->t.m.dim + 2 + n * (4 + 2 * s->window) +
+           aia_segtable_size(&s->seg);
 }
 
 static size_t state_size(void *state)
@@ -572,7 +604,11 @@ static int save(void *state, void *buf, struct aia_error *err)
     p += n;
     memcpy(p, s->samples, n * sizeof *p);
     p += n;
-    memcpy(p, s->per_row, n * s->window * sizeof *p);
+    memcpy(p, s->recent, n * sizeof *p);
+    p += n;
+    memcpy(p, s->ring_rows, n * s->window * sizeof *p);
+    p += n * s->window;
+    memcpy(p, s->ring_time, n * s->window * sizeof *p);
     p += n * s->window;
     aia_segtable_save(&s->seg, p);
     return 0;
@@ -585,7 +621,7 @@ static int load(void *state, const void *buf, size_t len,
     if (!s->balance)
         return aia_table_method_load(state, buf, len, err);
     size_t n = (size_t)s->nworkers, dim = s->t.m.dim;
-    size_t fixed = dim + 2 + n * (3 + s->window);
+    size_t fixed = dim + 2 + n * (4 + 2 * s->window);
     const double *p = buf, *q;
     if (len % sizeof(double) || len / sizeof(double) < fixed)
         return aia_seterr(err,
@@ -631,7 +667,10 @@ static int load(void *state, const void *buf, size_t len,
     memcpy(s->p, q, n * sizeof *p);
     memcpy(s->wrows, q + n, n * sizeof *p);
     memcpy(s->samples, q + 2 * n, n * sizeof *p);
-    memcpy(s->per_row, q + 3 * n, n * s->window * sizeof *p);
+    memcpy(s->recent, q + 3 * n, n * sizeof *p);
+    memcpy(s->ring_rows, q + 4 * n, n * s->window * sizeof *p);
+    memcpy(s->ring_time, q + 4 * n + n * s->window,
+           n * s->window * sizeof *p);
     note_assignment(s);
     return 0;
 }
