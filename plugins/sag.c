@@ -102,8 +102,8 @@ static const struct aia_param params[] = {
      "rounds (updates in async mode) between two plans of the balancer",
      NULL, 1, 1e9},
     {"balance_window", AIA_INT, "20",
-     "answers per worker behind its estimated compute time per row (mean "
-     "and standard deviation)",
+     "latest answers per worker whose compute times the balancer fits as "
+     "a fixed cost per answer plus a time per row",
      NULL, 2, 10000},
     {"balance_threshold", AIA_DOUBLE, "0.95",
      "a plan is taken only when its predicted time per answer of the "
@@ -134,6 +134,8 @@ struct sag {
     double *ring_time; /* coordinator: and their compute times */
     double *samples;   /* coordinator: answers timed, per worker */
     double *recent;    /* coordinator: of them since its p changed */
+    double *scratch;   /* coordinator: window doubles */
+    double *cap;       /* coordinator: most parts a split paid for */
     double *wrows;     /* coordinator: rows of each worker (0: unknown) */
     double since_plan, plans;
     int *ranks;        /* coordinator: each worker's rank, for messages */
@@ -152,6 +154,8 @@ static void destroy(void *state)
     free(s->ring_rows);
     free(s->ring_time);
     free(s->recent);
+    free(s->scratch);
+    free(s->cap);
     free(s->samples);
     free(s->wrows);
     free(s->ranks);
@@ -220,6 +224,8 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
              !(s->ring_rows = calloc(n * s->window, sizeof(double))) ||
              !(s->ring_time = calloc(n * s->window, sizeof(double))) ||
              !(s->recent = calloc(n, sizeof *s->recent)) ||
+             !(s->scratch = calloc(s->window, sizeof *s->scratch)) ||
+             !(s->cap = calloc(n, sizeof *s->cap)) ||
              !(s->samples = calloc(n, sizeof *s->samples)) ||
              !(s->wrows = calloc(n, sizeof *s->wrows)) ||
              !(s->ranks = calloc(n, sizeof *s->ranks)))) {
@@ -228,6 +234,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         }
         for (size_t w = 0; s->p && w < n; w++) {
             s->p[w] = (double)s->parts;
+            s->cap[w] = (double)s->most;
             s->ranks[w] = ctx->pool_ranks ? ctx->pool_ranks[w] : (int)w + 1;
         }
     }
@@ -353,36 +360,78 @@ static void note_assignment(const struct sag *s)
     aia_note(s->t.m.host, "balance", text);
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median compute time and rows of worker w's window answers whose
+ * rows are within 1% of n (scratch: window doubles); 0 with *t and *r
+ * set, -1 when fewer than 3 are. */
+static int median_near(const struct sag *s, int w, size_t have, double n,
+                       double *scratch, double *t, double *r)
+{
+    const double *rows = s->ring_rows + (size_t)w * s->window;
+    const double *time = s->ring_time + (size_t)w * s->window;
+    size_t m = 0;
+    double sum = 0;
+    for (size_t k = 0; k < have; k++)
+        if (fabs(rows[k] - n) <= 0.01 * n) {
+            scratch[m++] = time[k];
+            sum += rows[k];
+        }
+    if (m < 3)
+        return -1;
+    qsort(scratch, m, sizeof *scratch, by_value);
+    *t = m % 2 ? scratch[m / 2] : (scratch[m / 2 - 1] + scratch[m / 2]) / 2;
+    *r = sum / (double)m;
+    return 0;
+}
+
 /* Coordinator: worker w's time per answer as o + b n, n the rows
  * answered, o a fixed cost of each answer (waking, scheduling) and b the
- * time per row, by least squares over its latest answers; with one size
- * of answer in the window o is 0.  0 with *o and *b set, or -1 while it
- * has answered fewer than five (or balance_window) since its p changed:
- * the plan after a change waits for times at the new size, which are
- * what separate o from b. */
-static int model(const struct sag *s, int w, double *o, double *b)
+ * time per row, from medians (a worker descheduled a while on a loaded
+ * node must not move the plan): the median time of its answers of the
+ * latest size, and of the size before it when the window still holds
+ * three, give the line through both; with one size o is 0.  0 with *o
+ * and *b set, or -1 while it has answered fewer than five (or
+ * balance_window) since its p changed: the plan after a change waits
+ * for times at the new size. */
+static int model(const struct sag *s, int w, double *o, double *b,
+                 double *split)
 {
-    size_t n = s->samples[w] < (double)s->window ? (size_t)s->samples[w]
-                                                 : s->window;
+    size_t have = s->samples[w] < (double)s->window ? (size_t)s->samples[w]
+                                                    : s->window;
     if (s->recent[w] < (double)(s->window < 5 ? s->window : 5) ||
         !(s->wrows[w] > 0))
         return -1;
-    const double *r = s->ring_rows + (size_t)w * s->window;
-    const double *t = s->ring_time + (size_t)w * s->window;
-    double mr = 0, mt = 0, vr = 0, c = 0;
-    for (size_t k = 0; k < n; k++)
-        mr += r[k], mt += t[k];
-    mr /= (double)n;
-    mt /= (double)n;
-    for (size_t k = 0; k < n; k++) {
-        vr += (r[k] - mr) * (r[k] - mr);
-        c += (r[k] - mr) * (t[k] - mt);
+    const double *rows = s->ring_rows + (size_t)w * s->window;
+    size_t last = (size_t)fmod(s->samples[w] - 1, (double)s->window);
+    double n1 = rows[last], t1, r1, t2, r2, n2 = 0;
+    if (median_near(s, w, have, n1, s->scratch, &t1, &r1) < 0)
+        return -1;
+    /* the latest answer of another size, newest first */
+    for (size_t k = 1; k < have && n2 == 0; k++) {
+        double n = rows[(last + s->window - k) % s->window];
+        if (fabs(n - n1) > 0.01 * n1)
+            n2 = n;
     }
     *o = 0;
-    *b = mt / mr;
-    if (vr > 1e-4 * mr * mr * (double)n && c > 0 && mt - c / vr * mr >= 0) {
-        *b = c / vr;
-        *o = mt - *b * mr;
+    *b = t1 / r1;
+    if (split)
+        *split = 0;
+    if (n2 > 0 && median_near(s, w, have, n2, s->scratch, &t2, &r2) == 0) {
+        /* a finer split that did not cut the time per answer below
+         * balance_threshold of the coarser one's did not pay: the
+         * coarser one's count is the most this worker gets */
+        if (split && r1 < r2 && t1 > s->threshold * t2)
+            *split = floor(s->wrows[w] / r2 + 0.5);
+        double slope = (t2 - t1) / (r2 - r1), fixed = t1 - slope * r1;
+        if (slope > 0 && fixed >= 0) {
+            *b = slope;
+            *o = fixed;
+        }
     }
     return *b > 0 ? 0 : -1;
 }
@@ -398,15 +447,17 @@ static void rebalance(struct sag *s)
 {
     double target = INFINITY, now = 0, then = 0, o, b;
     for (int w = 0; w < s->nworkers; w++)
-        if (model(s, w, &o, &b) == 0)
+        if (model(s, w, &o, &b, NULL) == 0)
             target = fmin(target, o + b * s->wrows[w] / (double)s->parts);
     if (!isfinite(target))
         return;
     int changed = 0;
     for (int w = 0; w < s->nworkers; w++) {
-        double p = s->p[w];
-        if (model(s, w, &o, &b) == 0) {
-            double most = fmin((double)s->most, s->wrows[w]);
+        double p = s->p[w], split;
+        if (model(s, w, &o, &b, &split) == 0) {
+            if (split >= (double)s->parts && split < s->cap[w])
+                s->cap[w] = split;
+            double most = fmin(fmin((double)s->most, s->wrows[w]), s->cap[w]);
             double c = b * s->wrows[w];
             /* at most 4 times as many as now: times measured on a
              * loaded node are noisy, and a plan is checked by the next */
@@ -414,6 +465,10 @@ static void rebalance(struct sag *s)
                                (double)s->parts),
                           most),
                      4 * s->p[w]);
+            /* a change of less than a half is noise, not worth a
+             * restarted cycle */
+            if (p < 1.5 * s->p[w] && p * 1.5 > s->p[w] && p > s->parts)
+                p = s->p[w];
             now = fmax(now, o + c / s->p[w]);
             then = fmax(then, o + c / p);
         }
@@ -570,12 +625,13 @@ static int iterate(void *state, double *x, struct aia_error *err)
 
 /* Checkpoints with balance: x, the plans and the rounds since the last,
  * the assignment, each worker's rows, answers timed (all, and since its p
- * changed) and window (rows, then times), then the segments
+ * changed), the most parts a split paid for, and window (rows, then
+ * times), then the segments
  * (aia_segtable_save). */
 static size_t balanced_len(const struct sag *s)
 {
     size_t n = (size_t)s->nworkers;
-    return s->t.m.dim + 2 + n * (4 + 2 * s->window) +
+    return s->t.m.dim + 2 + n * (5 + 2 * s->window) +
            aia_segtable_size(&s->seg);
 }
 
@@ -606,6 +662,8 @@ static int save(void *state, void *buf, struct aia_error *err)
     p += n;
     memcpy(p, s->recent, n * sizeof *p);
     p += n;
+    memcpy(p, s->cap, n * sizeof *p);
+    p += n;
     memcpy(p, s->ring_rows, n * s->window * sizeof *p);
     p += n * s->window;
     memcpy(p, s->ring_time, n * s->window * sizeof *p);
@@ -621,7 +679,7 @@ static int load(void *state, const void *buf, size_t len,
     if (!s->balance)
         return aia_table_method_load(state, buf, len, err);
     size_t n = (size_t)s->nworkers, dim = s->t.m.dim;
-    size_t fixed = dim + 2 + n * (4 + 2 * s->window);
+    size_t fixed = dim + 2 + n * (5 + 2 * s->window);
     const double *p = buf, *q;
     if (len % sizeof(double) || len / sizeof(double) < fixed)
         return aia_seterr(err,
@@ -668,8 +726,9 @@ static int load(void *state, const void *buf, size_t len,
     memcpy(s->wrows, q + n, n * sizeof *p);
     memcpy(s->samples, q + 2 * n, n * sizeof *p);
     memcpy(s->recent, q + 3 * n, n * sizeof *p);
-    memcpy(s->ring_rows, q + 4 * n, n * s->window * sizeof *p);
-    memcpy(s->ring_time, q + 4 * n + n * s->window,
+    memcpy(s->cap, q + 4 * n, n * sizeof *p);
+    memcpy(s->ring_rows, q + 5 * n, n * s->window * sizeof *p);
+    memcpy(s->ring_time, q + 5 * n + n * s->window,
            n * s->window * sizeof *p);
     note_assignment(s);
     return 0;
