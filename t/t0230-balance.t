@@ -79,6 +79,35 @@ like "$out" "balance    [1-9][0-9]* plans taken" "with the plans of before"
 sim --simulate 2 -o stop.iterations=30 -o output.checkpoint= ck.yaml
 is "$rc" 0 "the job runs under --simulate too"
 
+# --- simulate.dsag presets: harsh is etc/dsag-sim.yaml's values
+cat > preset.yaml <<'YAML'
+seed: 12
+algorithm: {plugin: gd, step: 0.5}
+problem: {plugin: lrmse, rows: 20000, cols: 20}
+pool: {wait: {nwait: 0}}
+simulate:
+  compute: dsag
+  dsag: {preset: harsh}
+stop: {iterations: 40}
+YAML
+sim --simulate 20 preset.yaml
+harsh=$(field time "$out")
+sim --simulate 20 -o simulate.dsag.preset=none -o simulate.dsag.compute_ms=20 \
+    -o simulate.dsag.compute_spread=0.3 -o simulate.dsag.slow_factor=5 \
+    -o simulate.dsag.p_slow=0.02 -o simulate.dsag.p_fast=0.1 preset.yaml
+is "$(field time "$out")" "$harsh" "preset: harsh is compute_ms 20, spread 0.3, 5x bursts"
+sim --simulate 20 -o simulate.dsag.preset=paper preset.yaml
+paper=$(field time "$out")
+expect_ok "preset: paper (1.103x bursts) is milder: $paper s against $harsh" \
+    awk -v a="$paper" -v b="$harsh" 'BEGIN { exit !(a < b) }'
+sim --simulate 20 -o simulate.dsag.preset=paper -o simulate.dsag.slow_factor=5 \
+    -o simulate.dsag.compute_spread=0.3 preset.yaml
+is "$(field time "$out")" "$harsh" "a key given wins over the preset's"
+sim --simulate 20 -o simulate.dsag.preset=none preset.yaml
+is "$rc" 2 "no preset and no compute_ms: refused"
+like "$err" "preset.yaml:7:3: simulate.dsag: give compute_ms, or a preset" \
+    "naming the file, line and key"
+
 # --- refusals
 run 3 -o algorithm.balance_max=0 ck.yaml
 is "$rc" 2 "balance_max 0: refused"

@@ -331,6 +331,17 @@ static int check_markov(struct job *job, const struct mnode *node,
     return 0;
 }
 
+/* simulate.dsag: a preset's values for the keys not given. */
+static int check_dsag(struct job *job, const struct mnode *node,
+                      const struct mnode *key, const struct aia_value *v,
+                      struct aia_error *err)
+{
+    (void)node;
+    if (latency_preset(&job->simulate, v, err) < 0)
+        return blame(job, key, err, "%s", err->text);
+    return 0;
+}
+
 /* simulate: its dsag section present exactly when compute is dsag. */
 static int check_simulate(struct job *job, const struct mnode *node,
                           const struct mnode *key, const struct aia_value *v,
@@ -441,11 +452,14 @@ const struct job_section job_sections[] = {
      "Virtual times of `aiarun --simulate N` (see Simulation); ignored "
      "under mpirun. The stragglers section's delays are added as "
      "under mpirun."},
-    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, AT(simulate), NULL,
+    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, AT(simulate), check_dsag,
      "The DSAG trace model: each worker's compute (and communication) "
      "times are Gamma, with a mean and a coefficient of variation "
      "drawn once per worker from log-normals; a two-state chain puts "
-     "workers in bursts."},
+     "workers in bursts. Two presets: paper, the DSAG paper's model "
+     "(bursts 1.103x as slow, as in its appendix), and harsh, the one "
+     "etc/dsag-sim.yaml uses (a wider spread across workers, 5x "
+     "bursts), harsher than the paper's."},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

@@ -119,6 +119,7 @@ struct job_simulate {
     double comp_mean, comp_spread, comp_cv, cv_spread; /* dsag */
     double comm_mean, comm_spread, comm_cv;
     double p_slow, p_fast, slow_factor;
+    int preset; /* simulate.dsag.preset */
     const struct mnode *compute_node;
     int coordinator;             /* enum latency_coordinator */
     double coord_msg_s;          /* model: each message taken or sent */
