@@ -5,12 +5,12 @@
 # and pca, and the same pool with equal workers; (c) mpirun with 8
 # workers on this machine (--oversubscribe), 2 of them 3x slower.  Prints
 # a markdown table of virtual (a) and wall (c) seconds and their ratios.
-#   sh ../bench/balance.sh [a] [c]     (from the build folder)
+#   sh ../bench/balance.sh [a] [b] [c]     (from the build folder)
 set -u
 : "${AIARUN:=./aiarun}"
 : "${MPIRUN:=mpirun}"
 export AIARUN_PLUGIN_PATH="${AIARUN_PLUGIN_PATH:-plugins/.libs:problems/.libs}"
-parts=${*:-a c}
+parts=${*:-a b c}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/aiarun-balance.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 
@@ -19,13 +19,13 @@ field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 # job PROBLEM WORKERS ITERATIONS: the job file, on stdout
 job() {
     case $1 in
-    logreg) prob="{plugin: logreg, rows: $(($2 * 400)), cols: 20, l2: 0.01}" ;;
-    pca) prob="{plugin: pca, k: 3, rows: $(($2 * 400)), cols: 30}" ;;
+    logreg) spec="{plugin: logreg, rows: $(($2 * 400)), cols: 20, l2: 0.01}" ;;
+    pca) spec="{plugin: pca, k: 3, rows: $(($2 * 400)), cols: 30}" ;;
     esac
     cat <<YAML
 seed: 7
 algorithm: {plugin: sag, variant: dsag, balance: off}
-problem: $prob
+problem: $spec
 pool: {wait: {nwait: 0}}
 stop: {gap: 1e-6, iterations: $3, check_every: 5}
 YAML
@@ -46,7 +46,7 @@ slow_ranks() { # the last quarter of N workers
 
 case " $parts " in *" a "*)
     n=100
-    echo "### (a) --simulate $n workers, simulate.compute: rows (1 us a row), dsag waiting for every worker"
+    echo "### (a) --simulate $n workers, simulate.compute: rows (1 us a row), dsag, balance off and on"
     echo
     echo "| problem | workers | nwait | unbalanced (s) | balanced (s) | unbalanced / balanced |"
     echo "|---|---|---|---|---|---|"
@@ -62,6 +62,30 @@ case " $parts " in *" a "*)
                 what=$([ "$slow" = 1 ] && echo "equal" || echo "25 of $n 3x slower")
                 echo "| $prob | $what | $nw | ${off% *} (${off#* } it) | ${on% *} (${on#* } it) | $(ratio "${off% *}" "${on% *}") |"
             done
+        done
+    done
+    echo
+;; esac
+
+case " $parts " in *" b "*)
+    n=100
+    echo "### (b) --simulate $n workers, simulate.dsag.preset: paper, time to a gap of 1e-6"
+    echo
+    echo "| problem | dsag nwait | dsag (s) | sag, all (s) | gd, all (s) | sag / dsag | gd / dsag |"
+    echo "|---|---|---|---|---|---|---|"
+    for prob in pca logreg; do
+        job $prob $n 20000 > "$dir/job.yaml"
+        cat >> "$dir/job.yaml" <<YAML
+simulate: {compute: dsag, dsag: {preset: paper}}
+YAML
+        step=auto
+        [ $prob = pca ] && step=0.9
+        set -- "$AIARUN" --simulate $n -o algorithm.step=$step "$dir/job.yaml"
+        sag=$(time_of "$@" -o algorithm.variant=sag)
+        gd=$(time_of "$@" -o algorithm.plugin=gd -o algorithm.variant= -o algorithm.balance=)
+        for nw in 50 80; do
+            dsag=$(time_of "$@" -o pool.wait.nwait=$nw)
+            echo "| $prob | $nw | ${dsag% *} (${dsag#* } it) | ${sag% *} (${sag#* } it) | ${gd% *} (${gd#* } it) | $(ratio "${sag% *}" "${dsag% *}") | $(ratio "${gd% *}" "${dsag% *}") |"
         done
     done
     echo

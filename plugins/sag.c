@@ -57,8 +57,8 @@
  * dropped: a plan must pay for the cycles it restarts (the paper
  * simulates the pool and takes a plan below 0.95-0.98 of the current
  * time; here the slowest worker's expected time stands for it).  The query carries
- * the assignment after x (dim + nworkers doubles); a worker whose p
- * changes starts its cycle again.  The table is then of row segments
+ * the assignment after x (dim + nworkers doubles); a worker answers
+ * sub-partition (its answers mod p), so a new p takes effect at once.  The table is then of row segments
  * (segtable.h): an answer is the gradient, its sub-partition's index, its
  * rows and its first row, and replaces exactly the rows it covers, so
  * the table's sum stays that of the latest gradient of every row, whatever
@@ -127,7 +127,6 @@ struct sag {
     size_t every, window, most;
     double threshold;
     size_t now_parts;  /* worker: its current p */
-    uint64_t start;    /* worker: its answers before the current cycle */
     double *p;         /* coordinator: each worker's p */
     double *plan;      /* coordinator: a plan's p (scratch) */
     double *ring_rows; /* coordinator: window x nworkers answers' rows */
@@ -269,7 +268,7 @@ static size_t first(const struct sag *s, size_t j)
 }
 
 /* balance: on.  Worker: the p the query gives it (after x, one a worker,
- * in pool order); a new p starts the cycle again.  The answer is the
+ * in pool order), sub-partition answers mod p.  The answer is the
  * gradient, the sub-partition's index, its rows and its first row. */
 static int worker_balanced(struct sag *s, const double *query, double *answer,
                            const struct aia_step *step, struct aia_error *err)
@@ -281,11 +280,11 @@ static int worker_balanced(struct sag *s, const double *query, double *answer,
                           "the query gives worker %d %g sub-partitions of "
                           "its %zu rows (at least %zu)",
                           s->worker_index, p, s->rows, s->parts);
-    if ((size_t)p != s->now_parts) {
-        s->now_parts = (size_t)p;
-        s->start = step->answers;
-    }
-    size_t j = (size_t)((step->answers - s->start) % s->now_parts);
+    /* j from the answer count alone, as without balance: a new p goes on
+     * from wherever the count is, and a worker started again on a
+     * checkpoint picks up where it was */
+    s->now_parts = (size_t)p;
+    size_t j = (size_t)(step->answers % s->now_parts);
     size_t lo = first_of(s->rows, j, s->now_parts);
     size_t hi = first_of(s->rows, j + 1, s->now_parts);
     struct aia_gradients *g = &s->t.m.grad;

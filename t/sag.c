@@ -312,6 +312,52 @@ static void segments(void)
     free(buf);
 }
 
+/* A balanced worker's compute time: 1 us a row, worker 0 3x slower. */
+static double timed(const struct algtest *t, int w, const double *answer)
+{
+    return answer[t->dim + 1] * (w == 0 ? 3e-6 : 1e-6);
+}
+
+/* balance: on with worker 0 three times slower a row: a plan gives it 3
+ * sub-partitions, and a run resumed from a checkpoint taken after the
+ * plan goes on to the same iterate and queries (the assignment included)
+ * as the uninterrupted one, bit for bit. */
+static void balanced(void)
+{
+    struct algtest t, u;
+    struct plugtest a;
+    plugtest_load(&a, "sag", AIA_KIND_ALGORITHM,
+                  "{variant: dsag, balance: on, balance_every: 5}");
+    algtest_open(&t, &a, &Pb, W, NULL, 5);
+    algtest_open(&u, &a, &Pb, W, NULL, 5);
+    t.compute_s = u.compute_s = timed;
+    algtest_rounds(&t, 12, -1, 0);
+    const double *q = algtest_query(&t, t.round);
+    ok(q[N] == 3 && q[N + 1] == 1 && q[N + 2] == 1 && q[N + 3] == 1,
+       "a plan gives the 3x slower worker 3 sub-partitions, the others "
+       "1 (%g %g %g %g)",
+       q[N], q[N + 1], q[N + 2], q[N + 3]);
+    algtest_rounds(&t, 25, 3, 2);
+    algtest_resume(&u, &t);
+    algtest_rounds(&t, 50, 3, 2);
+    algtest_rounds(&u, 50, 3, 2);
+    ok(memcmp(algtest_model(&t), algtest_model(&u), N * sizeof(double)) ==
+               0 &&
+           memcmp(algtest_query(&t, t.round), algtest_query(&u, u.round),
+                  t.qlen * sizeof(double)) == 0,
+       "balanced: resumed after 37 rounds, the same iterate and query 50 "
+       "rounds later");
+    double g = algtest_gap(&t);
+    algtest_rounds(&t, 1500, -1, 0);
+    ok(algtest_gap(&t) < 1e-9,
+       "and the balanced table converges to the optimum (gap %.2e, "
+       "from %.2e)",
+       algtest_gap(&t), g);
+    algtest_close(&t);
+    algtest_close(&u);
+    plugtest_free(&a);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -325,6 +371,7 @@ int main(void)
     algtest_resume_check("sag", "{variant: dsag, subpartitions: 2}", &Pb, W);
     segments();
     algtest_resume_check("sag", "{variant: dsag, balance: on}", &Pb, W);
+    balanced();
     plugtest_free(&Pb);
     return done_testing();
 }
