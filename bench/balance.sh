@@ -105,11 +105,24 @@ stragglers:
   slow: {ranks: [7, 8], factor: [3]}
 stop: {gap: 1e-6, iterations: 5000, check_every: 5}
 YAML
-    for rep in $(seq "${BALANCE_REPS:-3}"); do
+    : >"$dir/ratios"
+    for rep in $(seq "${BALANCE_REPS:-5}"); do
         set -- "$MPIRUN" --oversubscribe -np 9 "$AIARUN" "$dir/mpi.yaml"
-        off=$(time_of "$@" -o algorithm.balance=off)
-        on=$(time_of "$@" -o algorithm.balance=on)
-        echo "| $rep | ${off% *} (${off#* } it) | ${on% *} (${on#* } it) | $(ratio "${off% *}" "${on% *}") |"
+        # the two in alternating order, so that a change of load does not
+        # always fall on the same one
+        if [ $((rep % 2)) = 1 ]; then
+            off=$(time_of "$@" -o algorithm.balance=off)
+            on=$(time_of "$@" -o algorithm.balance=on)
+        else
+            on=$(time_of "$@" -o algorithm.balance=on)
+            off=$(time_of "$@" -o algorithm.balance=off)
+        fi
+        r=$(ratio "${off% *}" "${on% *}")
+        echo "$r" >>"$dir/ratios"
+        echo "| $rep | ${off% *} (${off#* } it) | ${on% *} (${on#* } it) | $r |"
     done
+    echo
+    echo "Median of the ratios: $(grep -v '^-' "$dir/ratios" | sort -n |
+        awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2); else print "-" }')"
     echo
 ;; esac

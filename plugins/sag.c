@@ -135,6 +135,7 @@ struct sag {
     double *recent;    /* coordinator: of them since its p changed */
     double *scratch;   /* coordinator: window doubles */
     double *cap;       /* coordinator: most parts a split paid for */
+    double *fixed;     /* coordinator: fixed cost of an answer, latest fit */
     double *wrows;     /* coordinator: rows of each worker (0: unknown) */
     double since_plan, plans;
     int *ranks;        /* coordinator: each worker's rank, for messages */
@@ -155,6 +156,7 @@ static void destroy(void *state)
     free(s->recent);
     free(s->scratch);
     free(s->cap);
+    free(s->fixed);
     free(s->samples);
     free(s->wrows);
     free(s->ranks);
@@ -225,6 +227,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
              !(s->recent = calloc(n, sizeof *s->recent)) ||
              !(s->scratch = calloc(s->window, sizeof *s->scratch)) ||
              !(s->cap = calloc(n, sizeof *s->cap)) ||
+             !(s->fixed = calloc(n, sizeof *s->fixed)) ||
              !(s->samples = calloc(n, sizeof *s->samples)) ||
              !(s->wrows = calloc(n, sizeof *s->wrows)) ||
              !(s->ranks = calloc(n, sizeof *s->ranks)))) {
@@ -393,12 +396,12 @@ static int median_near(const struct sag *s, int w, size_t have, double n,
  * time per row, from medians (a worker descheduled a while on a loaded
  * node must not move the plan): the median time of its answers of the
  * latest size, and of the size before it when the window still holds
- * three, give the line through both; with one size o is 0.  0 with *o
- * and *b set, or -1 while it has answered fewer than five (or
+ * three, give the line through both; with one size o is that of the
+ * latest such line (0 before one), remembered once the older size has
+ * left the window.  0 with *o and *b set, or -1 while it has answered fewer than five (or
  * balance_window) since its p changed: the plan after a change waits
  * for times at the new size. */
-static int model(const struct sag *s, int w, double *o, double *b,
-                 double *split)
+static int model(struct sag *s, int w, double *o, double *b, double *split)
 {
     size_t have = s->samples[w] < (double)s->window ? (size_t)s->samples[w]
                                                     : s->window;
@@ -416,8 +419,9 @@ static int model(const struct sag *s, int w, double *o, double *b,
         if (fabs(n - n1) > 0.01 * n1)
             n2 = n;
     }
-    *o = 0;
-    *b = t1 / r1;
+    /* one size: the fixed cost of the latest fit through two */
+    *o = s->fixed[w] < t1 ? s->fixed[w] : 0;
+    *b = (t1 - *o) / r1;
     if (split)
         *split = 0;
     if (n2 > 0 && median_near(s, w, have, n2, s->scratch, &t2, &r2) == 0) {
@@ -430,6 +434,8 @@ static int model(const struct sag *s, int w, double *o, double *b,
         if (slope > 0 && fixed >= 0) {
             *b = slope;
             *o = fixed;
+            if (split) /* a plan's call: the fit is remembered */
+                s->fixed[w] = fixed;
         }
     }
     return *b > 0 ? 0 : -1;
@@ -444,15 +450,15 @@ static int model(const struct sag *s, int w, double *o, double *b,
  * less than one). */
 static void rebalance(struct sag *s)
 {
-    double target = INFINITY, now = 0, then = 0, o, b;
+    double target = INFINITY, now = 0, then = 0, o, b, split;
     for (int w = 0; w < s->nworkers; w++)
-        if (model(s, w, &o, &b, NULL) == 0)
+        if (model(s, w, &o, &b, &split) == 0)
             target = fmin(target, o + b * s->wrows[w] / (double)s->parts);
     if (!isfinite(target))
         return;
     int changed = 0;
     for (int w = 0; w < s->nworkers; w++) {
-        double p = s->p[w], split;
+        double p = s->p[w];
         if (model(s, w, &o, &b, &split) == 0) {
             if (split >= (double)s->parts && split < s->cap[w])
                 s->cap[w] = split;
@@ -481,12 +487,19 @@ static void rebalance(struct sag *s)
     size_t k = 0;
     list[0] = '\0';
     for (int w = 0; w < s->nworkers; w++)
-        if (s->plan[w] != s->p[w] && k < sizeof list - 40) {
-            int n = snprintf(list + k, sizeof list - k, "%s%d: %g->%g",
+        if (s->plan[w] != s->p[w] && k < sizeof list - 80) {
+            int n;
+            if (model(s, w, &o, &b, NULL) == 0)
+                n = snprintf(list + k, sizeof list - k,
+                             "%s%d: %g->%g (%.3g ms + %.3g us a row)",
+                             k ? ", " : "", s->ranks[w], s->p[w], s->plan[w],
+                             o * 1e3, b * 1e6);
+            else
+                n = snprintf(list + k, sizeof list - k, "%s%d: %g->%g",
                              k ? ", " : "", s->ranks[w], s->p[w], s->plan[w]);
-            k += n > 0 ? (size_t)n : 0;
+            k += n > 0 && (size_t)n < sizeof list - k ? (size_t)n : 0;
         }
-    if (k >= sizeof list - 40)
+    if (k >= sizeof list - 80)
         snprintf(list + k, sizeof list - k, ", ...");
     const struct aia_host *host = s->t.m.host;
     if (host && host->log)
@@ -624,13 +637,13 @@ static int iterate(void *state, double *x, struct aia_error *err)
 
 /* Checkpoints with balance: x, the plans and the rounds since the last,
  * the assignment, each worker's rows, answers timed (all, and since its p
- * changed), the most parts a split paid for, and window (rows, then
- * times), then the segments
+ * changed), the most parts a split paid for, the fixed cost of the
+ * latest fit, and window (rows, then times), then the segments
  * (aia_segtable_save). */
 static size_t balanced_len(const struct sag *s)
 {
     size_t n = (size_t)s->nworkers;
-    return s->t.m.dim + 2 + n * (5 + 2 * s->window) +
+    return s->t.m.dim + 2 + n * (6 + 2 * s->window) +
            aia_segtable_size(&s->seg);
 }
 
@@ -663,6 +676,8 @@ static int save(void *state, void *buf, struct aia_error *err)
     p += n;
     memcpy(p, s->cap, n * sizeof *p);
     p += n;
+    memcpy(p, s->fixed, n * sizeof *p);
+    p += n;
     memcpy(p, s->ring_rows, n * s->window * sizeof *p);
     p += n * s->window;
     memcpy(p, s->ring_time, n * s->window * sizeof *p);
@@ -678,7 +693,7 @@ static int load(void *state, const void *buf, size_t len,
     if (!s->balance)
         return aia_table_method_load(state, buf, len, err);
     size_t n = (size_t)s->nworkers, dim = s->t.m.dim;
-    size_t fixed = dim + 2 + n * (5 + 2 * s->window);
+    size_t fixed = dim + 2 + n * (6 + 2 * s->window);
     const double *p = buf, *q;
     if (len % sizeof(double) || len / sizeof(double) < fixed)
         return aia_seterr(err,
@@ -726,8 +741,9 @@ static int load(void *state, const void *buf, size_t len,
     memcpy(s->samples, q + 2 * n, n * sizeof *p);
     memcpy(s->recent, q + 3 * n, n * sizeof *p);
     memcpy(s->cap, q + 4 * n, n * sizeof *p);
-    memcpy(s->ring_rows, q + 5 * n, n * s->window * sizeof *p);
-    memcpy(s->ring_time, q + 5 * n + n * s->window,
+    memcpy(s->fixed, q + 5 * n, n * sizeof *p);
+    memcpy(s->ring_rows, q + 6 * n, n * s->window * sizeof *p);
+    memcpy(s->ring_time, q + 6 * n + n * s->window,
            n * s->window * sizeof *p);
     note_assignment(s);
     return 0;

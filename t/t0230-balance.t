@@ -30,8 +30,8 @@ is "$(field stop "$out")" gap "and reaches the gap"
 t_on=$(field time "$out")
 expect_ok "in fewer virtual seconds ($t_on against $t_off)" \
     awk -v a="$t_on" -v b="$t_off" 'BEGIN { exit !(a * 1.3 < b) }'
-like "$err" "aiarun\\[0\\]: balance: plan 1: predicted time per answer [0-9.e-]+ s -> [0-9.e-]+ s \\(x0\\.3[0-9]*\\); sub-partitions of rank 1: 1->3, 2: 1->3" \
-    "-v logs the plan: which ranks, from what to what, the predicted times"
+like "$err" "aiarun\\[0\\]: balance: plan 1: predicted time per answer [0-9.e-]+ s -> [0-9.e-]+ s \\(x0\\.3[0-9]*\\); sub-partitions of rank 1: 1->3 \\(0 ms \\+ 3 us a row\\), 2: 1->3 \\(0 ms \\+ 3 us a row\\)" \
+    "-v logs the plan: which ranks, from what to what, their fits, the predicted times"
 like "$out" "
   balance    1 plans taken; sub-partitions 1: ranks 3-8; 3: ranks 1-2" \
     "the report gives the final assignment"
