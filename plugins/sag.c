@@ -99,7 +99,8 @@ static const struct aia_param params[] = {
      "equal",
      "off|on", 0, 0},
     {"balance_every", AIA_INT, "10",
-     "rounds (updates in async mode) between two plans of the balancer",
+     "rounds between two plans of the balancer (in async mode, as many "
+     "updates times the workers)",
      NULL, 1, 1e9},
     {"balance_window", AIA_INT, "20",
      "latest answers per worker whose compute times the balancer fits as "
@@ -613,7 +614,10 @@ static int query(void *state, double *q, struct aia_error *err)
     struct sag *s = state;
     if (!s->balance)
         return aia_table_method_query(state, q, err);
-    if (++s->since_plan >= (double)s->every) {
+    /* in async mode a round's worth of updates is one a worker: a plan,
+     * O(nworkers), then costs O(1) an answer whatever the pool */
+    if (++s->since_plan >=
+        (double)s->every * (s->async ? (double)s->nworkers : 1)) {
         s->since_plan = 0;
         rebalance(s);
     }
