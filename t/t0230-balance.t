@@ -19,6 +19,20 @@ stragglers:
 stop: {gap: 1e-6, iterations: 3000}
 YAML
 
+# --- stragglers.slow under --simulate: compute times multiplied
+cat > slow.yaml <<'YAML'
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, rows: 2000, cols: 5}
+stop: {iterations: 10}
+simulate: {row_us: 1, latency_us: 0, coordinator: none}
+YAML
+sim --simulate 2 slow.yaml
+is "$(field time "$out")" 0.010000 "10 rounds of 1,000 rows at 1 us a row: 10 ms"
+sim --simulate 2 -o 'stragglers.slow.ranks=[2]' -o 'stragglers.slow.factor=[3]' slow.yaml
+is "$(field time "$out")" 0.030000 "rank 2 3x slower per row: 30 ms"
+sim --simulate 2 -o 'stragglers.slow.ranks=[1,2]' -o 'stragglers.slow.factor=[2,4]' slow.yaml
+is "$(field time "$out")" 0.040000 "one factor per rank: the slower one's 4x, 40 ms"
+
 # --- the ordering, in virtual time
 sim --simulate 8 -o algorithm.balance=off job.yaml
 is "$rc" 0 "unbalanced, 2 of 8 workers 3x slower: runs"
