@@ -56,14 +56,14 @@
  * balance_threshold times the current assignment's, or the plan is
  * dropped: a plan must pay for the cycles it restarts (the paper
  * simulates the pool and takes a plan below 0.95-0.98 of the current
- * time; here the slowest worker's expected time stands for it).  The query carries
- * the assignment after x (dim + nworkers doubles); a worker answers
- * sub-partition (its answers mod p), so a new p takes effect at once.  The table is then of row segments
- * (segtable.h): an answer is the gradient, its sub-partition's index, its
- * rows and its first row, and replaces exactly the rows it covers, so
- * the table's sum stays that of the latest gradient of every row, whatever
- * the assignments were.  Each accepted plan is logged (-v), and the run
- * report gives the final assignment.
+ * time; here the slowest worker's expected time stands for it).  The query
+ * carries the assignment after x (dim + nworkers doubles); a worker answers
+ * sub-partition (its answers mod p), so a new p takes effect at once.  The
+ * table is then of row segments (segtable.h): an answer is the gradient, its
+ * sub-partition's index, its rows and its first row, and replaces exactly the
+ * rows it covers, so the table's sum stays that of the latest gradient of every
+ * row, whatever the assignments were.  Each accepted plan is logged (-v), and
+ * the run report gives the final assignment.
  */
 #include <config.h>
 
@@ -139,7 +139,7 @@ struct sag {
     double *fixed;     /* coordinator: fixed cost of an answer, latest fit */
     double *wrows;     /* coordinator: rows of each worker (0: unknown) */
     double since_plan, plans;
-    int *ranks;        /* coordinator: each worker's rank, for messages */
+    int *ranks; /* coordinator: each worker's rank, for messages */
     struct aia_segtable seg;
 };
 
@@ -310,12 +310,12 @@ static int worker_balanced(struct sag *s, const double *query, double *answer,
  * within end. */
 static void put_range(char **at, char *end, int first, int last)
 {
-    int n = first == last ? snprintf(*at, (size_t)(end - *at), " %d", first)
-                          : snprintf(*at, (size_t)(end - *at), " %d-%d",
-                                     first, last);
+    int n = first == last
+                ? snprintf(*at, (size_t)(end - *at), " %d", first)
+                : snprintf(*at, (size_t)(end - *at), " %d-%d", first, last);
     if (n > 0)
         *at += (size_t)n < (size_t)(end - *at) ? (size_t)n
-                                              : (size_t)(end - *at) - 1;
+                                               : (size_t)(end - *at) - 1;
 }
 
 /* The assignment p as runs of workers' ranks: "1: ranks 1-75; 3: ranks
@@ -357,8 +357,7 @@ static void note_assignment(const struct sag *s)
 {
     char list[800], text[1000];
     describe(s, s->p, list, sizeof list);
-    snprintf(text, sizeof text,
-             "%.0f plans taken; sub-partitions %s", s->plans,
+    snprintf(text, sizeof text, "%.0f plans taken; sub-partitions %s", s->plans,
              list);
     aia_note(s->t.m.host, "balance", text);
 }
@@ -399,13 +398,13 @@ static int median_near(const struct sag *s, int w, size_t have, double n,
  * latest size, and of the size before it when the window still holds
  * three, give the line through both; with one size o is that of the
  * latest such line (0 before one), remembered once the older size has
- * left the window.  0 with *o and *b set, or -1 while it has answered fewer than five (or
- * balance_window) since its p changed: the plan after a change waits
- * for times at the new size. */
+ * left the window.  0 with *o and *b set, or -1 while it has answered fewer
+ * than five (or balance_window) since its p changed: the plan after a change
+ * waits for times at the new size. */
 static int model(struct sag *s, int w, double *o, double *b, double *split)
 {
-    size_t have = s->samples[w] < (double)s->window ? (size_t)s->samples[w]
-                                                    : s->window;
+    size_t have =
+        s->samples[w] < (double)s->window ? (size_t)s->samples[w] : s->window;
     if (s->recent[w] < (double)(s->window < 5 ? s->window : 5) ||
         !(s->wrows[w] > 0))
         return -1;
@@ -504,7 +503,8 @@ static void rebalance(struct sag *s)
         snprintf(list + k, sizeof list - k, ", ...");
     const struct aia_host *host = s->t.m.host;
     if (host && host->log)
-        host->log(host, AIA_LOG_INFO,
+        host->log(
+            host, AIA_LOG_INFO,
             "balance: plan %.0f: predicted time per answer %.4g s -> %.4g s "
             "(x%.3f); sub-partitions of rank %s",
             s->plans, now, then, then / now, list);
@@ -690,8 +690,7 @@ static int save(void *state, void *buf, struct aia_error *err)
     return 0;
 }
 
-static int load(void *state, const void *buf, size_t len,
-                struct aia_error *err)
+static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct sag *s = state;
     if (!s->balance)
@@ -747,8 +746,7 @@ static int load(void *state, const void *buf, size_t len,
     memcpy(s->cap, q + 4 * n, n * sizeof *p);
     memcpy(s->fixed, q + 5 * n, n * sizeof *p);
     memcpy(s->ring_rows, q + 6 * n, n * s->window * sizeof *p);
-    memcpy(s->ring_time, q + 6 * n + n * s->window,
-           n * s->window * sizeof *p);
+    memcpy(s->ring_time, q + 6 * n + n * s->window, n * s->window * sizeof *p);
     note_assignment(s);
     return 0;
 }

@@ -284,8 +284,7 @@ static void segments(void)
     is_double(worst_rows, 0, 0, "and the rows are exactly the rows answered");
     is_double(worst_when, 0, 0, "and the rows' steps exactly theirs");
     ok(bounded && most <= 24,
-       "segments stay sorted and disjoint, at most p + p' a worker (%g)",
-       most);
+       "segments stay sorted and disjoint, at most p + p' a worker (%g)", most);
     /* a save and a load give back the same table */
     size_t n = aia_segtable_size(&t);
     double *buf = malloc(n * sizeof *buf);
@@ -341,8 +340,7 @@ static void balanced(void)
     algtest_resume(&u, &t);
     algtest_rounds(&t, 50, 3, 2);
     algtest_rounds(&u, 50, 3, 2);
-    ok(memcmp(algtest_model(&t), algtest_model(&u), N * sizeof(double)) ==
-               0 &&
+    ok(memcmp(algtest_model(&t), algtest_model(&u), N * sizeof(double)) == 0 &&
            memcmp(algtest_query(&t, t.round), algtest_query(&u, u.round),
                   t.qlen * sizeof(double)) == 0,
        "balanced: resumed after 37 rounds, the same iterate and query 50 "

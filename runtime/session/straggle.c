@@ -98,10 +98,10 @@ int straggle_check(const struct job *job, const int *ranks, int n,
                    ranks, n, err) < 0 ||
         check_list(job, "markov.ranks", st->markov_ranks, st->nmarkov,
                    st->markov_node, ranks, n, err) < 0 ||
-        check_list(job, "slow.ranks", st->slow, st->nslow, st->slow_node,
-                   ranks, n, err) < 0 ||
-        check_list(job, "hang.ranks", st->hang, st->nhang, st->hang_node,
-                   ranks, n, err) < 0 ||
+        check_list(job, "slow.ranks", st->slow, st->nslow, st->slow_node, ranks,
+                   n, err) < 0 ||
+        check_list(job, "hang.ranks", st->hang, st->nhang, st->hang_node, ranks,
+                   n, err) < 0 ||
         check_list(job, "corrupt.ranks", st->corrupt, st->ncorrupt,
                    st->corrupt_node, ranks, n, err) < 0)
         return -1;

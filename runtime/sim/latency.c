@@ -99,8 +99,7 @@ static const struct job_name preset_names[] = {{"none", LATENCY_PRESET_NONE},
  * are this file's choices); harsh: etc/dsag-sim.yaml's, a wider spread
  * and 5x bursts. */
 static const double preset_values[][10] = {
-    [LATENCY_PRESET_PAPER] = {20, 0.2, 0.1, 0.2, 0, 0.2, 0.1, 0.02, 0.1,
-                              1.103},
+    [LATENCY_PRESET_PAPER] = {20, 0.2, 0.1, 0.2, 0, 0.2, 0.1, 0.02, 0.1, 1.103},
     [LATENCY_PRESET_HARSH] = {20, 0.3, 0.1, 0.2, 0, 0.2, 0.1, 0.02, 0.1, 5},
 };
 
@@ -114,9 +113,9 @@ int latency_preset(struct job_simulate *sim, const struct aia_value *v,
                                    "preset (paper or harsh)");
         return 0;
     }
-    double *field[] = {&sim->comp_mean,   &sim->comp_spread, &sim->comp_cv,
-                       &sim->cv_spread,   &sim->comm_mean,   &sim->comm_spread,
-                       &sim->comm_cv,     &sim->p_slow,      &sim->p_fast,
+    double *field[] = {&sim->comp_mean,  &sim->comp_spread, &sim->comp_cv,
+                       &sim->cv_spread,  &sim->comm_mean,   &sim->comm_spread,
+                       &sim->comm_cv,    &sim->p_slow,      &sim->p_fast,
                        &sim->slow_factor};
     const double *val = preset_values[sim->preset];
     for (int i = 0; i < 10; i++) {

@@ -63,8 +63,11 @@ struct latency_draw {
 extern const struct job_key latency_keys_simulate[], latency_keys_dsag[];
 
 /* simulate.dsag.preset */
-enum { LATENCY_PRESET_NONE = 0, LATENCY_PRESET_PAPER = 1,
-       LATENCY_PRESET_HARSH = 2 };
+enum {
+    LATENCY_PRESET_NONE = 0,
+    LATENCY_PRESET_PAPER = 1,
+    LATENCY_PRESET_HARSH = 2
+};
 
 /* Fill the simulate.dsag keys the job does not give (v, the section's
  * values) from sim->preset; 0, or -1 with err when there is none and

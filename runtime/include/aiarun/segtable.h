@@ -38,9 +38,9 @@ extern "C" {
 #endif
 
 struct aia_seg {
-    size_t lo, hi;  /* the worker's rows [lo, hi) */
-    size_t slot;    /* its mean gradient: g + slot * dim */
-    uint64_t when;  /* step of the query behind it */
+    size_t lo, hi; /* the worker's rows [lo, hi) */
+    size_t slot;   /* its mean gradient: g + slot * dim */
+    uint64_t when; /* step of the query behind it */
 };
 
 struct aia_segtable {
@@ -52,7 +52,7 @@ struct aia_segtable {
     size_t slots, used;   /* slots allocated; slots ever handed out */
     size_t *free_;        /* slots given back, reused last in first out */
     size_t nfree;
-    size_t segments;      /* over every worker */
+    size_t segments; /* over every worker */
     /* running sums */
     double *sum;      /* dim: sum over segments of rows x gradient */
     double total;     /* rows in the table */
@@ -120,8 +120,7 @@ static inline int aia_segtable_room(struct aia_segtable *t, int w)
     if (t->nseg[w] < t->cap[w])
         return 0;
     size_t n = t->cap[w] ? 2 * t->cap[w] : 4;
-    struct aia_seg *s =
-        (struct aia_seg *)realloc(t->seg[w], n * sizeof *s);
+    struct aia_seg *s = (struct aia_seg *)realloc(t->seg[w], n * sizeof *s);
     if (!s)
         return -1;
     t->seg[w] = s;
@@ -287,9 +286,8 @@ static inline double aia_segtable_age_factor(const struct aia_host *host,
     for (int i = 0; i < 2; i++)
         if (t->recent_when[i] + 1 >= t->now)
             recent += t->recent[i];
-    return host->age_factor(host, t->total,
-                            t->total * (double)t->now - t->when_sum, recent,
-                            most);
+    return host->age_factor(
+        host, t->total, t->total * (double)t->now - t->when_sum, recent, most);
 }
 
 /* Checkpoints: for each worker its count of segments, then each segment
@@ -300,8 +298,7 @@ static inline size_t aia_segtable_size(const struct aia_segtable *t)
     return (size_t)t->nworkers + t->segments * (3 + t->dim);
 }
 
-static inline double *aia_segtable_save(const struct aia_segtable *t,
-                                        double *p)
+static inline double *aia_segtable_save(const struct aia_segtable *t, double *p)
 {
     for (int w = 0; w < t->nworkers; w++) {
         *p++ = (double)t->nseg[w];
@@ -339,8 +336,7 @@ static inline const double *aia_segtable_load(struct aia_segtable *t,
             if ((size_t)(end - p) < 3 + t->dim || !(p[0] >= (double)last) ||
                 !(p[1] > p[0]) || !(p[1] <= (double)rows[w]) ||
                 !(p[2] >= 0 && p[2] < exact)) {
-                aia_seterr(err, "worker %d's segment %zu: not a table's", w,
-                           k);
+                aia_seterr(err, "worker %d's segment %zu: not a table's", w, k);
                 return NULL;
             }
             if (aia_segtable_room(t, w) < 0 ||
