@@ -47,7 +47,7 @@
  * coordinator keeps, per worker, the rows and compute times (compute_s)
  * of its latest balance_window answers, fits them as o_i + b_i n (a fixed
  * cost of an answer, a time per row), and every balance_every rounds
- * plans (rebalance): the target time per answer is the least of the
+ * plans (balance.h): the target time per answer is the least of the
  * workers' at subpartitions, and each worker gets the p that brings its
  * time nearest it, at least subpartitions, at most balance_max, its rows
  * and 4 times its p.  The plan's predicted time per answer of its slowest
@@ -73,6 +73,7 @@
 
 #include <aiarun/aiarun.h>
 #include <aiarun/alg.h>
+#include <aiarun/balance.h>
 #include <aiarun/segtable.h>
 #include <stdio.h>
 
@@ -125,21 +126,8 @@ struct sag {
     size_t *idx; /* worker: the rows of one sub-partition */
     /* balance: on */
     int balance, worker_index, async;
-    size_t every, window, most;
-    double threshold;
-    size_t now_parts;  /* worker: its current p */
-    double *p;         /* coordinator: each worker's p */
-    double *plan;      /* coordinator: a plan's p (scratch) */
-    double *ring_rows; /* coordinator: window x nworkers answers' rows */
-    double *ring_time; /* coordinator: and their compute times */
-    double *samples;   /* coordinator: answers timed, per worker */
-    double *recent;    /* coordinator: of them since its p changed */
-    double *scratch;   /* coordinator: window doubles */
-    double *cap;       /* coordinator: most parts a split paid for */
-    double *fixed;     /* coordinator: fixed cost of an answer, latest fit */
-    double *wrows;     /* coordinator: rows of each worker (0: unknown) */
-    double since_plan, plans;
-    int *ranks; /* coordinator: each worker's rank, for messages */
+    size_t now_parts;       /* worker: its current p */
+    struct aia_balance bal; /* coordinator */
     struct aia_segtable seg;
 };
 
@@ -150,17 +138,7 @@ static void destroy(void *state)
         return;
     aia_table_method_close(&s->t);
     aia_segtable_free(&s->seg);
-    free(s->p);
-    free(s->plan);
-    free(s->ring_rows);
-    free(s->ring_time);
-    free(s->recent);
-    free(s->scratch);
-    free(s->cap);
-    free(s->fixed);
-    free(s->samples);
-    free(s->wrows);
-    free(s->ranks);
+    aia_balance_close(&s->bal);
     free(s->idx);
     free(s);
 }
@@ -188,14 +166,11 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                           "them)");
     }
     s->balance = aia_arg_enum(ctx->args, "balance", balance_words, 2) == 1;
-    s->every = (size_t)aia_arg(ctx->args, "balance_every")->i;
-    s->window = (size_t)aia_arg(ctx->args, "balance_window")->i;
-    s->threshold = aia_arg(ctx->args, "balance_threshold")->d;
-    s->most = (size_t)aia_arg(ctx->args, "balance_max")->i;
+    size_t most = (size_t)aia_arg(ctx->args, "balance_max")->i;
     s->async = AIA_HAS(struct aia_context, ctx, async) && ctx->async;
     s->worker_index = ctx->worker;
-    if (s->balance && s->most < s->parts) {
-        size_t most = s->most, parts = s->parts;
+    if (s->balance && most < s->parts) {
+        size_t parts = s->parts;
         destroy(s);
         return aia_seterr(err,
                           "balance_max: %zu is below subpartitions (%zu), "
@@ -221,24 +196,13 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
         s->now_parts = s->parts;
         if (ctx->role == AIA_ROLE_COORDINATOR &&
             (aia_segtable_init(&s->seg, s->nworkers, s->t.m.dim) < 0 ||
-             !(s->p = calloc(n, sizeof *s->p)) ||
-             !(s->plan = calloc(n, sizeof *s->plan)) ||
-             !(s->ring_rows = calloc(n * s->window, sizeof(double))) ||
-             !(s->ring_time = calloc(n * s->window, sizeof(double))) ||
-             !(s->recent = calloc(n, sizeof *s->recent)) ||
-             !(s->scratch = calloc(s->window, sizeof *s->scratch)) ||
-             !(s->cap = calloc(n, sizeof *s->cap)) ||
-             !(s->fixed = calloc(n, sizeof *s->fixed)) ||
-             !(s->samples = calloc(n, sizeof *s->samples)) ||
-             !(s->wrows = calloc(n, sizeof *s->wrows)) ||
-             !(s->ranks = calloc(n, sizeof *s->ranks)))) {
+             aia_balance_open(
+                 &s->bal, ctx, s->parts,
+                 (size_t)aia_arg(ctx->args, "balance_every")->i,
+                 (size_t)aia_arg(ctx->args, "balance_window")->i,
+                 aia_arg(ctx->args, "balance_threshold")->d, most) < 0)) {
             destroy(s);
             return aia_seterr(err, "out of memory");
-        }
-        for (size_t w = 0; s->p && w < n; w++) {
-            s->p[w] = (double)s->parts;
-            s->cap[w] = (double)s->most;
-            s->ranks[w] = ctx->pool_ranks ? ctx->pool_ranks[w] : (int)w + 1;
         }
     }
     if (ctx->role != AIA_ROLE_COORDINATOR) {
@@ -306,215 +270,6 @@ static int worker_balanced(struct sag *s, const double *query, double *answer,
     return rc;
 }
 
-/* Workers first..last (pool indexes) as "w" or "w-v", appended at *at
- * within end. */
-static void put_range(char **at, char *end, int first, int last)
-{
-    int n = first == last
-                ? snprintf(*at, (size_t)(end - *at), " %d", first)
-                : snprintf(*at, (size_t)(end - *at), " %d-%d", first, last);
-    if (n > 0)
-        *at += (size_t)n < (size_t)(end - *at) ? (size_t)n
-                                               : (size_t)(end - *at) - 1;
-}
-
-/* The assignment p as runs of workers' ranks: "1: ranks 1-75; 3: ranks
- * 76-100" in buf. */
-static void describe(const struct sag *s, const double *p, char *buf,
-                     size_t len)
-{
-    char *at = buf, *end = buf + len;
-    buf[0] = '\0';
-    /* each value of p, least first, with its workers */
-    double v = 0;
-    for (;;) {
-        double next = INFINITY;
-        for (int w = 0; w < s->nworkers; w++)
-            if (p[w] > v && p[w] < next)
-                next = p[w];
-        if (!isfinite(next))
-            break;
-        v = next;
-        int n = snprintf(at, (size_t)(end - at), "%s%g: ranks",
-                         at == buf ? "" : "; ", v);
-        if (n < 0 || n >= end - at)
-            return;
-        at += n;
-        for (int w = 0; w < s->nworkers; w++) {
-            if (p[w] != v ||
-                (w > 0 && p[w - 1] == v && s->ranks[w] == s->ranks[w - 1] + 1))
-                continue;
-            int u = w;
-            while (u + 1 < s->nworkers && p[u + 1] == v &&
-                   s->ranks[u + 1] == s->ranks[u] + 1)
-                u++;
-            put_range(&at, end, s->ranks[w], s->ranks[u]);
-        }
-    }
-}
-
-static void note_assignment(const struct sag *s)
-{
-    char list[800], text[1000];
-    describe(s, s->p, list, sizeof list);
-    snprintf(text, sizeof text, "%.0f plans taken; sub-partitions %s", s->plans,
-             list);
-    aia_note(s->t.m.host, "balance", text);
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median compute time and rows of worker w's window answers whose
- * rows are within 1% of n (scratch: window doubles); 0 with *t and *r
- * set, -1 when fewer than 3 are. */
-static int median_near(const struct sag *s, int w, size_t have, double n,
-                       double *scratch, double *t, double *r)
-{
-    const double *rows = s->ring_rows + (size_t)w * s->window;
-    const double *time = s->ring_time + (size_t)w * s->window;
-    size_t m = 0;
-    double sum = 0;
-    for (size_t k = 0; k < have; k++)
-        if (fabs(rows[k] - n) <= 0.01 * n) {
-            scratch[m++] = time[k];
-            sum += rows[k];
-        }
-    if (m < 3)
-        return -1;
-    qsort(scratch, m, sizeof *scratch, by_value);
-    *t = m % 2 ? scratch[m / 2] : (scratch[m / 2 - 1] + scratch[m / 2]) / 2;
-    *r = sum / (double)m;
-    return 0;
-}
-
-/* Coordinator: worker w's time per answer as o + b n, n the rows
- * answered, o a fixed cost of each answer (waking, scheduling) and b the
- * time per row, from medians (a worker descheduled a while on a loaded
- * node must not move the plan): the median time of its answers of the
- * latest size, and of the size before it when the window still holds
- * three, give the line through both; with one size o is that of the
- * latest such line (0 before one), remembered once the older size has
- * left the window.  0 with *o and *b set, or -1 while it has answered fewer
- * than five (or balance_window) since its p changed: the plan after a change
- * waits for times at the new size. */
-static int model(struct sag *s, int w, double *o, double *b, double *split)
-{
-    size_t have =
-        s->samples[w] < (double)s->window ? (size_t)s->samples[w] : s->window;
-    if (s->recent[w] < (double)(s->window < 5 ? s->window : 5) ||
-        !(s->wrows[w] > 0))
-        return -1;
-    const double *rows = s->ring_rows + (size_t)w * s->window;
-    size_t last = (size_t)fmod(s->samples[w] - 1, (double)s->window);
-    double n1 = rows[last], t1, r1, t2, r2, n2 = 0;
-    if (median_near(s, w, have, n1, s->scratch, &t1, &r1) < 0)
-        return -1;
-    /* the latest answer of another size, newest first */
-    for (size_t k = 1; k < have && n2 == 0; k++) {
-        double n = rows[(last + s->window - k) % s->window];
-        if (fabs(n - n1) > 0.01 * n1)
-            n2 = n;
-    }
-    /* one size: the fixed cost of the latest fit through two */
-    *o = s->fixed[w] < t1 ? s->fixed[w] : 0;
-    *b = (t1 - *o) / r1;
-    if (split)
-        *split = 0;
-    if (n2 > 0 && median_near(s, w, have, n2, s->scratch, &t2, &r2) == 0) {
-        /* a finer split that did not cut the time per answer below
-         * balance_threshold of the coarser one's did not pay: the
-         * coarser one's count is the most this worker gets */
-        if (split && r1 < r2 && t1 > s->threshold * t2)
-            *split = floor(s->wrows[w] / r2 + 0.5);
-        double slope = (t2 - t1) / (r2 - r1), fixed = t1 - slope * r1;
-        if (slope > 0 && fixed >= 0) {
-            *b = slope;
-            *o = fixed;
-            if (split) /* a plan's call: the fit is remembered */
-                s->fixed[w] = fixed;
-        }
-    }
-    return *b > 0 ? 0 : -1;
-}
-
-/* Coordinator: plan a new assignment, and take it when it predicts a
- * real gain.  Worker i's time per answer at p is o_i + b_i R_i / p; the
- * target T is the least of these at subpartitions (the fastest worker
- * keeps it), and p_i = b_i R_i / max(T - o_i, o_i), rounded: as near T as
- * can be, but never so fine that an answer's compute is below its fixed
- * cost (each further split would add a fixed cost per row cycle and save
- * less than one). */
-static void rebalance(struct sag *s)
-{
-    double target = INFINITY, now = 0, then = 0, o, b, split;
-    for (int w = 0; w < s->nworkers; w++)
-        if (model(s, w, &o, &b, &split) == 0)
-            target = fmin(target, o + b * s->wrows[w] / (double)s->parts);
-    if (!isfinite(target))
-        return;
-    int changed = 0;
-    for (int w = 0; w < s->nworkers; w++) {
-        double p = s->p[w];
-        if (model(s, w, &o, &b, &split) == 0) {
-            if (split >= (double)s->parts && split < s->cap[w])
-                s->cap[w] = split;
-            double most = fmin(fmin((double)s->most, s->wrows[w]), s->cap[w]);
-            double c = b * s->wrows[w];
-            /* at most 4 times as many as now: times measured on a
-             * loaded node are noisy, and a plan is checked by the next */
-            p = fmin(fmin(fmax(floor(c / fmax(target - o, o) + 0.5),
-                               (double)s->parts),
-                          most),
-                     4 * s->p[w]);
-            /* a change of less than a half is noise, not worth a
-             * restarted cycle */
-            if (p < 1.5 * s->p[w] && p * 1.5 > s->p[w] && p > s->parts)
-                p = s->p[w];
-            now = fmax(now, o + c / s->p[w]);
-            then = fmax(then, o + c / p);
-        }
-        s->plan[w] = p;
-        changed |= p != s->p[w];
-    }
-    if (!changed || !(then < s->threshold * now))
-        return;
-    s->plans++;
-    char list[800];
-    size_t k = 0;
-    list[0] = '\0';
-    for (int w = 0; w < s->nworkers; w++)
-        if (s->plan[w] != s->p[w] && k < sizeof list - 80) {
-            int n;
-            if (model(s, w, &o, &b, NULL) == 0)
-                n = snprintf(list + k, sizeof list - k,
-                             "%s%d: %g->%g (%.3g ms + %.3g us a row)",
-                             k ? ", " : "", s->ranks[w], s->p[w], s->plan[w],
-                             o * 1e3, b * 1e6);
-            else
-                n = snprintf(list + k, sizeof list - k, "%s%d: %g->%g",
-                             k ? ", " : "", s->ranks[w], s->p[w], s->plan[w]);
-            k += n > 0 && (size_t)n < sizeof list - k ? (size_t)n : 0;
-        }
-    if (k >= sizeof list - 80)
-        snprintf(list + k, sizeof list - k, ", ...");
-    const struct aia_host *host = s->t.m.host;
-    if (host && host->log)
-        host->log(
-            host, AIA_LOG_INFO,
-            "balance: plan %.0f: predicted time per answer %.4g s -> %.4g s "
-            "(x%.3f); sub-partitions of rank %s",
-            s->plans, now, then, then / now, list);
-    for (int w = 0; w < s->nworkers; w++)
-        if (s->plan[w] != s->p[w])
-            s->recent[w] = 0;
-    memcpy(s->p, s->plan, (size_t)s->nworkers * sizeof *s->p);
-    note_assignment(s);
-}
-
 static int worker(void *state, const double *query, double *answer,
                   const struct aia_step *step, struct aia_error *err)
 {
@@ -551,13 +306,7 @@ static int absorb_balanced(struct sag *s, const double *answer,
                           "an answer for rows %g to %g of worker %d's %zu: "
                           "not one of this job's",
                           lo, lo + rows, w, info->rows);
-    s->wrows[w] = (double)info->rows;
-    /* its time per row, into the worker's window */
-    size_t k = (size_t)fmod(s->samples[w], (double)s->window);
-    s->ring_rows[(size_t)w * s->window + k] = rows;
-    s->ring_time[(size_t)w * s->window + k] = info->compute_s;
-    s->samples[w]++;
-    s->recent[w]++;
+    aia_balance_time(&s->bal, w, (double)info->rows, rows, info->compute_s);
     aia_segtable_heard(&s->seg, info->round);
     if (info->staleness > 0 && !s->dsag)
         return 0;
@@ -600,8 +349,9 @@ static int init(void *state, double *query, struct aia_error *err)
     struct sag *s = state;
     int rc = aia_method_init(state, query, err);
     if (s->balance) {
-        memcpy(query + s->t.m.dim, s->p, (size_t)s->nworkers * sizeof *s->p);
-        note_assignment(s);
+        memcpy(query + s->t.m.dim, s->bal.p,
+               (size_t)s->nworkers * sizeof *s->bal.p);
+        aia_balance_note(&s->bal);
     }
     return rc;
 }
@@ -614,13 +364,7 @@ static int query(void *state, double *q, struct aia_error *err)
     struct sag *s = state;
     if (!s->balance)
         return aia_table_method_query(state, q, err);
-    /* in async mode a round's worth of updates is one a worker: a plan,
-     * O(nworkers), then costs O(1) an answer whatever the pool */
-    if (++s->since_plan >=
-        (double)s->every * (s->async ? (double)s->nworkers : 1)) {
-        s->since_plan = 0;
-        rebalance(s);
-    }
+    aia_balance_round(&s->bal, s->async);
     struct aia_segtable *t = &s->seg;
     if (!s->async)
         aia_segtable_resum(t);
@@ -639,24 +383,16 @@ static int iterate(void *state, double *x, struct aia_error *err)
     return 0;
 }
 
-/* Checkpoints with balance: x, the plans and the rounds since the last,
- * the assignment, each worker's rows, answers timed (all, and since its p
- * changed), the most parts a split paid for, the fixed cost of the
- * latest fit, and window (rows, then times), then the segments
- * (aia_segtable_save). */
-static size_t balanced_len(const struct sag *s)
-{
-    size_t n = (size_t)s->nworkers;
-    return s->t.m.dim + 2 + n * (6 + 2 * s->window) +
-           aia_segtable_size(&s->seg);
-}
-
+/* Checkpoints with balance: x, the balancer's state (aia_balance_save),
+ * then the segments (aia_segtable_save). */
 static size_t state_size(void *state)
 {
     struct sag *s = state;
     if (!s->balance)
         return aia_table_method_size(state);
-    return balanced_len(s) * sizeof(double);
+    return (s->t.m.dim + aia_balance_len(&s->bal) +
+            aia_segtable_size(&s->seg)) *
+           sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -664,29 +400,9 @@ static int save(void *state, void *buf, struct aia_error *err)
     struct sag *s = state;
     if (!s->balance)
         return aia_table_method_save(state, buf, err);
-    size_t n = (size_t)s->nworkers, dim = s->t.m.dim;
     double *p = buf;
-    memcpy(p, s->t.m.x, dim * sizeof *p);
-    p += dim;
-    *p++ = s->plans;
-    *p++ = s->since_plan;
-    memcpy(p, s->p, n * sizeof *p);
-    p += n;
-    memcpy(p, s->wrows, n * sizeof *p);
-    p += n;
-    memcpy(p, s->samples, n * sizeof *p);
-    p += n;
-    memcpy(p, s->recent, n * sizeof *p);
-    p += n;
-    memcpy(p, s->cap, n * sizeof *p);
-    p += n;
-    memcpy(p, s->fixed, n * sizeof *p);
-    p += n;
-    memcpy(p, s->ring_rows, n * s->window * sizeof *p);
-    p += n * s->window;
-    memcpy(p, s->ring_time, n * s->window * sizeof *p);
-    p += n * s->window;
-    aia_segtable_save(&s->seg, p);
+    memcpy(p, s->t.m.x, s->t.m.dim * sizeof *p);
+    aia_segtable_save(&s->seg, aia_balance_save(&s->bal, p + s->t.m.dim));
     return 0;
 }
 
@@ -696,25 +412,15 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     if (!s->balance)
         return aia_table_method_load(state, buf, len, err);
     size_t n = (size_t)s->nworkers, dim = s->t.m.dim;
-    size_t fixed = dim + 2 + n * (6 + 2 * s->window);
-    const double *p = buf, *q;
+    size_t fixed = dim + aia_balance_len(&s->bal);
+    const double *p = buf, *rows = p + dim + 2 + n;
     if (len % sizeof(double) || len / sizeof(double) < fixed)
         return aia_seterr(err,
                           "a state of %zu bytes, not a balanced table's "
                           "(another job's checkpoint?)",
                           len);
-    q = p + dim + 2;
-    for (size_t w = 0; w < n; w++) {
-        double parts = q[w], rows = q[n + w];
-        if (!(parts >= (double)s->parts && parts <= (double)s->most &&
-              parts == floor(parts) && rows >= 0 && rows < 9.007e15 &&
-              (rows == 0 || parts <= rows)))
-            return aia_seterr(err,
-                              "worker %zu: %g sub-partitions of %g rows "
-                              "(expected %zu to %zu, at most its rows): not "
-                              "this job's balance",
-                              w, parts, rows, s->parts, s->most);
-    }
+    if (aia_balance_bad(&s->bal, p + dim, err) < 0)
+        return -1;
     struct aia_segtable seg = {0};
     size_t *bound = malloc(n * sizeof *bound);
     if (!bound || aia_segtable_init(&seg, s->nworkers, dim) < 0) {
@@ -723,7 +429,7 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
         return aia_seterr(err, "out of memory");
     }
     for (size_t w = 0; w < n; w++)
-        bound[w] = q[n + w] > 0 ? (size_t)q[n + w] : SIZE_MAX;
+        bound[w] = rows[w] > 0 ? (size_t)rows[w] : SIZE_MAX;
     size_t rest = len / sizeof(double) - fixed;
     const double *end = aia_segtable_load(&seg, p + fixed, rest, bound, err);
     free(bound);
@@ -737,17 +443,7 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     aia_segtable_free(&s->seg);
     s->seg = seg;
     memcpy(s->t.m.x, p, dim * sizeof *p);
-    s->plans = p[dim];
-    s->since_plan = p[dim + 1];
-    memcpy(s->p, q, n * sizeof *p);
-    memcpy(s->wrows, q + n, n * sizeof *p);
-    memcpy(s->samples, q + 2 * n, n * sizeof *p);
-    memcpy(s->recent, q + 3 * n, n * sizeof *p);
-    memcpy(s->cap, q + 4 * n, n * sizeof *p);
-    memcpy(s->fixed, q + 5 * n, n * sizeof *p);
-    memcpy(s->ring_rows, q + 6 * n, n * s->window * sizeof *p);
-    memcpy(s->ring_time, q + 6 * n + n * s->window, n * s->window * sizeof *p);
-    note_assignment(s);
+    aia_balance_load(&s->bal, p + dim);
     return 0;
 }
 
