@@ -142,6 +142,7 @@ void algtest_answer(struct algtest *t, int w, uint64_t sent)
         .staleness = t->round - sent,
         .rows = t->rows[w],
         .total_rows = t->total_rows,
+        .compute_s = t->compute_s ? t->compute_s(t, w, a) : 0,
     };
     if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
         bail_out("absorb (worker %d): %s", w, err.text);

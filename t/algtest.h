@@ -26,6 +26,8 @@ struct algtest {
     double *hist;   /* the queries of the latest rounds */
     double *x;      /* the model, when the algorithm gives it apart */
     struct aia_problem_facts facts; /* L combined as the runtime does */
+    /* Optional: the compute time the answers' info gives (0 when NULL) */
+    double (*compute_s)(const struct algtest *t, int w, const double *answer);
 };
 
 /* Open the problem on every rank of a pool of nworkers (block partition

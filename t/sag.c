@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <aiarun/segtable.h>
+
 #include "algtest.h"
 #include "tap.h"
 
@@ -208,6 +210,152 @@ static void converges(void)
     close_sag(&t, &a);
 }
 
+/* The segment table (balance: on) against a per-row reference: workers
+ * answer sub-partitions under assignments that change at random, and
+ * after every answer the table's rows, sum and row-weighted steps are
+ * those of the latest answer that covered each row. */
+#define SW 3
+#define SD 4
+#define SROWS 97
+static void segments(void)
+{
+    struct aia_segtable t;
+    struct aia_rng rng;
+    static double ref_g[SW][SROWS][SD];
+    static uint64_t ref_when[SW][SROWS];
+    static int ref_has[SW][SROWS];
+    size_t parts[SW] = {1, 1, 1}, next[SW] = {0, 0, 0};
+    double worst = 0, worst_rows = 0, worst_when = 0, most = 0;
+    int bounded = 1;
+    aia_rng_seed(&rng, 7, 1);
+    if (aia_segtable_init(&t, SW, SD) < 0)
+        bail_out("out of memory");
+    memset(ref_has, 0, sizeof ref_has);
+    for (uint64_t step = 1; step <= 3000; step++) {
+        int w = (int)(aia_rng_u64(&rng) % SW);
+        if (aia_rng_uniform(&rng) < 0.05) { /* a new assignment */
+            size_t old = parts[w];
+            parts[w] = 1 + (size_t)(aia_rng_u64(&rng) % 12);
+            next[w] = 0;
+            (void)old;
+        }
+        size_t j = next[w]++ % parts[w];
+        size_t lo = SROWS * j / parts[w], hi = SROWS * (j + 1) / parts[w];
+        double g[SD];
+        for (int d = 0; d < SD; d++)
+            g[d] = aia_rng_uniform(&rng) * 2 - 1 + (double)d;
+        aia_segtable_heard(&t, step);
+        if (aia_segtable_put(&t, w, lo, hi, g, step) != 1)
+            bail_out("an answer was not stored");
+        for (size_t r = lo; r < hi; r++) {
+            memcpy(ref_g[w][r], g, sizeof g);
+            ref_when[w][r] = step;
+            ref_has[w][r] = 1;
+        }
+        double sum[SD] = {0}, rows = 0, when = 0;
+        for (int v = 0; v < SW; v++)
+            for (size_t r = 0; r < SROWS; r++)
+                if (ref_has[v][r]) {
+                    for (int d = 0; d < SD; d++)
+                        sum[d] += ref_g[v][r][d];
+                    rows++;
+                    when += (double)ref_when[v][r];
+                }
+        for (int d = 0; d < SD; d++) {
+            double e = fabs(t.sum[d] - sum[d]) / (1 + fabs(sum[d]));
+            worst = e > worst ? e : worst;
+        }
+        worst_rows = fmax(worst_rows, fabs(t.total - rows));
+        worst_when = fmax(worst_when, fabs(t.when_sum - when));
+        for (int v = 0; v < SW; v++) {
+            most = fmax(most, (double)t.nseg[v]);
+            /* sorted, disjoint, within the rows */
+            for (size_t k = 0; k < t.nseg[v]; k++)
+                if (t.seg[v][k].lo >= t.seg[v][k].hi ||
+                    t.seg[v][k].hi > SROWS ||
+                    (k && t.seg[v][k].lo < t.seg[v][k - 1].hi))
+                    bounded = 0;
+        }
+    }
+    ok(worst < 1e-12,
+       "segments: the running sum is the per-row re-sum after 3,000 "
+       "answers under random assignments (worst relative error %.2g)",
+       worst);
+    is_double(worst_rows, 0, 0, "and the rows are exactly the rows answered");
+    is_double(worst_when, 0, 0, "and the rows' steps exactly theirs");
+    ok(bounded && most <= 24,
+       "segments stay sorted and disjoint, at most p + p' a worker (%g)", most);
+    /* a save and a load give back the same table */
+    size_t n = aia_segtable_size(&t);
+    double *buf = malloc(n * sizeof *buf);
+    struct aia_segtable u;
+    struct aia_error err;
+    size_t rows[SW] = {SROWS, SROWS, SROWS};
+    if (!buf || aia_segtable_init(&u, SW, SD) < 0)
+        bail_out("out of memory");
+    int same = aia_segtable_save(&t, buf) == buf + n &&
+               aia_segtable_load(&u, buf, n, rows, &err) == buf + n;
+    aia_segtable_resum(&t);
+    for (int d = 0; same && d < SD; d++)
+        same = u.sum[d] == t.sum[d];
+    ok(same && u.total == t.total && u.segments == t.segments,
+       "a saved table loads back to the same sums and segments");
+    buf[2] = SROWS + 1; /* worker 0's first segment ends past its rows */
+    aia_segtable_free(&u);
+    if (aia_segtable_init(&u, SW, SD) < 0)
+        bail_out("out of memory");
+    ok(!aia_segtable_load(&u, buf, n, rows, &err),
+       "a segment past a worker's rows is refused: %s", err.text);
+    aia_segtable_free(&u);
+    aia_segtable_free(&t);
+    free(buf);
+}
+
+/* A balanced worker's compute time: 1 us a row, worker 0 3x slower. */
+static double timed(const struct algtest *t, int w, const double *answer)
+{
+    return answer[t->dim + 1] * (w == 0 ? 3e-6 : 1e-6);
+}
+
+/* balance: on with worker 0 three times slower a row: a plan gives it 3
+ * sub-partitions, and a run resumed from a checkpoint taken after the
+ * plan goes on to the same iterate and queries (the assignment included)
+ * as the uninterrupted one, bit for bit. */
+static void balanced(void)
+{
+    struct algtest t, u;
+    struct plugtest a;
+    plugtest_load(&a, "sag", AIA_KIND_ALGORITHM,
+                  "{variant: dsag, balance: on, balance_every: 5}");
+    algtest_open(&t, &a, &Pb, W, NULL, 5);
+    algtest_open(&u, &a, &Pb, W, NULL, 5);
+    t.compute_s = u.compute_s = timed;
+    algtest_rounds(&t, 12, -1, 0);
+    const double *q = algtest_query(&t, t.round);
+    ok(q[N] == 3 && q[N + 1] == 1 && q[N + 2] == 1 && q[N + 3] == 1,
+       "a plan gives the 3x slower worker 3 sub-partitions, the others "
+       "1 (%g %g %g %g)",
+       q[N], q[N + 1], q[N + 2], q[N + 3]);
+    algtest_rounds(&t, 25, 3, 2);
+    algtest_resume(&u, &t);
+    algtest_rounds(&t, 50, 3, 2);
+    algtest_rounds(&u, 50, 3, 2);
+    ok(memcmp(algtest_model(&t), algtest_model(&u), N * sizeof(double)) == 0 &&
+           memcmp(algtest_query(&t, t.round), algtest_query(&u, u.round),
+                  t.qlen * sizeof(double)) == 0,
+       "balanced: resumed after 37 rounds, the same iterate and query 50 "
+       "rounds later");
+    double g = algtest_gap(&t);
+    algtest_rounds(&t, 1500, -1, 0);
+    ok(algtest_gap(&t) < 1e-9,
+       "and the balanced table converges to the optimum (gap %.2e, "
+       "from %.2e)",
+       algtest_gap(&t), g);
+    algtest_close(&t);
+    algtest_close(&u);
+    plugtest_free(&a);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -219,6 +367,9 @@ int main(void)
     converges();
     algtest_resume_check("sag", "{variant: sag}", &Pb, W);
     algtest_resume_check("sag", "{variant: dsag, subpartitions: 2}", &Pb, W);
+    segments();
+    algtest_resume_check("sag", "{variant: dsag, balance: on}", &Pb, W);
+    balanced();
     plugtest_free(&Pb);
     return done_testing();
 }

@@ -307,12 +307,38 @@ static int check_fixed(struct job *job, const struct mnode *node,
     return 0;
 }
 
+static int check_slow(struct job *job, const struct mnode *node,
+                      const struct mnode *key, const struct aia_value *v,
+                      struct aia_error *err)
+{
+    (void)key;
+    (void)v;
+    const struct job_stragglers *st = &job->stragglers;
+    if (st->nslow_factor != 1 && st->nslow_factor != st->nslow)
+        return blame(job, mnode_get(node, "factor", NULL), err,
+                     "stragglers.slow.factor: give one factor, or one per "
+                     "rank (%zu)",
+                     st->nslow);
+    return 0;
+}
+
 static int check_markov(struct job *job, const struct mnode *node,
                         const struct mnode *key, const struct aia_value *v,
                         struct aia_error *err)
 {
     (void)node, (void)key, (void)v, (void)err;
     job->stragglers.markov = 1;
+    return 0;
+}
+
+/* simulate.dsag: a preset's values for the keys not given. */
+static int check_dsag(struct job *job, const struct mnode *node,
+                      const struct mnode *key, const struct aia_value *v,
+                      struct aia_error *err)
+{
+    (void)node;
+    if (latency_preset(&job->simulate, v, err) < 0)
+        return blame(job, key, err, "%s", err->text);
     return 0;
 }
 
@@ -414,6 +440,11 @@ const struct job_section job_sections[] = {
      check_markov,
      "Each worker switches between a fast and a slow state, per answer, as "
      "cluster traces show bursts."},
+    {"stragglers.slow", job_keys_slow, JS_PRESENT, AT(stragglers), check_slow,
+     "Workers that are slower per row for the whole run, as on a shared "
+     "cluster: under mpirun such a worker sleeps (factor - 1) times the "
+     "measured time of each step after computing it; under --simulate its "
+     "compute time is multiplied by factor."},
     {"stragglers.hang", job_keys_hang, JS_PRESENT, AT(stragglers), NULL, NULL},
     {"stragglers.corrupt", job_keys_corrupt, JS_PRESENT, AT(stragglers), NULL,
      NULL},
@@ -421,11 +452,14 @@ const struct job_section job_sections[] = {
      "Virtual times of `aiarun --simulate N` (see Simulation); ignored "
      "under mpirun. The stragglers section's delays are added as "
      "under mpirun."},
-    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, AT(simulate), NULL,
+    {"simulate.dsag", latency_keys_dsag, JS_PRESENT, AT(simulate), check_dsag,
      "The DSAG trace model: each worker's compute (and communication) "
      "times are Gamma, with a mean and a coefficient of variation "
      "drawn once per worker from log-normals; a two-state chain puts "
-     "workers in bursts."},
+     "workers in bursts. Two presets: paper, the DSAG paper's model "
+     "(bursts 1.103x as slow, as in its appendix), and harsh, the one "
+     "etc/dsag-sim.yaml uses (a wider spread across workers, 5x "
+     "bursts), harsher than the paper's."},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

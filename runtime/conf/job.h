@@ -94,6 +94,10 @@ struct job_stragglers {
     const int64_t *markov_ranks; /* NULL: every worker */
     size_t nmarkov;
     double p_slow, p_fast, markov_delay;
+    const int64_t *slow; /* persistently slow workers' ranks */
+    size_t nslow;
+    const double *slow_factor; /* one, or one per rank of slow */
+    size_t nslow_factor;
     const int64_t *hang; /* ranks that stop answering */
     size_t nhang;
     int64_t hang_after;     /* answers they give first */
@@ -102,6 +106,7 @@ struct job_stragglers {
     int64_t corrupt_after;
     /* where the rank lists are, for messages */
     const struct mnode *fixed_node, *markov_node, *hang_node, *corrupt_node;
+    const struct mnode *slow_node;
 };
 
 /* The simulate section (latency.c binds it), in seconds: the virtual
@@ -114,6 +119,7 @@ struct job_simulate {
     double comp_mean, comp_spread, comp_cv, cv_spread; /* dsag */
     double comm_mean, comm_spread, comm_cv;
     double p_slow, p_fast, slow_factor;
+    int preset; /* simulate.dsag.preset */
     const struct mnode *compute_node;
     int coordinator;             /* enum latency_coordinator */
     double coord_msg_s;          /* model: each message taken or sent */

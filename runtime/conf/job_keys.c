@@ -401,6 +401,22 @@ const struct job_key job_keys_markov[] = {
     JOB_KEYS_END,
 };
 
+const struct job_key job_keys_slow[] = {
+    {{"ranks", AIA_INTS, NULL, "persistently slow workers", NULL, 1, 1e9},
+     .kind = JF_INTS,
+     .off = S(slow),
+     .count_off = S(nslow),
+     JOB_NODE(S(slow_node))},
+    {{"factor", AIA_DOUBLES, NULL,
+      "how many times slower per row than they would be, for the whole "
+      "run: one value, or one per rank (at least 1)",
+      NULL, 1, 1e6},
+     .kind = JF_DOUBLES,
+     .off = S(slow_factor),
+     .count_off = S(nslow_factor)},
+    JOB_KEYS_END,
+};
+
 const struct job_key job_keys_hang[] = {
     {{"ranks", AIA_INTS, NULL,
       "workers that stop answering (until they are told to stop)", NULL, 1,

@@ -104,6 +104,7 @@ extern const struct job_key job_keys_top[], job_keys_algorithm[],
     job_keys_problem[], job_keys_data[], job_keys_pool[], job_keys_codec[],
     job_keys_wait[], job_keys_stop[], job_keys_stragglers[], job_keys_fixed[],
     job_keys_random[], job_keys_markov[], job_keys_hang[], job_keys_corrupt[],
+    job_keys_slow[],
     job_keys_output[], job_keys_limits[];
 
 /* Derive from the rows what the loader reads as tables (each section's

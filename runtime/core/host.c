@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -65,6 +66,39 @@ double host_step(const char **why)
     if (why)
         *why = step_why_;
     return step_;
+}
+
+/* The plugins' report lines (aia_note), in the order their keys came. */
+#define NOTES 8
+static struct {
+    char key[16];
+    char text[1024];
+} notes_[NOTES];
+static int nnotes_;
+
+static void plugin_note(const struct aia_host *host, const char *key,
+                        const char *text)
+{
+    (void)host;
+    int i;
+    for (i = 0; i < nnotes_; i++)
+        if (!strncmp(notes_[i].key, key, sizeof notes_[i].key - 1))
+            break;
+    if (i == NOTES)
+        return;
+    if (i == nnotes_) {
+        nnotes_++;
+        snprintf(notes_[i].key, sizeof notes_[i].key, "%s", key);
+    }
+    util_shown(notes_[i].text, sizeof notes_[i].text, text, strlen(text) + 1);
+}
+
+const char *host_note(int i, const char **key)
+{
+    if (i < 0 || i >= nnotes_)
+        return NULL;
+    *key = notes_[i].key;
+    return notes_[i].text;
 }
 
 static size_t partition_first(const struct aia_host *host,
@@ -175,6 +209,7 @@ static const struct aia_host table = {
     .partition_first = partition_first,
     .auto_step = auto_step,
     .age_factor = age_factor,
+    .note = plugin_note,
 };
 
 void host_setup(int rank, int verbosity)

@@ -22,6 +22,10 @@ int host_verbosity(void);
 
 /* The step an algorithm noted (aia_note_step) and why; NaN when none. */
 double host_step(const char **why);
+
+/* The i-th report line a plugin noted (aia_note) and its key in *key;
+ * NULL past the last. */
+const char *host_note(int i, const char **key);
 int host_rank(void);
 
 /* How progress is shown: HOST_PROGRESS_AUTO (a line rewritten in place

@@ -169,7 +169,9 @@ static int answer(struct worker *k, int got)
         report(k, text);
         return 0;
     }
-    double injected = straggle_next(&k->delays);
+    /* stragglers.slow: the step took factor times as long */
+    double injected =
+        straggle_next(&k->delays) + (k->delays.factor - 1) * (util_now() - t);
     /* the emulated link: the query came over it, the answer goes */
     double link = s->job->stragglers.link_bps > 0
                       ? 8.0 * (double)(got + sizeof *q + bytes) /

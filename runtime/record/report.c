@@ -67,7 +67,7 @@ static void print_stragglers(const struct job_stragglers *st)
 {
     printf("  %-10s", "stragglers");
     if (!st->work && !st->nfixed && !st->random_p && !st->markov &&
-        !st->nhang) {
+        !st->nhang && !st->nslow) {
         printf(" none\n");
         return;
     }
@@ -82,6 +82,9 @@ static void print_stragglers(const struct job_stragglers *st)
     if (st->markov)
         printf(" bursts +%g ms (p_slow %g, p_fast %g);", st->markov_delay * 1e3,
                st->p_slow, st->p_fast);
+    for (size_t i = 0; i < st->nslow; i++)
+        printf(" rank %lld x%g per row;", (long long)st->slow[i],
+               st->slow_factor[st->nslow_factor == 1 ? 0 : i]);
     for (size_t i = 0; i < st->nhang; i++)
         printf(" rank %lld hangs after %lld answers;", (long long)st->hang[i],
                (long long)st->hang_after);
@@ -184,6 +187,9 @@ static void report(struct recorder *r, const char *why, double loss)
     double h = host_step(&rule);
     if (!isnan(h))
         printf("  %-10s %.6g: %s\n", "step", h, rule);
+    const char *key, *note;
+    for (int i = 0; (note = host_note(i, &key)); i++)
+        printf("  %-10s %s\n", key, note);
     if (job->pool.mode == JOB_ROUNDS)
         print_plugin("wait", s->wait_p, s->wait_args);
     print_stragglers(&job->stragglers);

@@ -1,4 +1,5 @@
-/* straggle.c - seeded delay models: fixed, random, two-state bursts, hang. */
+/* straggle.c - seeded delay models: fixed, slow, random, two-state bursts,
+ * hang. */
 #include <config.h>
 
 #include "straggle.h"
@@ -27,6 +28,9 @@ void straggle_init(struct straggle *s, const struct job_stragglers *st,
     int k = listed(st->fixed, st->nfixed, rank);
     if (k)
         s->fixed = st->fixed_delay[st->nfixed_delay == 1 ? 0 : k - 1] / 1e3;
+    s->factor = 1;
+    if ((k = listed(st->slow, st->nslow, rank)))
+        s->factor = st->slow_factor[st->nslow_factor == 1 ? 0 : k - 1];
     s->random_p = st->random_p;
     s->random_delay = st->random_delay;
     s->markov = st->markov &&
@@ -94,8 +98,10 @@ int straggle_check(const struct job *job, const int *ranks, int n,
                    ranks, n, err) < 0 ||
         check_list(job, "markov.ranks", st->markov_ranks, st->nmarkov,
                    st->markov_node, ranks, n, err) < 0 ||
-        check_list(job, "hang.ranks", st->hang, st->nhang, st->hang_node,
-                   ranks, n, err) < 0 ||
+        check_list(job, "slow.ranks", st->slow, st->nslow, st->slow_node, ranks,
+                   n, err) < 0 ||
+        check_list(job, "hang.ranks", st->hang, st->nhang, st->hang_node, ranks,
+                   n, err) < 0 ||
         check_list(job, "corrupt.ranks", st->corrupt, st->ncorrupt,
                    st->corrupt_node, ranks, n, err) < 0)
         return -1;

@@ -15,6 +15,7 @@
 struct straggle {
     double work;  /* seconds, every answer */
     double fixed; /* seconds, every answer of a persistent straggler */
+    double factor; /* compute time factor (stragglers.slow), 1: none */
     double random_p, random_delay;
     int markov, slow;
     double p_slow, p_fast, markov_delay;

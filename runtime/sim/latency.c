@@ -88,9 +88,59 @@ const struct job_key latency_keys_simulate[] = {
     JOB_KEYS_END,
 };
 
+static const struct job_name preset_names[] = {{"none", LATENCY_PRESET_NONE},
+                                               {"paper", LATENCY_PRESET_PAPER},
+                                               {"harsh", LATENCY_PRESET_HARSH},
+                                               {NULL, 0}};
+
+/* The presets' values of the keys below, in their order (compute_ms to
+ * slow_factor); a key the job gives wins.  paper: the DSAG paper's trace
+ * model with its appendix's 1.103x bursts (the mean, spreads and chain
+ * are this file's choices); harsh: etc/dsag-sim.yaml's, a wider spread
+ * and 5x bursts. */
+static const double preset_values[][10] = {
+    [LATENCY_PRESET_PAPER] = {20, 0.2, 0.1, 0.2, 0, 0.2, 0.1, 0.02, 0.1, 1.103},
+    [LATENCY_PRESET_HARSH] = {20, 0.3, 0.1, 0.2, 0, 0.2, 0.1, 0.02, 0.1, 5},
+};
+
+int latency_preset(struct job_simulate *sim, const struct aia_value *v,
+                   struct aia_error *err)
+{
+    const struct aia_value *c = aia_arg(v, "compute_ms");
+    if (sim->preset == LATENCY_PRESET_NONE) {
+        if (!c->given)
+            return aia_seterr(err, "simulate.dsag: give compute_ms, or a "
+                                   "preset (paper or harsh)");
+        return 0;
+    }
+    double *field[] = {&sim->comp_mean,  &sim->comp_spread, &sim->comp_cv,
+                       &sim->cv_spread,  &sim->comm_mean,   &sim->comm_spread,
+                       &sim->comm_cv,    &sim->p_slow,      &sim->p_fast,
+                       &sim->slow_factor};
+    const double *val = preset_values[sim->preset];
+    for (int i = 0; i < 10; i++) {
+        const struct aia_value *k = aia_arg(v, latency_keys_dsag[i + 1].p.name);
+        if (!k->given)
+            *field[i] = i == 0 || i == 4 ? val[i] * 1e-3 : val[i];
+    }
+    return 0;
+}
+
 const struct job_key latency_keys_dsag[] = {
-    {{"compute_ms", AIA_DOUBLE, NULL,
-      "mean over workers of a worker's mean compute time", NULL, 0, 1e12},
+    {{"preset", AIA_ENUM, "none",
+      "the other keys' defaults: paper: the DSAG paper's model, bursts "
+      "1.103x as slow as its appendix has them (compute_ms 20, spread 0.2, "
+      "p_slow 0.02 and p_fast 0.1 are aiarun's choices, not the paper's "
+      "fits); harsh: etc/dsag-sim.yaml's (spread 0.3, 5x bursts); none: "
+      "compute_ms is required",
+      "none|paper|harsh", 0, 0},
+     .kind = JF_ENUM,
+     .off = SIM(preset),
+     .names = preset_names},
+    {{"compute_ms", AIA_DOUBLE, "0",
+      "mean over workers of a worker's mean compute time (required without "
+      "a preset)",
+      NULL, 0, 1e12},
      .kind = JF_DOUBLE,
      .off = SIM(comp_mean),
      .scale = 1e-3},
@@ -215,8 +265,10 @@ void latency_next(struct latency *l, size_t qbytes, size_t abytes, double work,
     d->compute = l->compute_s * work;
     d->delay = straggle_next(&l->delays);
     d->corrupt = straggle_corrupt(&l->delays);
-    if (l->sim->compute != LATENCY_DSAG)
+    if (l->sim->compute != LATENCY_DSAG) {
+        d->compute *= l->delays.factor;
         return;
+    }
     /* the chain moves first, so a burst slows the answer that began it;
      * one uniform a step keeps the stream aligned with the answers */
     double u = aia_rng_uniform(&l->rng);
@@ -226,4 +278,5 @@ void latency_next(struct latency *l, size_t qbytes, size_t abytes, double work,
     if (l->slow)
         d->compute *= l->sim->slow_factor;
     d->up += latency_gamma_draw(&l->rng, l->comm);
+    d->compute *= l->delays.factor; /* stragglers.slow */
 }

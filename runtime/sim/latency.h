@@ -62,6 +62,19 @@ struct latency_draw {
  * binds them into job->simulate). */
 extern const struct job_key latency_keys_simulate[], latency_keys_dsag[];
 
+/* simulate.dsag.preset */
+enum {
+    LATENCY_PRESET_NONE = 0,
+    LATENCY_PRESET_PAPER = 1,
+    LATENCY_PRESET_HARSH = 2
+};
+
+/* Fill the simulate.dsag keys the job does not give (v, the section's
+ * values) from sim->preset; 0, or -1 with err when there is none and
+ * compute_ms is not given. */
+int latency_preset(struct job_simulate *sim, const struct aia_value *v,
+                   struct aia_error *err);
+
 /* The model of worker w (pool index) of rank rank (whose draws of the
  * stragglers section it makes, as that rank does under mpirun) holding
  * rows rows; row_s: compute seconds per row (simulate.row_us, or

@@ -225,6 +225,11 @@ struct aia_host {
      * rows times age (steps) and the rows at most one step old. */
     double (*age_factor)(const struct aia_host *host, double rows,
                          double age_rows, double recent_rows, double most);
+    /* Tell the runtime one line for the run report, under key (a word of
+     * at most 10 letters, "balance"); a later note under the same key
+     * replaces it.  Call it through aia_note. */
+    void (*note)(const struct aia_host *host, const char *key,
+                 const char *text);
 };
 
 /* host->note_step when the runtime offers it (a stub host or an older
@@ -234,6 +239,14 @@ static inline void aia_note_step(const struct aia_host *host, double step,
 {
     if (host && AIA_HAS(struct aia_host, host, note_step) && host->note_step)
         host->note_step(host, step, why);
+}
+
+/* host->note when the runtime offers it. */
+static inline void aia_note(const struct aia_host *host, const char *key,
+                            const char *text)
+{
+    if (host && AIA_HAS(struct aia_host, host, note) && host->note)
+        host->note(host, key, text);
 }
 
 /* ------------------------------------------------------------------ */
