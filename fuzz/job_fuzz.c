@@ -68,6 +68,18 @@ static const struct aia_param lbfgs_params[] = {
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static const struct aia_param sag_params[] = {
+    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e300},
+    {"variant", AIA_ENUM, "dsag", "", "sag|dsag", 0, 0},
+    {"subpartitions", AIA_INT, "1", "", NULL, 1, 1e6},
+    {"balance", AIA_ENUM, "off", "", "off|on", 0, 0},
+    {"balance_every", AIA_INT, "10", "", NULL, 1, 1e9},
+    {"balance_window", AIA_INT, "20", "", NULL, 2, 10000},
+    {"balance_threshold", AIA_DOUBLE, "0.95", "", NULL, 0.01, 1},
+    {"balance_max", AIA_INT, "1000", "", NULL, 1, 1e9},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 static const struct aia_param subspace_params[] = {
     {"oversample", AIA_INT, "10", "", NULL, 0, 1e6},
     {"window", AIA_INT, "32", "", NULL, 1, 256},
@@ -142,6 +154,7 @@ static const struct table tables[] = {
     {"newton", AIA_KIND_ALGORITHM, newton_params, 0},
     {"lbfgs", AIA_KIND_ALGORITHM, lbfgs_params, 0},
     {"subspace", AIA_KIND_ALGORITHM, subspace_params, 0},
+    {"sag", AIA_KIND_ALGORITHM, sag_params, 0},
     {"lrmse", AIA_KIND_PROBLEM, lrmse_params, 0},
     {"logreg", AIA_KIND_PROBLEM, logreg_params, 0},
     {"python", AIA_KIND_PROBLEM, python_params, AIA_PARAMS_OPEN},
