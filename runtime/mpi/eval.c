@@ -51,6 +51,7 @@ struct evals {
     int cap, head, count;
     uint64_t next;
     int64_t asked_at; /* iteration of the latest evaluation asked for */
+    int64_t full_at;  /* the same, of the latest on every training row */
     int closed;
     int held, models; /* model buffers the sends read, and the most */
     char **spare;     /* model buffers no send reads, to reuse */
@@ -222,6 +223,8 @@ static int send_eval(struct coord *c, const double *x, const double *row,
         c->l.st[w].evals++;
     }
     e->asked_at = c->l.p.iteration;
+    if (all)
+        e->full_at = c->l.p.iteration;
     return 0;
 }
 
@@ -307,7 +310,7 @@ int eval_init(struct coord *c)
     size_t models = (64u << 20) / WIRE_BYTES(c->l.s->dim);
     e->models = models < 2 ? 2 : models > 4096 ? 4096 : (int)models;
     e->cap = 16;
-    e->asked_at = -1;
+    e->asked_at = e->full_at = -1;
     size_t n = (size_t)c->l.n;
     if (!(e->q = calloc((size_t)e->cap, sizeof *e->q)) ||
         !(e->spare = calloc((size_t)e->models, sizeof *e->spare)) ||
@@ -439,8 +442,9 @@ void eval_drain(struct coord *c)
     struct evals *e = c->ev;
     if (!e || e->closed)
         return;
-    /* the final model, for the report, unless it was asked for already */
-    if (e->asked_at != c->l.p.iteration &&
+    /* the final model on every row, for the report, unless it was asked
+     * for already */
+    if (e->full_at != c->l.p.iteration &&
         (record_model(&c->l.r) < 0 || send_eval(c, c->l.r.x, NULL, 1, 1) < 0))
         coord_fail(c, "%s", c->l.r.err.text);
     double t0 = util_now(), until = t0 + c->l.job->pool.shutdown_timeout;
