@@ -68,6 +68,14 @@ expect_ok "at a loss of every row at most the target ($(field loss "$out"))" \
     float_le "$(field loss "$out")" 0.3
 is "$(tail -n 1 stop.csv | cut -d, -f7)" 50000 "the last row reads every row"
 
+# a stop on the gap too: the optimum is found over every row, and the
+# gap the run stops at is that of every row's loss
+run 3 -o stop.gap=0.05 -o stop.iterations=1000 -o output.history=gap.csv big.yaml
+is "$(field stop "$out")" gap "stop.gap stops the run"
+expect_ok "at a gap of every row's loss at most the target ($(field gap "$out"))" \
+    float_le "$(field gap "$out")" 0.05
+is "$(tail -n 1 gap.csv | cut -d, -f7)" 50000 "its last row reads every row"
+
 # the simulator samples as mpirun's workers do
 sim --simulate 2 -q -o output.history=sim.csv big.yaml
 is "$rc" 0 "the same job simulated: exit 0"
