@@ -342,13 +342,20 @@ static void backward_f32(struct mlp *p, size_t b, double *g)
     }
 }
 
-/* w = w0 + x (and its float copy with precision: float32) */
+/* w = w0 + x (and its float copy with precision: float32, in the same
+ * pass: the model is read once an answer) */
 static void weights(struct mlp *p, const double *x)
 {
+    if (p->xf) {
+        for (size_t j = 0; j < p->dim; j++) {
+            double v = p->w0[j] + x[j];
+            p->w[j] = v;
+            p->wf[j] = (float)v;
+        }
+        return;
+    }
     for (size_t j = 0; j < p->dim; j++)
         p->w[j] = p->w0[j] + x[j];
-    if (p->xf)
-        aiak_to_f32(p->w, p->wf, p->dim);
 }
 
 /* Mean loss (with the penalty) and accuracy over the rows held. */
