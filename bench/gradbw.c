@@ -1,7 +1,7 @@
 /* gradbw.c - how fast a worker computes: lrmse's gradient, called through
  * the plugin, against reading the same number of bytes from memory.
  *
- *     gradbw PLUGIN.so ROWS COLS REPS [PLUGIN2.so]
+ *     gradbw PLUGIN.so ROWS COLS REPS [PLUGIN2.so [KEY=VALUE ...]]
  *
  * The plugin is opened as one worker holding every row (ROWS x COLS
  * doubles plus ROWS targets, made to leave the caches).  Each repetition
@@ -18,7 +18,8 @@
  *              (GCC: as at -O3), over a copy of the same size: what the
  *              plugin would reach so written and compiled
  *   gradient2  the gradient of PLUGIN2.so (the same problem built another
- *              way), when given
+ *              way, or the same plugin with the problem keys KEY=VALUE,
+ *              such as precision=float32), when given
  *
  * and prints, for each, the median over REPS in GB/s of the matrix read
  * (ROWS * (COLS + 1) * 8 bytes), one key=value per line.
@@ -102,15 +103,19 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    if (argc != 5 && argc != 6) {
+    if (argc < 5 || argc > 6 + 14) {
         fprintf(stderr, "usage: gradbw PLUGIN.so ROWS COLS REPS "
-                        "[PLUGIN2.so]\n");
+                        "[PLUGIN2.so [KEY=VALUE ...]]\n");
         return 2;
     }
     char rows_kv[64], cols_kv[64];
     snprintf(rows_kv, sizeof rows_kv, "rows=%s", argv[2]);
     snprintf(cols_kv, sizeof cols_kv, "cols=%s", argv[3]);
     char *kv[] = {rows_kv, cols_kv};
+    char *kv2[16] = {rows_kv, cols_kv};
+    int nkv2 = 2;
+    for (int a = 6; a < argc; a++)
+        kv2[nkv2++] = argv[a];
     size_t m = strtoull(argv[2], NULL, 10), n = strtoull(argv[3], NULL, 10);
     int reps = atoi(argv[4]);
     if (m == 0 || n == 0 || reps < 1)
@@ -121,8 +126,8 @@ int main(int argc, char **argv)
     void *part = bench_problem_open(&bp, 1, 1, 0, 1, NULL);
     struct bench_problem bp2 = {0};
     void *part2 = NULL;
-    int nk = argc == 6 ? NKERNELS : K_GRADIENT2;
-    if (argc == 6 && (bench_problem_load(&bp2, argv[5], kv, 2) < 0 ||
+    int nk = argc >= 6 ? NKERNELS : K_GRADIENT2;
+    if (argc >= 6 && (bench_problem_load(&bp2, argv[5], kv2, nkv2) < 0 ||
                       !(part2 = bench_problem_open(&bp2, 1, 1, 0, 1, NULL))))
         return 1;
     size_t len = m * (n + 1);

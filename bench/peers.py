@@ -21,6 +21,15 @@ run, on the same rows as bench/answer.c (bench/peers.sh).
         of a step, the last one sleeping DELAY_MS before each backward (a
         straggler, as stragglers.fixed delays a worker's answers):
         torch_ddp_s, torch_ddp_steps
+    peers.py pca FMNIST_DIR
+        the top 10 principal components of the training rows (not
+        centred, as aiarun's pca): numpy_eigh_s (A'A/m, then eigh: the
+        exact figure, eigh_explained) and rsvd_s, randomized SVD with 10
+        extra columns and the fewest power iterations (rsvd_iter) whose
+        explained variance is within 1e-6 of eigh's (scikit-learn's
+        randomized_svd, or NumPy's QR iteration where it is missing:
+        rsvd_numpy=1); meansq, the rows' mean squared norm, turns a gap
+        of the loss into one of explained variance (2 gap / meansq)
 
 One thread each (set before the libraries load), as aiarun's workers
 have.  A library that is not installed prints missing_LIB=1 instead."""
@@ -233,6 +242,52 @@ def race(d, procs, delay):
         print(out.read(), end="")
 
 
+def rsvd_numpy(X, k, q, it, seed):
+    """Randomized SVD (Halko et al.): a Gaussian block of k + q columns,
+    it power iterations with QR between them, the top k right singular
+    vectors of the projected rows."""
+    g = np.random.default_rng(seed)
+    Q = np.linalg.qr(X @ g.standard_normal((X.shape[1], k + q)))[0]
+    for _ in range(it):
+        Q = np.linalg.qr(X.T @ Q)[0]
+        Q = np.linalg.qr(X @ Q)[0]
+    return np.linalg.svd(Q.T @ X, full_matrices=False)[2][:k].T
+
+
+def pca(d):
+    X, _ = load(d, "train")
+    X = np.ascontiguousarray(X)
+    k = 10
+    total = (X * X).sum()
+    t0 = time.perf_counter()
+    w, v = np.linalg.eigh(X.T @ X / len(X))
+    print("numpy_eigh_s=%.6g" % (time.perf_counter() - t0))
+    exact = w[-k:].sum() / w.sum()
+    print("eigh_explained=%.12f" % exact)
+    print("meansq=%.12g" % (total / len(X)))
+    try:
+        from sklearn.utils.extmath import randomized_svd
+
+        def run(it):
+            return randomized_svd(X, k, n_oversamples=10, n_iter=it,
+                                  random_state=0)[2].T
+    except ImportError:
+        print("rsvd_numpy=1")
+
+        def run(it):
+            return rsvd_numpy(X, k, 10, it, 0)
+    for it in range(0, 41):
+        t0 = time.perf_counter()
+        V = run(it)
+        s = time.perf_counter() - t0
+        ev = ((X @ V) ** 2).sum() / total
+        if exact - ev <= 1e-6:
+            print("rsvd_s=%.6g" % s)
+            print("rsvd_iter=%d" % it)
+            print("rsvd_explained=%.12f" % ev)
+            break
+
+
 def data(d, m, rows, labels):
     x, y = load(d, "train")
     m = int(m)
@@ -242,4 +297,4 @@ def data(d, m, rows, labels):
 
 if __name__ == "__main__":
     {"data": data, "answer": answer, "fit": fit,
-     "race": race}[sys.argv[1]](*sys.argv[2:])
+     "race": race, "pca": pca}[sys.argv[1]](*sys.argv[2:])

@@ -42,7 +42,7 @@ race_torch() {
 case_race() {
     if [ ! -r "$RACE_FMNIST/train-images-idx3-ubyte.gz" ] ||
         ! "$RACE_PY" -c 'import torch' 2>/dev/null; then
-        printf '## 13. MLP to 87%%: aiarun against PyTorch and DDP\n\nNot measured: %s.\n\n' \
+        printf '## 14. MLP to 87%%: aiarun against PyTorch and DDP\n\nNot measured: %s.\n\n' \
             "Fashion-MNIST ($RACE_FMNIST) or PyTorch ($RACE_PY) is missing" >"$OUT/race.md"
         return
     fi
@@ -63,7 +63,7 @@ case_race() {
 race_table() {
     c=race
     cat <<EOT
-## 13. MLP to 87%: aiarun against PyTorch and DDP
+## 14. MLP to 87%: aiarun against PyTorch and DDP
 
 \`etc/mlp-fashion-mnist.yaml\` as it is (4 workers; its history every
 ${RACE_EVERY:-100} iterations, whose test accuracy reads the 10,000 test

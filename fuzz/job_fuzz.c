@@ -64,6 +64,13 @@ static const struct aia_param newton_params[] = {
 static const struct aia_param lbfgs_params[] = {
     {"memory", AIA_INT, "10", "", NULL, 1, 1000},
     {"tolerance", AIA_DOUBLE, "0", "", NULL, 0, 1e300},
+    {"stale_pairs", AIA_ENUM, "drop", "", "drop|keep", 0, 0},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param subspace_params[] = {
+    {"oversample", AIA_INT, "10", "", NULL, 0, 1e6},
+    {"window", AIA_INT, "32", "", NULL, 1, 256},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -75,6 +82,7 @@ static const struct aia_param lrmse_params[] = {
     {"condition", AIA_DOUBLE, "1", "", NULL, 1, 1e15},
     {"corrupt", AIA_INTS, "[]", "", NULL, 0, 1e6},
     {"corrupt_noise", AIA_DOUBLE, "100", "", NULL, 0, 1e12},
+    {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -84,6 +92,7 @@ static const struct aia_param logreg_params[] = {
     {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
     {"flip", AIA_DOUBLE, "0", "", NULL, 0, 1},
     {"margin", AIA_DOUBLE, "0.1", "", NULL, 0, 1e6},
+    {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -132,6 +141,7 @@ static const struct table tables[] = {
     {"python", AIA_KIND_ALGORITHM, python_params, AIA_PARAMS_OPEN},
     {"newton", AIA_KIND_ALGORITHM, newton_params, 0},
     {"lbfgs", AIA_KIND_ALGORITHM, lbfgs_params, 0},
+    {"subspace", AIA_KIND_ALGORITHM, subspace_params, 0},
     {"lrmse", AIA_KIND_PROBLEM, lrmse_params, 0},
     {"logreg", AIA_KIND_PROBLEM, logreg_params, 0},
     {"python", AIA_KIND_PROBLEM, python_params, AIA_PARAMS_OPEN},

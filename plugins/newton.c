@@ -106,6 +106,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
             goto fail;
         }
         s->m.warm = warm;
+        s->sc.model = s->m.x;
         memset(s->sample, 1, (size_t)s->sc.nworkers);
     }
     *state = s;
@@ -145,19 +146,6 @@ static int init(void *state, double *query, struct aia_error *err)
     return 0;
 }
 
-static int worker(void *state, const double *query, double *answer,
-                  const struct aia_step *step, struct aia_error *err)
-{
-    (void)step;
-    return second_worker_answer(state, query, answer, err);
-}
-
-static int absorb(void *state, const double *answer,
-                  const struct aia_answer_info *info, struct aia_error *err)
-{
-    return second_absorb(state, answer, info, err);
-}
-
 static int query(void *state, double *query, struct aia_error *err)
 {
     struct newton *s = state;
@@ -178,14 +166,6 @@ static int query(void *state, double *query, struct aia_error *err)
     aia_ncg_feed(&s->m, f, s->sc.mean);
     sc[AIA_NCG_REQ] += 1;
     ask(s, query);
-    return 0;
-}
-
-static int iterate(void *state, double *x, struct aia_error *err)
-{
-    struct newton *s = state;
-    (void)err;
-    memcpy(x, s->m.x, s->sc.dim * sizeof *x);
     return 0;
 }
 
@@ -245,10 +225,10 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .create = create,
     .destroy = destroy,
     .init = init,
-    .worker = worker,
-    .absorb = absorb,
+    .worker = second_worker,
+    .absorb = second_absorb,
     .query = query,
-    .iterate = iterate,
+    .iterate = second_iterate,
     .state_size = state_size,
     .save = save,
     .load = load,

@@ -27,6 +27,7 @@
 struct second {
     const struct aia_problem_plugin *prob;
     void *pstate;
+    const double *model; /* coordinator: the machine's iterate (dim) */
     size_t dim;
     size_t width; /* values after an answer's loss: dim, or 2 dim with
                      products beside gradients (AIA_REQ_GRAD_HVP) */
@@ -108,6 +109,7 @@ static inline void second_write(const struct second *s,
 static inline int second_worker_answer(struct second *s, const double *query,
                                        double *answer, struct aia_error *err)
 {
+    /* a worker sent the query it has just answered gives that answer */
     if (s->have_last && memcmp(query, s->lastq, s->qlen * sizeof *query) == 0) {
         memcpy(answer, s->lasta, s->alen * sizeof *answer);
         return 0;
@@ -127,14 +129,35 @@ static inline int second_worker_answer(struct second *s, const double *query,
     return 0;
 }
 
-static inline int second_absorb(struct second *s, const double *answer,
+/* The descriptor functions both methods share, for a state whose first
+ * member is its struct second: the worker's answer, the coordinator's
+ * absorb (an answer to the current request is collected, any other
+ * dropped) and the model (the machine's iterate, s->model). */
+static inline int second_worker(void *state, const double *query,
+                                double *answer, const struct aia_step *step,
+                                struct aia_error *err)
+{
+    (void)step;
+    return second_worker_answer((struct second *)state, query, answer, err);
+}
+
+static inline int second_absorb(void *state, const double *answer,
                                 const struct aia_answer_info *info,
                                 struct aia_error *err)
 {
+    struct second *s = (struct second *)state;
     return aia_collect_take(&s->col, answer, info->worker, (double)info->rows,
                             err) < 0
                ? -1
                : 0;
+}
+
+static inline int second_iterate(void *state, double *x, struct aia_error *err)
+{
+    const struct second *s = (const struct second *)state;
+    (void)err;
+    memcpy(x, s->model, s->dim * sizeof *x);
+    return 0;
 }
 
 #endif

@@ -45,6 +45,8 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
+#include "rowkernels.h"
+
 /* Above this dimension the Hessian is not built: no optimum. */
 #define HESS_MAX 4096
 /* The coordinator keeps at most this many doubles of generated rows. */
@@ -66,6 +68,11 @@ static const struct aia_param params[] = {
     {"margin", AIA_DOUBLE, "0.1",
      "least distance of a generated row to the hidden separating plane", NULL,
      0, 1e6},
+    {"precision", AIA_ENUM, "float64",
+     "the gradient's pass over the rows: float64, or float32 (dense rows "
+     "kept as floats too, half the bytes read; the model, the loss and "
+     "the gradient's sum stay float64)",
+     "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -75,6 +82,7 @@ struct logreg {
     double *wtrue, wnorm;
     double *A; /* generated rows held, k x n (NULL: data, or not yet) */
     double *s; /* each held row's label as a sign, -1 or +1 */
+    struct aiar_f32 f; /* precision: float32 (f.x not NULL) */
 };
 
 static void gen_row(const struct logreg *p, size_t r, double *a, double *s)
@@ -108,6 +116,7 @@ static void logreg_close(void *state)
     free(p->wtrue);
     free(p->A);
     free(p->s);
+    aiar_f32_free(&p->f);
     free(p);
 }
 
@@ -214,6 +223,19 @@ static int logreg_open(const struct aia_context *ctx,
                    (size_t)aia_arg(ctx->args, "cols")->i);
         goto fail;
     }
+    if (aia_arg(ctx->args, "precision")->i == 1 && p->rs.k > 0 &&
+        !p->rs.all) {
+        const double *A = p->rs.data ? p->rs.data->x : p->A;
+        if (!A) {
+            aia_seterr(err, "precision: float32 takes dense rows (the data's "
+                            "storage: dense)");
+            goto fail;
+        }
+        if (aiar_f32_open(&p->f, A, p->rs.k, p->rs.n) < 0) {
+            aia_seterr(err, "out of memory for %zu rows as floats", p->rs.k);
+            goto fail;
+        }
+    }
     if (aia_rowset_scratch(&p->rs, err) < 0)
         goto fail;
     *state = p;
@@ -272,7 +294,7 @@ static double mean_loss(struct logreg *p, const double *x, size_t *wrong)
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double sg = get_row(p, i, &r);
-        double z = sg * aia_row_dot(&r, x, p->rs.n);
+        double z = sg * aiar_row_dot(&r, x, p->rs.n);
         sum += softplus_neg(z);
         bad += !(z > 0);
     }
@@ -294,6 +316,13 @@ static int logreg_loss(void *state, const double *x, double *f,
     return 0;
 }
 
+/* A row's weight in the gradient: -sigma(-z_i) s_i, z_i = s_i a_i . x. */
+static double weight(const void *ctx, size_t i, double z)
+{
+    double sg = ((const struct logreg *)ctx)->s[i];
+    return -sigma_neg(sg * z) * sg;
+}
+
 static int logreg_gradient(void *state, const double *x, const size_t *idx,
                            size_t nidx, double *g, struct aia_error *err)
 {
@@ -303,11 +332,13 @@ static int logreg_gradient(void *state, const double *x, const size_t *idx,
     if (count == 0)
         return -1;
     size_t n = p->rs.n;
-    for (size_t t = 0; t < count; t++) {
+    if (p->f.x)
+        aiar_f32_pass(&p->f, idx, count, x, weight, p, g);
+    for (size_t t = 0; !p->f.x && t < count; t++) {
         struct aia_row r;
         double sg = get_row(p, idx ? idx[t] : t, &r);
-        double z = sg * aia_row_dot(&r, x, n);
-        aia_row_axpy(&r, -sigma_neg(z) * sg, g, n);
+        double z = sg * aiar_row_dot(&r, x, n);
+        aiar_row_axpy(&r, -sigma_neg(z) * sg, g, n);
     }
     aia_gradient_end(g, x, n, count, p->l2);
     return 0;
@@ -338,11 +369,11 @@ static double newton_pass(struct logreg *p, const double *x, double *g,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double sg = get_row(p, i, &r);
-        double z = sg * aia_row_dot(&r, x, n);
+        double z = sg * aiar_row_dot(&r, x, n);
         double e = exp(-fabs(z));
         sum += softplus_neg(z);
         bad += !(z > 0);
-        aia_row_axpy(&r, -sigma_neg(z) * sg, g, n);
+        aiar_row_axpy(&r, -sigma_neg(z) * sg, g, n);
         aia_row_outer(&r, e / ((1 + e) * (1 + e)), H, n);
     }
     double inv = 1.0 / (double)p->rs.k;
@@ -462,9 +493,9 @@ static int logreg_hvp(void *state, const double *x, const double *v,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double sg = get_row(p, i, &r);
-        double e = exp(-fabs(sg * aia_row_dot(&r, x, n)));
+        double e = exp(-fabs(sg * aiar_row_dot(&r, x, n)));
         double w = e / ((1 + e) * (1 + e));
-        aia_row_axpy(&r, w * aia_row_dot(&r, v, n), out, n);
+        aiar_row_axpy(&r, w * aiar_row_dot(&r, v, n), out, n);
     }
     double inv = 1.0 / (double)p->rs.k;
     for (size_t j = 0; j < n; j++)

@@ -43,13 +43,7 @@
 #include <aiarun/aiarun.h>
 #include <aiarun/rows.h>
 
-/* A loop the compiler may vectorize freely (-fopenmp-simd, see
- * configure.ac); nothing without it. */
-#ifdef AIA_OMP_SIMD
-#define SIMD_LOOP _Pragma("omp simd")
-#else
-#define SIMD_LOOP
-#endif
+#include "rowkernels.h"
 
 /* Above this dimension the Gram matrix is not built; the loss streams the
  * rows instead and the optimum is not computed. */
@@ -75,6 +69,11 @@ static const struct aia_param params[] = {
     {"corrupt_noise", AIA_DOUBLE, "100",
      "standard deviation of the noise added to the corrupt workers' targets",
      NULL, 0, 1e12},
+    {"precision", AIA_ENUM, "float64",
+     "the gradient's pass over the rows: float64, or float32 (dense rows "
+     "kept as floats too, half the bytes read; the model, the loss and "
+     "the gradient's sum stay float64)",
+     "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -88,6 +87,8 @@ struct lrmse {
     double *G, *c; /* n x n, n: A'A/m, A'b/m */
     double bb;     /* b'b/m */
     double *d;     /* n scratch */
+    struct aiar_f32 f; /* precision: float32 (f.x not NULL) */
+    const double *y;   /* the targets of the rows f holds */
 };
 
 static void gen_row(const struct lrmse *p, size_t r, double *a, double *b)
@@ -116,6 +117,7 @@ static void lrmse_close(void *state)
     free(p->G);
     free(p->c);
     free(p->d);
+    aiar_f32_free(&p->f);
     aia_rowset_free(&p->rs);
     free(p);
 }
@@ -202,6 +204,21 @@ static int lrmse_open(const struct aia_context *ctx,
     else
         aia_seterr(err, "out of memory for this rank's rows of %zu columns",
                    (size_t)aia_arg(ctx->args, "cols")->i);
+    if (rc == 0 && aia_arg(ctx->args, "precision")->i == 1 && p->rs.k > 0 &&
+        !p->rs.all) {
+        const double *A = p->A;
+        p->y = p->b;
+        if (p->rs.data) {
+            A = p->rs.data->x;
+            p->y = p->rs.data->y;
+        }
+        if (!A)
+            rc = aia_seterr(err, "precision: float32 takes dense rows (the "
+                                 "data's storage: dense)");
+        else if (aiar_f32_open(&p->f, A, p->rs.k, p->rs.n) < 0)
+            rc = aia_seterr(err, "out of memory for %zu rows as floats",
+                            p->rs.k);
+    }
     if (rc < 0 || aia_rowset_scratch(&p->rs, err) < 0) {
         lrmse_close(p);
         return -1;
@@ -230,23 +247,16 @@ static double get_row(struct lrmse *p, size_t i, struct aia_row *r)
 }
 
 /* g += sum_i (a_i . x - b_i) a_i over k contiguous dense rows: the
- * gradient's hot loop, in one function so that nothing but the two vector
- * loops runs per row, four partial sums in the dot product, and (GCC)
- * compiled as at -O3 whatever the build's flags: bench case 4 measures
- * it against the memory bandwidth bound and the general path. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O3")))
-#endif
+ * gradient's hot loop, one pass that reads each row once (rowkernels.h):
+ * bench case 4 measures it against the memory bandwidth bound and the
+ * general path. */
 static void dense_gradient(const double *restrict A, const double *restrict b,
                            size_t k, size_t n, const double *restrict x,
                            double *restrict g)
 {
     for (size_t i = 0; i < k; i++) {
-        const double *restrict a = A + i * n;
-        double e = aia_dot(a, x, n) - b[i];
-        SIMD_LOOP
-        for (size_t j = 0; j < n; j++)
-            g[j] += e * a[j];
+        const double *a = A + i * n;
+        aiar_axpy(aiar_dot(a, x, n) - b[i], a, g, n);
     }
 }
 
@@ -296,7 +306,7 @@ static double direct_loss(struct lrmse *p, const double *x)
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         double b = get_row(p, i, &r);
-        double e = aia_row_dot(&r, x, p->rs.n) - b;
+        double e = aiar_row_dot(&r, x, p->rs.n) - b;
         s += e * e;
     }
     double f = p->rs.k ? 0.5 * s / (double)p->rs.k : 0;
@@ -435,6 +445,12 @@ static int lrmse_loss(void *state, const double *x, double *f,
     return 0;
 }
 
+/* A row's weight in the gradient: its residual. */
+static double residual(const void *ctx, size_t i, double z)
+{
+    return z - ((const struct lrmse *)ctx)->y[i];
+}
+
 static int lrmse_gradient(void *state, const double *x, const size_t *idx,
                           size_t nidx, double *g, struct aia_error *err)
 {
@@ -445,6 +461,11 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
     if (p->rs.all && !idx && gram(p, err) == 0) {
         for (size_t j = 0; j < n; j++)
             g[j] = hess_row(p, j, x) - p->c[j];
+        return 0;
+    }
+    if (p->f.x) {
+        aiar_f32_pass(&p->f, idx, count, x, residual, p, g);
+        aia_gradient_end(g, x, n, count, p->ridge);
         return 0;
     }
     /* contiguous dense rows, the common case, take the fast loop */
@@ -461,7 +482,7 @@ static int lrmse_gradient(void *state, const double *x, const size_t *idx,
         size_t i = idx ? idx[t] : t;
         struct aia_row r;
         double b = get_row(p, i, &r);
-        aia_row_axpy(&r, aia_row_dot(&r, x, n) - b, g, n);
+        aiar_row_axpy(&r, aiar_row_dot(&r, x, n) - b, g, n);
     }
     aia_gradient_end(g, x, n, idx ? nidx : p->rs.k, p->ridge);
     return 0;
@@ -487,7 +508,7 @@ static int lrmse_hvp(void *state, const double *x, const double *v,
     for (size_t i = 0; i < p->rs.k; i++) {
         struct aia_row r;
         get_row(p, i, &r);
-        aia_row_axpy(&r, aia_row_dot(&r, v, n), out, n);
+        aiar_row_axpy(&r, aiar_row_dot(&r, v, n), out, n);
     }
     double inv = 1.0 / (double)p->rs.k;
     for (size_t j = 0; j < n; j++)

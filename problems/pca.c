@@ -23,6 +23,11 @@
  * most EIG_MAX: V* the top-k eigenvectors, f* = (tr E - sum of the top k
  * eigenvalues) / 2.
  *
+ * Block (subspace) methods ask for W = A'A B itself, for any n x c block
+ * B (the block function, struct aia_block): the same two passes over the
+ * rows as the gradient's, with c columns instead of k; the model stands
+ * for V = V0 + x, V0 the block's base.
+ *
  * Without a data file the rows are generated sparse: entry j of row r is
  * nonzero with probability `density`, then N(0, decay^j) (from the seed,
  * stream r), so that E's eigenvalues fall off geometrically.
@@ -73,7 +78,11 @@ struct pca {
     double *aa;                /* ||a_i||^2 of each row held */
     double *P, *buf;           /* AIAK_BLOCK x k, AIAK_BLOCK x n: scratch */
     double *E, em;             /* coordinator: the workers' sum of a a', rows */
+    double all_trace, all_m;   /* worker: tr(A'A) and rows of the whole data */
+    int coord;                 /* opened as the coordinator (AIA_PART_ALL) */
     struct aiak_f32 f;         /* precision: float32 (f.x not NULL) */
+    size_t width;              /* columns P and f's scratch have room for */
+    struct aia_block blk;      /* the model as a block; gram */
     const struct aia_host *host;
     /* generated rows, CSR */
     struct aia_dataset gen;
@@ -172,6 +181,7 @@ static int pca_open(const struct aia_context *ctx,
     if (!p)
         return aia_seterr(err, "out of memory");
     aia_rowset_init(&p->rs, ctx, part);
+    p->coord = part->index == AIA_PART_ALL;
     p->kc = (size_t)aia_arg(ctx->args, "k")->i;
     p->host = ctx->host;
     const struct aia_dataset *d = ctx->data;
@@ -220,6 +230,7 @@ static int pca_open(const struct aia_context *ctx,
             goto fail;
         }
     }
+    p->width = k;
     aiak_one_thread();
     *state = p;
     return 0;
@@ -278,6 +289,70 @@ static double pass(struct pca *p, const size_t *sel, size_t count, double *w)
     return s;
 }
 
+/* Room for blocks of c columns in P and the float scratch.  0 or -1. */
+static int widen(struct pca *p, size_t c)
+{
+    size_t n = p->rs.n;
+    if (c <= p->width)
+        return 0;
+    double *P = realloc(p->P, AIAK_BLOCK * c * sizeof *P);
+    if (!P)
+        return -1;
+    p->P = P;
+    if (p->f.x) {
+        float *v = realloc(p->f.v, n * c * sizeof *v);
+        if (v)
+            p->f.v = v;
+        float *w = v ? realloc(p->f.w, n * c * sizeof *w) : NULL;
+        if (w)
+            p->f.w = w;
+        float *q = w ? realloc(p->f.p, AIAK_BLOCK * c * sizeof *q) : NULL;
+        if (!q)
+            return -1;
+        p->f.p = q;
+    }
+    p->width = c;
+    return 0;
+}
+
+/* out = A'A b over the rows held, b n x c: B = A_b b, out += A_b' B, a
+ * block of rows at a time (the passes of the gradient, c columns). */
+static int pca_gram(void *state, const double *b, size_t c, double *out,
+                    struct aia_error *err)
+{
+    struct pca *p = state;
+    size_t n = p->rs.n, m = p->rs.k;
+    if (c == 0 || widen(p, c) < 0)
+        return aia_seterr(err, "a block of %zu columns: %s", c,
+                          c ? "out of memory" : "none");
+    memset(out, 0, n * c * sizeof *out);
+    if (p->f.x)
+        aiak_to_f32(b, p->f.v, n * c);
+    for (size_t t0 = 0; t0 < m; t0 += AIAK_BLOCK) {
+        size_t nb = m - t0 < AIAK_BLOCK ? m - t0 : AIAK_BLOCK;
+        if (p->f.x) {
+            const float *Af = aiak_f32_mul(&p->f, n, NULL, t0, nb, c, p->P);
+            aiak_f32_tmul(&p->f, n, Af, nb, p->P, c, out);
+        } else {
+            const double *A =
+                aiak_block_mul(p->rs.data, NULL, t0, nb, b, c, p->P, p->buf);
+            aiak_block_tmul(p->rs.data, A, NULL, t0, nb, p->P, c, out);
+        }
+    }
+    return 0;
+}
+
+static const struct aia_block *pca_block(void *state)
+{
+    struct pca *p = state;
+    p->blk = (struct aia_block){.size = sizeof p->blk,
+                                .n = p->rs.n,
+                                .cols = p->kc,
+                                .base = p->v0,
+                                .gram = pca_gram};
+    return &p->blk;
+}
+
 static int pca_loss(void *state, const double *x, double *f,
                     struct aia_error *err)
 {
@@ -307,7 +382,11 @@ static int pca_gradient(void *state, const double *x, const size_t *idx,
     return 0;
 }
 
-/* The explained variance: tr(G^-1 V'EV) / tr(E), V'EV from the rows. */
+/* The explained variance: tr(G^-1 V'EV) / tr(E), V'EV from the rows.  A
+ * worker that knows the whole data's trace and rows (combine) gives its
+ * rows' kept variance per row over the whole data's variance per row, so
+ * that the runtime's row-weighted mean of the workers' figures is the
+ * whole data's ratio; else its own rows' ratio. */
 static int pca_metric(void *state, const double *x, double *value,
                       struct aia_error *err)
 {
@@ -327,7 +406,9 @@ static int pca_metric(void *state, const double *x, double *value,
         aia_cholesky_solve(p->gram, p->b, p->b, k);
         t += p->b[c];
     }
-    *value = t / p->trace;
+    *value = p->all_m > 0 && p->all_trace > 0 && p->rs.k > 0
+                 ? t * p->all_m / ((double)p->rs.k * p->all_trace)
+                 : t / p->trace;
     return 0;
 }
 
@@ -370,52 +451,6 @@ static int pca_smoothness(void *state, double *L, struct aia_error *err)
     return 0;
 }
 
-#ifndef HAVE_LAPACKE
-/* Cyclic Jacobi on the symmetric n x n matrix S (destroyed): eigenvalues
- * in ev, eigenvectors in the columns of Q (row-major), unsorted. */
-static void jacobi(double *S, double *Q, double *ev, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++)
-            Q[i * n + j] = i == j;
-    for (int sweep = 0; sweep < 100; sweep++) {
-        double off = 0, all = 0;
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++) {
-                all += S[i * n + j] * S[i * n + j];
-                off += i != j ? S[i * n + j] * S[i * n + j] : 0;
-            }
-        if (off <= 1e-30 * all)
-            break;
-        for (size_t a = 0; a < n; a++)
-            for (size_t c = a + 1; c < n; c++) {
-                double sac = S[a * n + c];
-                if (sac == 0)
-                    continue;
-                double th = (S[c * n + c] - S[a * n + a]) / (2 * sac);
-                double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
-                double cs = 1 / sqrt(t * t + 1), sn = t * cs;
-                for (size_t i = 0; i < n; i++) { /* columns a, c */
-                    double x = S[i * n + a], y = S[i * n + c];
-                    S[i * n + a] = cs * x - sn * y;
-                    S[i * n + c] = sn * x + cs * y;
-                }
-                for (size_t i = 0; i < n; i++) { /* rows a, c */
-                    double x = S[a * n + i], y = S[c * n + i];
-                    S[a * n + i] = cs * x - sn * y;
-                    S[c * n + i] = sn * x + cs * y;
-                }
-                for (size_t i = 0; i < n; i++) {
-                    double x = Q[i * n + a], y = Q[i * n + c];
-                    Q[i * n + a] = cs * x - sn * y;
-                    Q[i * n + c] = sn * x + cs * y;
-                }
-            }
-    }
-    for (size_t i = 0; i < n; i++)
-        ev[i] = S[i * n + i];
-}
-#endif
 
 static int solve(void *state, struct aia_error *err)
 {
@@ -456,7 +491,7 @@ static int solve(void *state, struct aia_error *err)
         top[a] = n - 1 - a;
 #else
     int info = 0;
-    jacobi(E, Q, ev, n);
+    aia_jacobi(E, Q, ev, n);
     for (size_t a = 0; top && a < k; a++) { /* the k largest, in order */
         size_t best = n;
         for (size_t j = 0; j < n; j++) {
@@ -533,6 +568,13 @@ static int pca_combine(void *state, const double *sum, struct aia_error *err)
     size_t n = p->rs.n;
     if (!(sum[n * n] > 0))
         return 0; /* no summary: the optimum stays unknown */
+    if (!p->coord) { /* a worker: the whole data's trace, for the metric */
+        p->all_trace = 0;
+        for (size_t j = 0; j < n; j++)
+            p->all_trace += sum[j * n + j];
+        p->all_m = sum[n * n];
+        return 0;
+    }
     free(p->E);
     if (!(p->E = malloc(n * n * sizeof *p->E)))
         return aia_seterr(err, "out of memory for the %zu x %zu matrix", n, n);
@@ -556,7 +598,7 @@ const struct aia_problem_plugin aia_problem_plugin = {
                     "rows (loss: half the mean squared reconstruction error; "
                     "the model: V - V0, n x k)",
                     params),
-    .flags = AIA_PROBLEM_DATA,
+    .flags = AIA_PROBLEM_DATA | AIA_PROBLEM_COMBINE_ALL,
     .open = pca_open,
     .close = pca_close,
     .dim = pca_dim,
@@ -570,4 +612,5 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .combine = pca_combine,
     .metric = pca_metric,
     .metric_name = "explained_variance",
+    .block = pca_block,
 };

@@ -17,6 +17,11 @@
  *     smoothness() -> L       optional: L of this rank's gradient (step: auto)
  *     hvp(x, v) -> H v        optional: the Hessian of this rank's loss at x
  *                             times v (newton; the reference optimum)
+ *     gram(b) -> A'A b        optional: the rows' Gram matrix applied to b,
+ *                             an (n, c) array (subspace); the model is then
+ *                             an n x block_cols block (attribute or method,
+ *                             default 1), V = block_base + x when the class
+ *                             has a block_base (n x block_cols values)
  *
  * The descriptor is const and has every optional function; each instance
  * tells the runtime which its class has (offers), since the simulator's
@@ -63,6 +68,8 @@ struct py {
     const char *cls;
     uint32_t offers;      /* AIA_OFFER_*: what the class has */
     char metric_name[64]; /* with AIA_OFFER_METRIC */
+    struct aia_block blk; /* with AIA_OFFER_BLOCK */
+    double *base;         /* block_base, or NULL */
 };
 
 /* The cached view of p. */
@@ -87,7 +94,60 @@ static void python_close(void *state)
     Py_XDECREF(py->put);
     Py_XDECREF(py->obj);
     embed_flush();
+    free(py->base);
     free(py);
+}
+
+static int python_gram(void *state, const double *b, size_t c, double *out,
+                       struct aia_error *err);
+
+/* The class's block: block_cols (default 1) columns of dim / block_cols
+ * rows, and its block_base when it has one.  0, or -1 with an exception
+ * (or a ValueError of the shape's). */
+static int take_block(struct py *py)
+{
+    size_t cols = 1;
+    PyObject *c = embed_method(py->obj, "block_cols", 0);
+    if ((c ? embed_size(c, &cols) : PyErr_Occurred() ? -1 : 0) < 0)
+        return -1;
+    if (cols == 0 || py->n % cols != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "block_cols %zu does not divide the model's %zu values",
+                     cols, py->n);
+        return -1;
+    }
+    PyObject *b = embed_method(py->obj, "block_base", 0);
+    if (b && PyCallable_Check(b)) {
+        PyObject *v = PyObject_CallNoArgs(b);
+        Py_DECREF(b);
+        b = v;
+        if (!b)
+            return -1;
+    }
+    if (b && b != Py_None) {
+        PyObject *out = (py->base = malloc(py->n * sizeof *py->base))
+                            ? embed_array(py->vector, py->base, py->n, 8,
+                                          "d", 1)
+                            : NULL;
+        PyObject *done =
+            out ? PyObject_CallFunction(py->put, "OOss", out, b,
+                                        "block_base", "the model")
+                : NULL;
+        Py_XDECREF(out);
+        Py_XDECREF(done);
+        Py_DECREF(b);
+        if (!done)
+            return PyErr_Occurred() ? -1 : (PyErr_NoMemory(), -1);
+    } else {
+        Py_XDECREF(b);
+    }
+    py->blk = (struct aia_block){.size = sizeof py->blk,
+                                 .n = py->n / cols,
+                                 .cols = cols,
+                                 .base = py->base,
+                                 .gram = python_gram};
+    py->offers |= AIA_OFFER_BLOCK;
+    return 0;
 }
 
 /* What the class offers: an optimum (asked on the coordinator only,
@@ -102,6 +162,8 @@ static int take_offers(struct py *py, const struct aia_context *ctx)
         py->offers |= AIA_OFFER_SMOOTHNESS;
     if (PyObject_HasAttrString(py->obj, "hvp"))
         py->offers |= AIA_OFFER_HVP;
+    if (PyObject_HasAttrString(py->obj, "gram") && take_block(py) < 0)
+        return -1;
     if (!(py->metric = embed_method(py->obj, "metric", 0)))
         return PyErr_Occurred() ? -1 : 0;
     py->offers |= AIA_OFFER_METRIC;
@@ -336,6 +398,44 @@ static int python_hvp(void *state, const double *x, const double *v,
     return 0;
 }
 
+/* gram(b) -> A'A b, b an (n, c) view of aiarun's buffer, the result
+ * copied into out. */
+static int python_gram(void *state, const double *b, size_t c, double *out,
+                       struct aia_error *err)
+{
+    struct py *py = state;
+    if (lacks(py, AIA_OFFER_BLOCK, "gram", err) < 0)
+        return -1;
+    size_t n = py->blk.n;
+    PyObject *flat = embed_array(py->vector, b, n * c, 8, "d", 0);
+    PyObject *ba = flat ? PyObject_CallMethod(flat, "reshape", "nn",
+                                              (Py_ssize_t)n, (Py_ssize_t)c)
+                        : NULL;
+    PyObject *oa = embed_array(py->vector, out, n * c, 8, "d", 1);
+    PyObject *r =
+        ba && oa ? PyObject_CallMethod(py->obj, "gram", "O", ba) : NULL;
+    PyObject *done = r ? PyObject_CallFunction(py->put, "OOss", oa, r,
+                                               "gram()", "a block")
+                       : NULL;
+    Py_XDECREF(done);
+    Py_XDECREF(r);
+    Py_XDECREF(ba);
+    Py_XDECREF(flat);
+    Py_XDECREF(oa);
+    if (!done) {
+        char what[200];
+        snprintf(what, sizeof what, "%s.gram", py->cls);
+        return embed_fail(err, what);
+    }
+    return 0;
+}
+
+static const struct aia_block *python_block(void *state)
+{
+    struct py *py = state;
+    return py->offers & AIA_OFFER_BLOCK ? &py->blk : NULL;
+}
+
 const struct aia_problem_plugin aia_problem_plugin = {
     .h = {AIA_ABI_VERSION, (uint32_t)sizeof(struct aia_problem_plugin),
           AIA_KIND_PROBLEM, AIA_PARAMS_OPEN, "python", "1.0",
@@ -355,4 +455,5 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .smoothness = python_smoothness,
     .offers = python_offers,
     .hvp = python_hvp,
+    .block = python_block,
 };

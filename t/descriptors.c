@@ -323,8 +323,8 @@ static void problem_job(const struct loaded *l, const struct loaded *gd)
     }
 }
 
-/* A job of algorithm l on lrmse: rounds with a lagging worker, the model,
- * and its checkpoint saved. */
+/* A job of algorithm l on lrmse (on pca for a block method): rounds with
+ * a lagging worker, the model, and its checkpoint saved. */
 static void algorithm_job(const struct loaded *l, const struct loaded *lrmse)
 {
     struct algtest t;
@@ -444,6 +444,7 @@ int main(void)
     load_files();
     plan(0);
     const struct loaded *lrmse = find("lrmse", AIA_KIND_PROBLEM);
+    const struct loaded *pca = find("pca", AIA_KIND_PROBLEM);
     /* gd with a step of its own, for problems that give no L */
     struct loaded gd = {.kind = AIA_KIND_ALGORITHM};
     plugtest_load(&gd.t, "gd", AIA_KIND_ALGORITHM, "{step: 0.01}");
@@ -451,7 +452,12 @@ int main(void)
         if (all[i].kind == AIA_KIND_PROBLEM)
             problem_job(&all[i], &gd);
         else if (all[i].kind == AIA_KIND_ALGORITHM)
-            algorithm_job(&all[i], lrmse);
+            algorithm_job(&all[i],
+                          ((const struct aia_algorithm_plugin *)all[i].t.p->h)
+                                      ->flags &
+                                  AIA_ALG_BLOCK
+                              ? pca
+                              : lrmse);
         else
             wait_job(&all[i]);
     ok(nall >= 12,

@@ -2,7 +2,9 @@
  * through BLAS (when the build has it) against the plain loops, in every
  * transposition, and a block of rows times a matrix, dense (the product)
  * against the same rows sparse (the CSR kernel), both ways.  In float64
- * they differ only in the order of their sums: 1e-12 relative. */
+ * they differ only in the order of their sums: 1e-12 relative.  Also
+ * rowkernels.h's dot product and axpy against the plain loops of rows.h,
+ * at every length around their vector widths, and on unaligned rows. */
 #include <config.h>
 
 #include <math.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "../problems/kernels.h"
+#include "../problems/rowkernels.h"
 #include "tap.h"
 
 /* max |a - b| / max |b| */
@@ -150,5 +153,27 @@ int main(void)
     free(W2);
     free(buf);
     free(sel);
+
+    /* rowkernels.h: every length from 0 to 40 (the tails of 8- and
+     * 4-wide loops) and a long one, from an odd offset (unaligned) */
+    double a[1001], x[1001], g0[1001], g1[1001];
+    fill(&g, a, 1001);
+    fill(&g, x, 1001);
+    int dots = 1, axpys = 1;
+    for (size_t len = 0; len <= 1000; len = len < 40 ? len + 1 : len + 960) {
+        double d0 = aia_dot(a + 1, x, len), d1 = aiar_dot(a + 1, x, len);
+        dots &= fabs(d0 - d1) <= 1e-12 * (1 + fabs(d0) + sqrt((double)len));
+        memcpy(g0, x, sizeof x);
+        memcpy(g1, x, sizeof x);
+        aia_axpy(0.37, a + 1, g0, len);
+        aiar_axpy(0.37, a + 1, g1, len);
+        for (size_t j = 0; j < len; j++) /* one rounding or two (FMA) */
+            axpys &= fabs(g0[j] - g1[j]) <= 1e-15 * (fabs(g0[j]) + 1);
+        axpys &= memcmp(g1 + len, x + len, (1001 - len) * sizeof *x) == 0;
+    }
+    ok(dots, "rowkernels: the dot product agrees with rows.h's (lengths 0 "
+             "to 40 and 1000, unaligned)");
+    ok(axpys, "rowkernels: the axpy agrees with rows.h's to rounding, and "
+              "writes nothing past its length");
     return done_testing();
 }

@@ -492,6 +492,7 @@ int main(void)
     hard_start();
     data();
     smoothness();
+    probtest_float32("logreg", "{rows: 400, cols: 5, l2: 0.05, flip: 0.1}", "{rows: 400, cols: 5, l2: 0.05, flip: 0.1, precision: float32}", W, x, N);
     plugtest_free(&T);
     return done_testing();
 }

@@ -418,6 +418,7 @@ int main(void)
     condition();
     data();
     smoothness();
+    probtest_float32("lrmse", "{rows: 240, cols: 6, noise: 0.1}", "{rows: 240, cols: 6, noise: 0.1, precision: float32}", W, x, N);
     plugtest_free(&T);
     return done_testing();
 }

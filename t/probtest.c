@@ -374,3 +374,52 @@ void probtest_claims(const struct plugtest *t, int count, const double *x,
     free(w);
     free(at);
 }
+
+void probtest_float32(const char *name, const char *args, const char *args32,
+                      int count, const double *x, size_t n)
+{
+    struct plugtest t64, t32;
+    plugtest_load(&t64, name, AIA_KIND_PROBLEM, args);
+    plugtest_load(&t32, name, AIA_KIND_PROBLEM, args32);
+    const struct aia_problem_plugin *p = plugin_of(&t64);
+    double *g64 = malloc(3 * n * sizeof *g64), *g32 = g64 + n, *A = g64 + 2 * n;
+    if (!g64)
+        bail_out("out of memory");
+    size_t idx[] = {0, 2, 3};
+    struct aia_error err;
+    for (int sel = 0; sel < 2; sel++) {
+        void *s64 = probtest_open(&t64, 0, count, NULL, 1);
+        void *s32 = probtest_open(&t32, 0, count, NULL, 1);
+        if (p->gradient(s64, x, sel ? idx : NULL, sel ? 3 : 0, g64, &err) < 0 ||
+            p->gradient(s32, x, sel ? idx : NULL, sel ? 3 : 0, g32, &err) < 0)
+            bail_out("%s: gradient: %s", name, err.text);
+        double d = probtest_maxdiff(g64, g32, n), big = 0;
+        for (size_t j = 0; j < n; j++)
+            big = fmax(big, fabs(g64[j]));
+        ok(d > 0 && d <= 1e-5 * big,
+           "%s, precision: float32: the gradient over %s is float64's to "
+           "%.2g relative, and not the same bits",
+           name, sel ? "3 rows by index" : "every row", d / big);
+        is_double(probtest_loss(p, s32, x), probtest_loss(p, s64, x), 0,
+                  "%s, precision: float32: the loss stays float64's", name);
+        p->close(s64);
+        p->close(s32);
+    }
+    /* rows from a sparse data file have no dense rows to keep as floats */
+    for (size_t j = 0; j < n; j++)
+        A[j] = j % 2 ? 1 : 0;
+    double y[] = {1};
+    struct probtest_rows r = {0};
+    probtest_rows_make(&r, 1, A, y, n, 0, 1, 1);
+    void *s = probtest_try_open(&t32, 0, 1, AIA_PART_BLOCK, NULL, 1, &r.d,
+                                &err);
+    ok(!s && strstr(err.text, "precision: float32 takes dense rows"),
+       "%s, precision: float32 on sparse rows: refused (%s)", name,
+       s ? "opened" : err.text);
+    if (s)
+        p->close(s);
+    probtest_rows_free(&r);
+    free(g64);
+    plugtest_free(&t64);
+    plugtest_free(&t32);
+}

@@ -120,6 +120,13 @@ void probtest_rows_make(struct probtest_rows *r, int sparse, const double *A,
                         const double *y, size_t cols, size_t first, size_t k,
                         size_t total);
 
+/* precision: float32 (args32) against float64 (args) for problem name:
+ * the gradients of part 0 of count at x (n long), over every row and
+ * over rows by index, agree to 1e-5 relative and differ in their bits;
+ * the losses are the same; sparse rows are refused. */
+void probtest_float32(const char *name, const char *args, const char *args32,
+                      int count, const double *x, size_t n);
+
 /* Store each of the first k sparse rows' entries in descending column
  * order, as a file may give them. */
 void probtest_rows_reverse(struct probtest_rows *r, size_t k);

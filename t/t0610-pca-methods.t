@@ -2,9 +2,10 @@
 # PCA with every method that reaches an exact optimum: gd, mini-batch sgd
 # with a decaying step, and the variance-reduced sag (synchronous: with
 # nwait below the pool it drops the straggler's stale answers, and how
-# many that are depends on the machine's load) and dsag under a straggler
-# with nwait below the pool, each end to end under mpirun to the
-# explained variance of the eigen-solve's top 3 components (1e-6).
+# many that are depends on the machine's load), and dsag and subspace
+# under a straggler with nwait below the pool, each end to end under
+# mpirun to the explained variance of the eigen-solve's top 3
+# components (1e-6).
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
@@ -29,5 +30,6 @@ gd, synchronous:-o algorithm.plugin=gd -o algorithm.step=0.5
 sgd, 1000-row batches, step halved every 500 rounds:-o algorithm.plugin=sgd -o algorithm.step=0.5 -o algorithm.batch=1000 -o algorithm.schedule=step -o algorithm.decay=0.5 -o algorithm.decay_every=500 $long
 sag, 2 sub-partitions, synchronous:-o algorithm.plugin=sag -o algorithm.variant=sag -o algorithm.subpartitions=2 -o algorithm.step=0.5 $long
 dsag, nwait 3 with a straggler:-o algorithm.plugin=sag -o algorithm.variant=dsag -o algorithm.subpartitions=2 -o algorithm.step=0.5 $straggler
+subspace, nwait 3 with a straggler:-o algorithm.plugin=subspace -o algorithm.step= $straggler
 EOF2
 done_testing

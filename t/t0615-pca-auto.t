@@ -34,9 +34,8 @@ pool: {wait: {nwait: 0}}
 stop: {iterations: 20000, gap: 1e-12, check_every: 10, time: 100}
 output: {history: hist.csv, every: 100}
 YAML
-# one worker: its explained variance is the whole set's; two: each
-# worker's share is averaged by rows (a ratio each), so the gap, exact
-# from the loss, is what must vanish
+# one and two workers: the gap, exact from the loss, vanishes (the
+# explained variance over a data file with several workers: t0611)
 for np in 2 3; do
     run $np -v job.yaml
     is "$rc" 0 "pca with a data file and step: auto runs ($((np - 1)) workers)"

@@ -1,7 +1,8 @@
 /* gather.c - what every rank learns of the problem's rows before the run
  * (session/facts.h says what the facts are): the combined smoothness L
  * (step: auto), each worker's row count, and, when the workers hold the
- * rows, the sum of their summaries for the coordinator's optimum.
+ * rows, the sum of their summaries for the coordinator's optimum (and
+ * the workers' own figures, with AIA_PROBLEM_COMBINE_ALL).
  * Collective: every rank calls each step. */
 #include <config.h>
 
@@ -10,6 +11,7 @@
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/host.h"
 #include "core/util.h"
@@ -66,9 +68,15 @@ int facts_combine(struct setup *s, struct aia_error *err)
                  util_error_text(&e));
     }
     MPI_Reduce(mine, sum, (int)len, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (s->rank == 0) {
+    int all = (s->prob->flags & AIA_PROBLEM_COMBINE_ALL) != 0;
+    if (all) { /* the workers combine the same sum (mine is free again) */
+        if (s->rank == 0)
+            memcpy(mine, sum, (size_t)len * sizeof *mine);
+        MPI_Bcast(mine, (int)len, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    }
+    if (s->rank == 0 || (all && s->windex >= 0)) {
         err->text[0] = '\0';
-        if (s->prob->combine(s->prob_s, sum, err) < 0) {
+        if (s->prob->combine(s->prob_s, s->rank == 0 ? sum : mine, err) < 0) {
             e = *err;
             rc = aia_seterr(err, "problem '%s': combine: %s", s->prob->h.name,
                             util_error_text(&e));

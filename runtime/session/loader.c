@@ -130,7 +130,8 @@ int loader_offers(const struct aia_problem_plugin *p, void *state,
     uint32_t has = (p->optimum ? AIA_OFFER_OPTIMUM : 0u) |
                    (p->metric ? AIA_OFFER_METRIC : 0u) |
                    (p->smoothness ? AIA_OFFER_SMOOTHNESS : 0u) |
-                   (p->hvp ? AIA_OFFER_HVP : 0u);
+                   (p->hvp ? AIA_OFFER_HVP : 0u) |
+                   (p->block ? AIA_OFFER_BLOCK : 0u);
     const char *name = p->metric_name;
     if (p->offers) {
         name = NULL;
@@ -232,9 +233,6 @@ int loader_check(const struct aia_plugin_header *h, int kind,
                               util_shown(shown, sizeof shown, p->metric_name,
                                          40));
         }
-        if (!reserved_zero(p->reserved, 1))
-            return aia_seterr(err, "%s: '%s' sets reserved slots", path,
-                              h->name);
         if (!p->summary_len != !p->summarize || !p->summary_len != !p->combine)
             return aia_seterr(err, "%s: problem '%s' must give summary_len, "
                                    "summarize and combine, or none",

@@ -139,6 +139,14 @@ int session_check(const struct setup *s, struct aia_error *err)
                                "problem '%s' gives none (no hvp)",
                           where, s->alg->h.name, s->prob->h.name);
     }
+    if (s->alg->flags & AIA_ALG_BLOCK && !s->prob->block) {
+        params_where(where, sizeof where, job->m->path, job->algorithm.key);
+        return aia_seterr(err, "%s: algorithm: '%s' asks the "
+                               "workers for the rows' Gram matrix applied "
+                               "to a block, and problem '%s' gives none "
+                               "(no block)",
+                          where, s->alg->h.name, s->prob->h.name);
+    }
     if (job->data.path && !(s->prob->flags & AIA_PROBLEM_DATA)) {
         params_where(where, sizeof where, job->m->path, job->data.key);
         return aia_seterr(err, "%s: problem.data: problem '%s' generates "

@@ -44,7 +44,9 @@ extern "C" {
  * host's policies (partition_owner, partition_first, auto_step,
  * age_factor); aia_partition_owner and aia_table_age_factor take the
  * host.  Later, in reserved room: aia_problem_plugin.hvp (its first
- * reserved slot, AIA_OFFER_HVP) and AIA_ALG_HVP. */
+ * reserved slot, AIA_OFFER_HVP) and AIA_ALG_HVP; aia_problem_plugin.block
+ * (its last reserved slot, struct aia_block, AIA_OFFER_BLOCK),
+ * AIA_ALG_BLOCK and AIA_PROBLEM_COMBINE_ALL. */
 #define AIA_ABI_VERSION 2
 
 /* Whether *p, a struct of type type that starts with its own size (struct
@@ -406,12 +408,38 @@ static inline int aia_partition_owner(const struct aia_host *host,
 
 /* The problem accepts rows from a data file (ctx->data). */
 #define AIA_PROBLEM_DATA 0x1u
+/* combine is called on the workers too, with the same sum as the
+ * coordinator's, so that a figure a worker computes over its rows (pca's
+ * explained variance) can be taken relative to the whole data's. */
+#define AIA_PROBLEM_COMBINE_ALL 0x2u
 
 /* What one open instance of a problem offers (its offers function). */
 #define AIA_OFFER_OPTIMUM 0x1u    /* optimum */
 #define AIA_OFFER_METRIC 0x2u     /* metric, under the name given */
 #define AIA_OFFER_SMOOTHNESS 0x4u /* smoothness */
 #define AIA_OFFER_HVP 0x8u        /* hvp */
+#define AIA_OFFER_BLOCK 0x10u     /* block */
+
+/* What a problem whose model is a block of columns offers through its
+ * block function: the shape of the block, how the model stands for it,
+ * and the rows' Gram matrix applied to any block, which block (subspace)
+ * methods ask of the workers.  Only grows: read a member added later
+ * where AIA_HAS(struct aia_block, b, member) holds. */
+struct aia_block {
+    uint32_t size; /* sizeof(struct aia_block) of the plugin */
+    uint32_t reserved0;
+    size_t n;    /* the block's rows: the rows' features */
+    size_t cols; /* the model's columns: dim is n * cols */
+    /* The model x stands for the n x cols block B = base + x (row-major);
+     * base NULL: B = x.  Valid while the instance is open. */
+    const double *base;
+    /* out = A'A b, A the rows this rank holds (one a row each: the sum
+     * over them of a (a'b), not a mean), b any n x c block (row-major,
+     * c >= 1), out n x c.  0 or -1. */
+    int (*gram)(void *state, const double *b, size_t c, double *out,
+                struct aia_error *err);
+    void *reserved[4];
+};
 
 /* The descriptor is the plugin's type: const, the same for every instance
  * and never written after load.  What differs between instances (a
@@ -463,14 +491,15 @@ struct aia_problem_plugin {
      * rows, so that the coordinator, which holds none, can give the
      * optimum.  summary_len: doubles of a summary (0: none for this
      * shape).  summarize (workers): the sums over this rank's rows into
-     * out.  combine (coordinator): the element-wise sum of every worker's
+     * out.  combine (coordinator; the workers too with
+     * AIA_PROBLEM_COMBINE_ALL): the element-wise sum of every worker's
      * summary.  0 or -1. */
     size_t (*summary_len)(void *state);
     int (*summarize)(void *state, double *out, struct aia_error *err);
     int (*combine)(void *state, const double *sum, struct aia_error *err);
-    /* Optional: which of optimum, metric, smoothness and hvp this instance
-     * offers (AIA_OFFER_* bits; the descriptor must have the functions),
-     * and with AIA_OFFER_METRIC the metric's name in *metric_name (at most
+    /* Optional: which of optimum, metric, smoothness, hvp and block this
+     * instance offers (AIA_OFFER_* bits; the descriptor must have the
+     * functions), and with AIA_OFFER_METRIC the metric's name in *metric_name (at most
      * 32 letters, digits or '_', valid while the instance is open;
      * metric_name is then not needed).  The runtime calls no function
      * that an instance does not offer.  NULL: every instance offers every
@@ -484,7 +513,11 @@ struct aia_problem_plugin {
      * workers' are built on it.  0 or -1. */
     int (*hvp)(void *state, const double *x, const double *v, double *out,
                struct aia_error *err);
-    void (*reserved[1])(void);
+    /* Optional (ABI 2, once the last reserved slot): the model as a block
+     * and the rows' Gram matrix applied to a block (struct aia_block, the
+     * plugin's, valid while the instance is open), for block (subspace)
+     * methods; NULL when this instance has none. */
+    const struct aia_block *(*block)(void *state);
 };
 
 /* ------------------------------------------------------------------ */
@@ -539,6 +572,13 @@ struct aia_step {
  * (`aiarun --check` included), and one whose instance does not offer it
  * (AIA_OFFER_HVP) by the algorithm's create. */
 #define AIA_ALG_HVP 0x4u
+
+/* The algorithm asks the workers for the rows' Gram matrix applied to a
+ * block (the problem's block): a job that pairs it with a problem whose
+ * descriptor has no block is refused before the run (`aiarun --check`
+ * included), and one whose instance does not offer it by the algorithm's
+ * create. */
+#define AIA_ALG_BLOCK 0x8u
 
 struct aia_algorithm_plugin {
     struct aia_plugin_header h;

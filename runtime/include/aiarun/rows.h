@@ -466,6 +466,53 @@ static inline double aia_softmax_xent(double *z, size_t c, size_t y,
 typedef int (*aia_hvp_fn)(void *ctx, const double *v, double *hv,
                           struct aia_error *err);
 
+/* Cyclic Jacobi on the symmetric n x n matrix S (row-major, destroyed):
+ * its eigenvalues in ev and its eigenvectors in the columns of Q
+ * (row-major, n x n), unsorted.  For small n, or a build without
+ * LAPACKE. */
+static inline void aia_jacobi(double *S, double *Q, double *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            Q[i * n + j] = i == j;
+    for (int sweep = 0; sweep < 100; sweep++) {
+        double off = 0, all = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                all += S[i * n + j] * S[i * n + j];
+                off += i != j ? S[i * n + j] * S[i * n + j] : 0;
+            }
+        if (off <= 1e-30 * all)
+            break;
+        for (size_t a = 0; a < n; a++)
+            for (size_t c = a + 1; c < n; c++) {
+                double sac = S[a * n + c];
+                if (sac == 0)
+                    continue;
+                double th = (S[c * n + c] - S[a * n + a]) / (2 * sac);
+                double t = (th >= 0 ? 1 : -1) / (fabs(th) + sqrt(th * th + 1));
+                double cs = 1 / sqrt(t * t + 1), sn = t * cs;
+                for (size_t i = 0; i < n; i++) { /* columns a, c */
+                    double x = S[i * n + a], y = S[i * n + c];
+                    S[i * n + a] = cs * x - sn * y;
+                    S[i * n + c] = sn * x + cs * y;
+                }
+                for (size_t i = 0; i < n; i++) { /* rows a, c */
+                    double x = S[a * n + i], y = S[c * n + i];
+                    S[a * n + i] = cs * x - sn * y;
+                    S[c * n + i] = sn * x + cs * y;
+                }
+                for (size_t i = 0; i < n; i++) {
+                    double x = Q[i * n + a], y = Q[i * n + c];
+                    Q[i * n + a] = cs * x - sn * y;
+                    Q[i * n + c] = sn * x + cs * y;
+                }
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        ev[i] = S[i * n + i];
+}
+
 /* The largest eigenvalue (in magnitude) *lambda of the symmetric matrix H
  * that hv multiplies by, by power iteration from a fixed start (entries
  * 1 + sin(1 + j)/2, normalised): the same H gives the same figure on
