@@ -69,8 +69,13 @@ expect_ok "at a loss of every row at most the target ($(field loss "$out"))" \
 is "$(tail -n 1 stop.csv | cut -d, -f7)" 50000 "the last row reads every row"
 
 # a stop on the gap too: the optimum is found over every row, and the
-# gap the run stops at is that of every row's loss
-run 3 -o stop.gap=0.05 -o stop.iterations=1000 -o output.history=gap.csv big.yaml
+# gap the run stops at is that of every row's loss; auto reads every row
+# with stop.gap, the sample is asked for here
+run 3 -o stop.gap=0.05 -o stop.iterations=1000 -o output.history=auto.csv big.yaml
+is "$(head -n 1 auto.csv)" "iteration,epoch,time,loss,suboptimality,change" \
+    "auto with stop.gap: every row, its suboptimality the full loss's"
+run 3 -o stop.gap=0.05 -o stop.iterations=1000 -o output.history_sample=10000 \
+    -o output.history=gap.csv big.yaml
 is "$(field stop "$out")" gap "stop.gap stops the run"
 expect_ok "at a gap of every row's loss at most the target ($(field gap "$out"))" \
     float_le "$(field gap "$out")" 0.05

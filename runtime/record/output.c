@@ -241,15 +241,15 @@ int iterates_close(struct iterates *it, struct aia_error *err)
     return rc;
 }
 
-size_t output_sample_rows(const struct output_conf *o, int data, size_t rows,
-                          size_t total)
+size_t output_sample_rows(const struct output_conf *o, int data, int gap,
+                          size_t rows, size_t total)
 {
     int64_t n = o->history_sample;
-    if (!data || !o->history || n == OUTPUT_SAMPLE_ALL ||
-        total == 0)
+    if (!data || !o->history || n == OUTPUT_SAMPLE_ALL || total == 0)
         return 0;
     if (n == OUTPUT_SAMPLE_AUTO) {
-        if (total < (size_t)OUTPUT_SAMPLE_ROWS * OUTPUT_SAMPLE_FROM)
+        /* a run to a gap reads the suboptimality of every row */
+        if (gap || total < (size_t)OUTPUT_SAMPLE_ROWS * OUTPUT_SAMPLE_FROM)
             return 0;
         n = OUTPUT_SAMPLE_ROWS;
     }

@@ -54,9 +54,10 @@ struct output_conf {
 
 /* Rows of a sample of a rank's rows (rows of the file's total) that a
  * history row's training loss and metric read under o's history_sample
- * (data: the job reads problem.data); 0: every row. */
-size_t output_sample_rows(const struct output_conf *o, int data, size_t rows,
-                          size_t total);
+ * (data: the job reads problem.data; gap: it stops at a gap, whose
+ * suboptimality column auto keeps on every row); 0: every row. */
+size_t output_sample_rows(const struct output_conf *o, int data, int gap,
+                          size_t rows, size_t total);
 
 /* How a column's values are written. */
 enum output_kind {

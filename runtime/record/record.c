@@ -34,7 +34,7 @@ int record_init(struct recorder *r, const struct setup *s,
                            .coord_busy = NAN};
     size_t total = s->data.d.total_rows;
     r->sampling = output_sample_rows(&s->job->output, s->job->data.path != NULL,
-                                     total, total) > 0;
+                                     s->job->stop.gap > 0, total, total) > 0;
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
     return r->x ? 0 : -1;
 }

@@ -205,8 +205,10 @@ int session_open(struct setup *s, int w, const struct aia_dataset *data,
 int session_open_sample(struct setup *s, int w, const struct aia_dataset *rows,
                         struct aia_error *err)
 {
-    size_t k = rows ? output_sample_rows(&s->job->output, s->job->data.path != NULL,
-                                  rows->rows, rows->total_rows)
+    const struct job *job = s->job;
+    size_t k = rows ? output_sample_rows(&job->output, job->data.path != NULL,
+                                         job->stop.gap > 0, rows->rows,
+                                         rows->total_rows)
                     : 0;
     if (k == 0)
         return 0;
