@@ -9,9 +9,9 @@
  * M doubles, class indices 0-9.  One worker holds the M rows; each of
  * REPS repetitions times, one after the other, softmax's gradient (10
  * classes), mlp's (784-128-10) and pca's (k = 10) over all of them, then
- * softmax's and pca's with precision: float32.  Prints softmax_s, mlp_s,
- * pca_s, softmax_f32_s and pca_f32_s, the medians in seconds, one
- * key=value a line. */
+ * softmax's, mlp's and pca's with precision: float32.  Prints softmax_s,
+ * mlp_s, pca_s, softmax_f32_s, mlp_f32_s and pca_f32_s, the medians in
+ * seconds, one key=value a line. */
 #include <config.h>
 
 #include <stdio.h>
@@ -131,9 +131,11 @@ int main(int argc, char **argv)
     printf("mlp_s=%.6g\n", time_problem(argv[1], "mlp", ml, 2, &d, reps));
     printf("pca_s=%.6g\n", time_problem(argv[1], "pca", pc, 1, &d, reps));
     char f32[] = "precision=float32";
-    char *sm32[] = {classes, f32}, *pc32[] = {k, f32};
+    char *sm32[] = {classes, f32}, *ml32[] = {classes, hidden, f32};
+    char *pc32[] = {k, f32};
     printf("softmax_f32_s=%.6g\n",
            time_problem(argv[1], "softmax", sm32, 2, &d, reps));
+    printf("mlp_f32_s=%.6g\n", time_problem(argv[1], "mlp", ml32, 3, &d, reps));
     printf("pca_f32_s=%.6g\n", time_problem(argv[1], "pca", pc32, 2, &d, reps));
     free(X);
     free(y);

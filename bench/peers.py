@@ -14,6 +14,13 @@ run, on the same rows as bench/answer.c (bench/peers.sh).
         seconds to reach the targets on the whole set: sklearn_softmax_s
         (LogisticRegression, lbfgs, to 83% test accuracy), torch_mlp_fit_s
         (784-128-10, SGD, to 87%), numpy_eigh_s (the top 10 of 784)
+    peers.py race FMNIST_DIR PROCS DELAY_MS
+        the mlp of fit to 87% test accuracy, the same recipe: one process
+        (PROCS 1: torch_race_s, torch_race_steps), or PROCS processes of
+        PyTorch's DistributedDataParallel over gloo, each 128 / PROCS rows
+        of a step, the last one sleeping DELAY_MS before each backward (a
+        straggler, as stragglers.fixed delays a worker's answers):
+        torch_ddp_s, torch_ddp_steps
     peers.py pca FMNIST_DIR
         the top 10 principal components of the training rows (not
         centred, as aiarun's pca): numpy_eigh_s (A'A/m, then eigh: the
@@ -165,6 +172,76 @@ def fit(d):
     print("torch_mlp_fit_acc=%.4f" % acc)
 
 
+def race_worker(rank, procs, d, delay, port, out):
+    """One process of the race: procs 1 is the plain single process."""
+    torch = torch_or_none()
+    F = torch.nn.functional
+    X, y = load(d, "train")
+    Xt, yt = load(d, "t10k")
+    Xf, Xtf = torch.from_numpy(X).float(), torch.from_numpy(Xt).float()
+    yf, ytf = torch.from_numpy(y), torch.from_numpy(yt)
+    torch.manual_seed(1)
+    net = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(),
+                              torch.nn.Linear(128, 10))
+    model = net
+    if procs > 1:
+        import torch.distributed as dist
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port,
+                                rank=rank, world_size=procs)
+        model = torch.nn.parallel.DistributedDataParallel(net)
+        dist.barrier()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    g = torch.Generator().manual_seed(1)  # every rank the same permutation
+    flag = torch.zeros(1)
+    t0 = time.perf_counter()
+    acc, steps, done = 0.0, 0, False
+    while not done and steps < 20000:
+        perm = torch.randperm(len(Xf), generator=g)
+        for s in range(0, len(Xf) - 127, 128):
+            i = perm[s:s + 128][rank::procs]
+            opt.zero_grad()
+            loss = F.cross_entropy(model(Xf[i]), yf[i])
+            if delay > 0 and rank == procs - 1:
+                time.sleep(delay / 1000)
+            loss.backward()
+            opt.step()
+            steps += 1
+            if steps % 50 == 0:
+                if rank == 0:
+                    with torch.no_grad():
+                        acc = (net(Xtf).argmax(1) == ytf).float().mean().item()
+                    flag[0] = acc >= 0.87
+                if procs > 1:
+                    dist.broadcast(flag, 0)
+                if flag[0] > 0:
+                    done = True
+                    break
+    if rank == 0:
+        tag = "race" if procs == 1 else "ddp"
+        with open(out, "w") as f:
+            f.write("torch_%s_s=%.6g\ntorch_%s_steps=%d\ntorch_%s_acc=%.4f\n"
+                    % (tag, time.perf_counter() - t0, tag, steps, tag, acc))
+    if procs > 1:
+        dist.destroy_process_group()
+
+
+def race(d, procs, delay):
+    procs, delay = int(procs), float(delay)
+    if torch_or_none() is None:
+        print("missing_torch=1")
+        return
+    import tempfile
+    with tempfile.NamedTemporaryFile("r", suffix=".txt") as out:
+        if procs == 1:
+            race_worker(0, 1, d, delay, 0, out.name)
+        else:
+            import torch.multiprocessing as mp
+            port = 20000 + os.getpid() % 20000
+            mp.spawn(race_worker, args=(procs, d, delay, port, out.name),
+                     nprocs=procs)
+        print(out.read(), end="")
+
+
 def rsvd_numpy(X, k, q, it, seed):
     """Randomized SVD (Halko et al.): a Gaussian block of k + q columns,
     it power iterations with QR between them, the top k right singular
@@ -220,4 +297,4 @@ def data(d, m, rows, labels):
 
 if __name__ == "__main__":
     {"data": data, "answer": answer, "fit": fit,
-     "pca": pca}[sys.argv[1]](*sys.argv[2:])
+     "race": race, "pca": pca}[sys.argv[1]](*sys.argv[2:])

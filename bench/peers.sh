@@ -74,7 +74,7 @@ case_peers() {
                 "$OUT/labels.f64" "$rows" "$PEERS_INNER"
                 "$PEERS_PY" "$here/peers.py" answer "$OUT/rows.f64" \
                     "$OUT/labels.f64" "$rows" "$PEERS_INNER" 2>/dev/null)
-            for k in softmax_s mlp_s pca_s softmax_f32_s pca_f32_s \
+            for k in softmax_s mlp_s pca_s softmax_f32_s mlp_f32_s pca_f32_s \
                 numpy_pca_s numpy_pca_f32_s torch_softmax_s torch_mlp_s \
                 torch_softmax_f32_s torch_mlp_f32_s missing_torch; do
                 record "peers$rows" "$k" "$rep" "$(printf '%s\n' "$out" | sed -n "s/^$k=//p")"
@@ -115,7 +115,7 @@ first M training rows of Fashion-MNIST (pixels / 255, float64) and times
 the median of ${PEERS_INNER} gradients over all of them; \`bench/peers.py
 answer\` then times, on the same rows, PyTorch's loss and backward of the
 same models (one thread; float64 and float32) and NumPy's \`A.T @ (A @
-V)\`; softmax and pca again with \`precision: float32\` against the
+V)\`; softmax, mlp and pca again with \`precision: float32\` against the
 float32 peers. Target: within 1.5x of the peer at the same precision.
 Medians of ${BENCH_REPS} runs; ratios the median of the per-run ratios.
 
@@ -128,14 +128,9 @@ EOT
             if [ $p = 64 ]; then a= t=; else a=_f32 t=_f32; fi
             rs=$(ratio "$c" softmax${a}_s torch_softmax${t}_s)
             rp=$(ratio "$c" pca${a}_s numpy_pca${t}_s)
-            if [ $p = 64 ]; then
-                rm=$(ratio "$c" mlp_s torch_mlp_s)
-                ml=$(fmt "$(calc "$(med "$c" mlp_s) * 1e3")")
-                cond="$rs <= 1.5 && $rm <= 1.5 && $rp <= 1.5"
-            else
-                rm="-" ml="(float64 only)"
-                cond="$rs <= 1.5 && $rp <= 1.5"
-            fi
+            rm=$(ratio "$c" mlp${a}_s torch_mlp${t}_s)
+            ml=$(fmt "$(calc "$(med "$c" mlp${a}_s) * 1e3")")
+            cond="$rs <= 1.5 && $rm <= 1.5 && $rp <= 1.5"
             printf '| %s | float%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
                 "$rows" "$p" \
                 "$(fmt "$(calc "$(med "$c" softmax${a}_s) * 1e3")")" \

@@ -7,9 +7,9 @@
 #   BENCH_CASES    the cases to run, in order (default: overhead
 #                  stragglers accuracy compute scaling tree local compress
 #                  python pyalg methods memory mlp large; autostep, about
-#                  half an hour, peers, about 10 minutes a repetition, and
-#                  peerspca, about a minute a repetition, run only when
-#                  named)
+#                  half an hour, peers, about 10 minutes a repetition,
+#                  peerspca, about a minute a repetition, and race, about
+#                  4 minutes a repetition, run only when named)
 #   BENCH_REPS     repetitions of every measurement (default 5)
 #   BENCH_RESULTS  where to write the results (default
 #                  $top_srcdir/bench/RESULTS.md)
@@ -24,7 +24,7 @@ set -u
 
 here=$top_srcdir/bench
 . "$here/lib.sh"
-for f in overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp autostep large peers; do
+for f in overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp autostep large peers race; do
     . "$here/$f.sh"
 done
 
@@ -39,7 +39,7 @@ load0=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 for c in $BENCH_CASES; do
     case $c in
-    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | pyalg | methods | memory | mlp | autostep | large | peers | peerspca) ;;
+    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | pyalg | methods | memory | mlp | autostep | large | peers | peerspca | race) ;;
     *)
         echo "bench: unknown case '$c'" >&2
         exit 2

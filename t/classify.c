@@ -320,15 +320,18 @@ static void mlp(void)
     plugtest_free(&pr.t);
 }
 
-/* precision: float32: the loss and the gradient within float's rounding
- * of float64's, and not equal to them (the products are in float); sparse
- * rows refused. */
-static void float32(void)
+/* precision: float32: the loss, the gradient and the accuracy within
+ * float's rounding of float64's, and not equal to them (the products are
+ * in float); sparse rows refused.  args: the problem's parameters but the
+ * precision, as the inside of a YAML mapping. */
+static void float32(const char *name, const char *args)
 {
-    struct prob p64 = {"softmax", NULL, {0}}, p32 = {"softmax", NULL, {0}};
-    plugtest_load(&p64.t, "softmax", AIA_KIND_PROBLEM, "{classes: 3}");
-    plugtest_load(&p32.t, "softmax", AIA_KIND_PROBLEM,
-                  "{classes: 3, precision: float32}");
+    struct prob p64 = {name, NULL, {0}}, p32 = {name, NULL, {0}};
+    char a64[160], a32[160];
+    snprintf(a64, sizeof a64, "{%s}", args);
+    snprintf(a32, sizeof a32, "{%s, precision: float32}", args);
+    plugtest_load(&p64.t, name, AIA_KIND_PROBLEM, a64);
+    plugtest_load(&p32.t, name, AIA_KIND_PROBLEM, a32);
     p64.p = (const struct aia_problem_plugin *)p64.t.p->h;
     p32.p = (const struct aia_problem_plugin *)p32.t.p->h;
     struct aia_dataset d = dense(0, M), sp = sparse();
@@ -347,14 +350,19 @@ static void float32(void)
     for (size_t j = 0; j < n; j++)
         big = fmax(big, fabs(g64[j]));
     ok(dg <= 1e-5 * big && dg > 0,
-       "softmax, float32: the gradient within float's rounding of float64's "
+       "%s, float32: the gradient within float's rounding of float64's "
        "(%.1e of %.2g)",
-       dg, big);
+       name, dg, big);
     ok(fabs(f32 - f64) <= 1e-5 * fabs(f64),
-       "softmax, float32: so is the loss (%.17g, %.17g)", f32, f64);
+       "%s, float32: so is the loss (%.17g, %.17g)", name, f32, f64);
+    double m64, m32;
     struct aia_error err;
+    p64.p->metric(s64, x, &m64, &err);
+    p32.p->metric(s32, x, &m32, &err);
+    ok(fabs(m32 - m64) <= 2.0 / M, "%s, float32: and the accuracy (%g, %g)",
+       name, m32, m64);
     ok(open_on(&p32, &sp, 0, &err) == NULL && strstr(err.text, "dense"),
-       "softmax, float32: sparse rows are refused (%s)", err.text);
+       "%s, float32: sparse rows are refused (%s)", name, err.text);
     p64.p->close(s64);
     p32.p->close(s32);
     plugtest_free(&p64.t);
@@ -368,7 +376,8 @@ int main(void)
 {
     make_rows();
     softmax();
-    float32();
+    float32("softmax", "classes: 3");
     mlp();
+    float32("mlp", "classes: 3, hidden: [7, 5]");
     return done_testing();
 }

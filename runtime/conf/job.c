@@ -277,6 +277,36 @@ static int check_codec(struct job *job, const struct mnode *node,
     return 0;
 }
 
+/* output.history_sample: auto, all or a whole count of rows, which only
+ * rows from a file can be sampled from. */
+static int check_output(struct job *job, const struct mnode *node,
+                        const struct mnode *key, const struct aia_value *v,
+                        struct aia_error *err)
+{
+    (void)key;
+    const struct aia_value *a = aia_arg(v, "history_sample");
+    const struct mnode *n =
+        node ? mnode_get(node, "history_sample", NULL) : NULL;
+    job->output.history_sample = OUTPUT_SAMPLE_AUTO;
+    if (a->s)
+        job->output.history_sample =
+            strcmp(a->s, "all") ? OUTPUT_SAMPLE_AUTO : OUTPUT_SAMPLE_ALL;
+    else if (a->d != floor(a->d))
+        return blame(job, n, err,
+                     "output.history_sample: %g: give a whole count of "
+                     "rows, all or auto",
+                     a->d);
+    else if (!job->data.path)
+        return blame(job, n, err,
+                     "output.history_sample: %g rows: a sample is drawn "
+                     "from problem.data's rows, and this job has none "
+                     "(give all or auto)",
+                     a->d);
+    else
+        job->output.history_sample = (int64_t)a->d;
+    return 0;
+}
+
 static int check_stop(struct job *job, const struct mnode *node,
                       const struct mnode *key, const struct aia_value *v,
                       struct aia_error *err)
@@ -426,7 +456,7 @@ const struct job_section job_sections[] = {
     {"stop", job_keys_stop, JS_PLAIN, AT(stop), check_stop,
      "The run stops at the first limit or target reached; one of "
      "iterations, epochs and time is required."},
-    {"output", job_keys_output, JS_PLAIN, AT(output), NULL, NULL},
+    {"output", job_keys_output, JS_PLAIN, AT(output), check_output, NULL},
     {"limits", job_keys_limits, JS_PLAIN, AT(limits), check_limits,
      "Bounds a job is checked against before it allocates."},
     {"stragglers", job_keys_stragglers, JS_PLAIN, AT(stragglers), NULL,

@@ -473,6 +473,13 @@ const struct job_key job_keys_output[] = {
       NULL, 1, 9.2e18},
      .kind = JF_INT64,
      .off = O(every)},
+    {{"history_sample", AIA_DOUBLE, "auto",
+      "training rows (over the pool) whose loss and metric a history row "
+      "gives, a seeded sample kept for the run, the last row on every row "
+      "(see Outputs); all: every row; auto: 10000 where problem.data holds "
+      "at least 5 times as many and stop.gap is not set, else all",
+      "auto|all", 1, 9.2e18},
+     .kind = JF_NONE},
     {{"answers", AIA_STRING, "\"\"",
       "CSV file with one row per answer: worker, rounds, staleness, times "
       "(empty: none)",

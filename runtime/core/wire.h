@@ -64,6 +64,9 @@ enum wire_kind {
 
 /* FINISH flags. */
 #define WIRE_NO_FINALIZE 0x1u
+/* EVAL: the training figures over the worker's sample of its rows
+ * (output.history_sample), when it holds one */
+#define WIRE_EVAL_SAMPLE 0x1u
 
 struct wire_hdr {
     uint32_t magic;
@@ -78,7 +81,8 @@ struct wire_hdr {
     uint32_t codec;   /* QUERY, ANSWER: how the payload is encoded (enum
                          codec_id; len still counts the doubles) */
     union {
-        uint32_t flags; /* FINISH: WIRE_NO_FINALIZE */
+        uint32_t flags; /* FINISH: WIRE_NO_FINALIZE; EVAL:
+                           WIRE_EVAL_SAMPLE */
         uint32_t bytes; /* QUERY, ANSWER: bytes of the encoded payload */
     };
     uint64_t rows;    /* ANSWER in tree mode: rows of the answers combined */

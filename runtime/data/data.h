@@ -185,6 +185,14 @@ int data_scan(const struct data_opts *o, size_t *rows, size_t *cols,
 int data_read(const struct data_opts *o, int (*keep)(size_t r, void *arg),
               void *arg, struct data_table *t, struct aia_error *err);
 
+/* Into t, a copy of n of the rows of from (all of them when n exceeds
+ * its rows), drawn at random without replacement from (seed, stream) and
+ * kept in their order; total_rows as from's.  The same arguments give
+ * the same rows on every build.  Returns 0 with t filled (free it with
+ * data_free), or -1 with err set (out of memory) and t emptied. */
+int data_sample(const struct aia_dataset *from, size_t n, uint64_t seed,
+                uint64_t stream, struct data_table *t, struct aia_error *err);
+
 /* Free what t owns and empty it; t itself is the caller's. */
 void data_free(struct data_table *t);
 

@@ -34,6 +34,7 @@
 struct pending {
     uint64_t id;
     int has_row;
+    int sampled;   /* the training figures are the workers' samples' */
     int sent;      /* 0: queued without an evaluation (no model buffer) */
     double row[4]; /* iteration, epoch, time, change */
     char *msg;     /* header and the model, while the sends read it */
@@ -50,6 +51,7 @@ struct evals {
     int cap, head, count;
     uint64_t next;
     int64_t asked_at; /* iteration of the latest evaluation asked for */
+    int64_t full_at;  /* the same, of the latest on every training row */
     int closed;
     int held, models; /* model buffers the sends read, and the most */
     char **spare;     /* model buffers no send reads, to reuse */
@@ -67,12 +69,13 @@ int eval_by_workers(const struct setup *s)
     return s->job->data.path && s->job->pool.topology != JOB_TREE;
 }
 
-int eval_rows(const struct setup *s, const double *x, double *out,
+int eval_rows(const struct setup *s, const double *x, int sample, double *out,
               struct aia_error *err)
 {
     struct aia_error e;
     memset(out, 0, EVAL_LEN * sizeof *out);
-    void *st[2] = {s->prob_s, s->test_s};
+    void *st[2] = {sample && s->sample_s ? s->sample_s : s->prob_s,
+                   s->test_s};
     for (int t = 0; t < 2 && st[t]; t++) {
         double f, m = 0, rows = (double)s->prob->rows(st[t]);
         e.text[0] = '\0';
@@ -164,9 +167,10 @@ static void settle(struct coord *c, int force);
 
 /* Send the model x to every live worker; row: a history row's figures,
  * or NULL (a loss alone, which is not asked for while no model buffer
- * is free); extra: the final model's. */
+ * is free); extra: the final model's; all: on every training row, else
+ * on the workers' samples. */
 static int send_eval(struct coord *c, const double *x, const double *row,
-                     int extra)
+                     int extra, int all)
 {
     struct evals *e = c->ev;
     size_t dim = c->l.s->dim;
@@ -176,8 +180,10 @@ static int send_eval(struct coord *c, const double *x, const double *row,
     if (!msg && !row && !extra)
         return 0;
     struct pending *p = push(e, row);
-    if (p)
+    if (p) {
         p->at = c->l.p.iteration;
+        p->sampled = !all;
+    }
     if (p && !msg && !extra) {
         /* queued without an evaluation: written in its turn */
         e->behind++;
@@ -199,7 +205,8 @@ static int send_eval(struct coord *c, const double *x, const double *row,
     p->sent = 1;
     p->sent_at = util_now();
     *(struct wire_hdr *)p->msg = (struct wire_hdr){
-        .magic = WIRE_MAGIC, .kind = WIRE_EVAL, .len = dim, .seq = p->id};
+        .magic = WIRE_MAGIC, .kind = WIRE_EVAL, .len = dim, .seq = p->id,
+        .flags = all ? 0 : WIRE_EVAL_SAMPLE};
     memcpy(WIRE_PAYLOAD(p->msg), x, dim * sizeof *x);
     for (int w = 0; w < c->l.n; w++) {
         p->req[w] = MPI_REQUEST_NULL;
@@ -216,20 +223,22 @@ static int send_eval(struct coord *c, const double *x, const double *row,
         c->l.st[w].evals++;
     }
     e->asked_at = c->l.p.iteration;
+    if (all)
+        e->full_at = c->l.p.iteration;
     return 0;
 }
 
 /* The recorder's hook: a history row is always queued (evaluated when a
  * model buffer is free); a loss alone (for a stop rule or a progress
  * line) is asked for when nothing is pending. */
-static int start(void *ctx, const double *x, const double *row)
+static int start(void *ctx, const double *x, const double *row, int all)
 {
     struct coord *c = ctx;
     struct evals *e = c->ev;
     if (e->closed ||
         (!row && (e->count > 0 || e->asked_at == c->l.p.iteration)))
         return 0;
-    return send_eval(c, x, row, 0);
+    return send_eval(c, x, row, 0, all);
 }
 
 /* p's sends are done with: completed where the worker answered, let go
@@ -286,7 +295,7 @@ static void settle(struct coord *c, int force)
             c->l.r.ev_at = p->at; /* the progress line's loss's age */
         if (record_evaluated(&c->l.r, p->has_row ? p->row : NULL,
                              p->sent ? v : NULL, missing + p->absent,
-                             (uint64_t)p->sum[2]) < 0)
+                             (uint64_t)p->sum[2], p->sent && p->sampled) < 0)
             coord_fail(c, "%s", c->l.r.err.text);
     }
 }
@@ -301,7 +310,7 @@ int eval_init(struct coord *c)
     size_t models = (64u << 20) / WIRE_BYTES(c->l.s->dim);
     e->models = models < 2 ? 2 : models > 4096 ? 4096 : (int)models;
     e->cap = 16;
-    e->asked_at = -1;
+    e->asked_at = e->full_at = -1;
     size_t n = (size_t)c->l.n;
     if (!(e->q = calloc((size_t)e->cap, sizeof *e->q)) ||
         !(e->spare = calloc((size_t)e->models, sizeof *e->spare)) ||
@@ -433,9 +442,10 @@ void eval_drain(struct coord *c)
     struct evals *e = c->ev;
     if (!e || e->closed)
         return;
-    /* the final model, for the report, unless it was asked for already */
-    if (e->asked_at != c->l.p.iteration &&
-        (record_model(&c->l.r) < 0 || send_eval(c, c->l.r.x, NULL, 1) < 0))
+    /* the final model on every row, for the report, unless it was asked
+     * for already */
+    if (e->full_at != c->l.p.iteration &&
+        (record_model(&c->l.r) < 0 || send_eval(c, c->l.r.x, NULL, 1, 1) < 0))
         coord_fail(c, "%s", c->l.r.err.text);
     double t0 = util_now(), until = t0 + c->l.job->pool.shutdown_timeout;
     double note_at = t0 + 1;

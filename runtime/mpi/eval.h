@@ -25,8 +25,9 @@
 int eval_by_workers(const struct setup *s);
 
 /* Worker: the sums over this rank's rows at x into out[EVAL_LEN] (test
- * sums 0 without problem.test).  0 or -1 with err. */
-int eval_rows(const struct setup *s, const double *x, double *out,
+ * sums 0 without problem.test); sample: the training sums over its
+ * sample of them (s->sample_s) where it holds one.  0 or -1 with err. */
+int eval_rows(const struct setup *s, const double *x, int sample, double *out,
               struct aia_error *err);
 
 #endif

@@ -158,6 +158,12 @@ static int open_problem(struct setup *s, struct aia_error *err)
                           n ? "problem.rows" : "problem", s->windex + 1,
                           s->rank);
     }
+    /* the history's sample: a worker's own, or a tree coordinator's, who
+     * evaluates every row itself */
+    if (s->job->data.path && (s->windex >= 0) == eval_by_workers(s) &&
+        (s->windex >= 0 || s->rank == 0) &&
+        session_open_sample(s, w, &s->data.d, err) < 0)
+        return -1;
     if (s->windex < 0 || !s->job->test.path)
         return 0;
     /* the same problem on this worker's test rows, for the evaluations */

@@ -217,7 +217,7 @@ void shutdown_pool(struct coord *c)
  * a second), so save what can be saved and leave without the shutdown. */
 void shutdown_signal(struct coord *c)
 {
-    if (record_iteration(&c->l.r, 1, util_now()) < 0)
+    if (record_iteration(&c->l.r, RECORD_LAST, util_now()) < 0)
         coord_fail(c, "%s", c->l.r.err.text);
     if (record_checkpoint(&c->l.r, 1, util_now()) < 0)
         coord_fail(c, "%s", c->l.r.err.text);

@@ -216,7 +216,8 @@ static void evaluate(struct worker *k, int got)
     }
     if (k->ereq != MPI_REQUEST_NULL)
         MPI_Wait(&k->ereq, MPI_STATUS_IGNORE);
-    if (eval_rows(s, WIRE_PAYLOAD(q), WIRE_PAYLOAD(k->ebuf), &err) < 0) {
+    if (eval_rows(s, WIRE_PAYLOAD(q), !!(q->flags & WIRE_EVAL_SAMPLE),
+                  WIRE_PAYLOAD(k->ebuf), &err) < 0) {
         snprintf(text, sizeof text, "%s", err.text);
         report(k, text);
         return;

@@ -240,3 +240,24 @@ int iterates_close(struct iterates *it, struct aia_error *err)
     free(it);
     return rc;
 }
+
+size_t output_sample_rows(const struct output_conf *o, int data, int gap,
+                          size_t rows, size_t total)
+{
+    int64_t n = o->history_sample;
+    if (!data || !o->history || n == OUTPUT_SAMPLE_ALL || total == 0)
+        return 0;
+    if (n == OUTPUT_SAMPLE_AUTO) {
+        /* a run to a gap reads the suboptimality of every row */
+        if (gap || total < (size_t)OUTPUT_SAMPLE_ROWS * OUTPUT_SAMPLE_FROM)
+            return 0;
+        n = OUTPUT_SAMPLE_ROWS;
+    }
+    if ((uint64_t)n >= total)
+        return 0;
+    /* this rank's share of the sample, as its share of the rows */
+    double k = floor((double)n * (double)rows / (double)total + 0.5);
+    if (k < 1)
+        k = 1;
+    return k >= (double)rows ? 0 : (size_t)k;
+}

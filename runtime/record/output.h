@@ -39,7 +39,25 @@ struct output_conf {
     int64_t checkpoint_every;  /* iterations; 0: not by iterations */
     double checkpoint_seconds; /* 0: not by time */
     const struct mnode *checkpoint_node; /* where the file is named */
+    /* the training rows a history row's loss and metric read: a count
+     * over the pool, OUTPUT_SAMPLE_ALL or OUTPUT_SAMPLE_AUTO (set by the
+     * output section's check from history_sample) */
+    int64_t history_sample;
 };
+
+#define OUTPUT_SAMPLE_ALL 0
+#define OUTPUT_SAMPLE_AUTO (-1)
+/* auto: a sample of this many rows where the training set holds at least
+ * OUTPUT_SAMPLE_FROM times as many, else every row */
+#define OUTPUT_SAMPLE_ROWS 10000
+#define OUTPUT_SAMPLE_FROM 5
+
+/* Rows of a sample of a rank's rows (rows of the file's total) that a
+ * history row's training loss and metric read under o's history_sample
+ * (data: the job reads problem.data; gap: it stops at a gap, whose
+ * suboptimality column auto keeps on every row); 0: every row. */
+size_t output_sample_rows(const struct output_conf *o, int data, int gap,
+                          size_t rows, size_t total);
 
 /* How a column's values are written. */
 enum output_kind {

@@ -32,6 +32,9 @@ int record_init(struct recorder *r, const struct setup *s,
                            .ev = {NAN, NAN, NAN, NAN},
                            .fail_loss = NAN,
                            .coord_busy = NAN};
+    size_t total = s->data.d.total_rows;
+    r->sampling = output_sample_rows(&s->job->output, s->job->data.path != NULL,
+                                     s->job->stop.gap > 0, total, total) > 0;
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
     return r->x ? 0 : -1;
 }
@@ -84,10 +87,11 @@ int record_loss(struct recorder *r, double *loss)
                           r->s->alg->h.name, util_error_text(&err));
     }
     if (r->evaluate) {
-        /* the workers' latest, unless it missed rows (a stop rule never
-         * acts on a partial loss); the current model's is asked for */
-        *loss = r->ev_missing ? NAN : r->ev[0];
-        return r->evaluate(r->eval_ctx, r->x, NULL);
+        /* the workers' latest, unless it missed rows or read a sample
+         * (a stop rule never acts on a partial or a sampled loss); the
+         * current model's, on every row, is asked for */
+        *loss = r->ev_missing || r->ev_sampled ? NAN : r->ev[0];
+        return r->evaluate(r->eval_ctx, r->x, NULL, 1);
     }
     double t = r->eval_timed ? util_now() : 0;
     int rc = r->s->prob->loss(r->s->prob_s, r->x, loss, &err);
@@ -201,6 +205,7 @@ void record_optimum(struct recorder *r)
  * (record_evaluated) fills one. */
 struct sample {
     double iteration, epoch, time, loss, change, metric, test_loss, test_metric;
+    double rows; /* the training rows that loss and metric read */
 };
 
 /* A column of the history: its name ("%m" stands for the problem's metric
@@ -272,6 +277,17 @@ static int with_test(const struct recorder *r)
     return r->job->test.path != NULL;
 }
 
+static double h_rows(const struct recorder *r, const struct sample *h)
+{
+    (void)r;
+    return h->rows;
+}
+
+static int with_sample(const struct recorder *r)
+{
+    return r->sampling;
+}
+
 static const struct history_column history_columns[] = {
     {"iteration", OUT_INT, h_iteration, NULL},
     {"epoch", OUT_INT, h_epoch, NULL},
@@ -282,6 +298,7 @@ static const struct history_column history_columns[] = {
     {"%m", OUT_REAL, h_metric, NULL},
     {"test_loss", OUT_REAL, h_test_loss, with_test},
     {"test_%m", OUT_REAL, h_test_metric, with_test},
+    {"loss_rows", OUT_INT, h_rows, with_sample},
 };
 
 #define NHISTORY (sizeof history_columns / sizeof history_columns[0])
@@ -365,14 +382,45 @@ int record_open(struct recorder *r)
     return 0;
 }
 
-static int eval_row(struct recorder *r, double *row);
+static int eval_row(struct recorder *r, double *row, int sampled, int again);
+
+/* The loss and the metric of r->x over rank 0's sample of the rows into
+ * h (its loss through the divergence detector, as record_loss's).  0 or
+ * -1 with r->err. */
+static int sample_loss(struct recorder *r, struct sample *h)
+{
+    const struct setup *s = r->s;
+    struct aia_error err = {""};
+    double t = r->eval_timed ? util_now() : 0;
+    int rc = s->prob->loss(s->sample_s, r->x, &h->loss, &err);
+    if (rc < 0)
+        aia_seterr(&r->err, "problem '%s': loss (sampled rows): %s",
+                   s->prob->h.name, util_error_text(&err));
+    else if ((s->offers & AIA_OFFER_METRIC) &&
+             (rc = s->prob->metric(s->sample_s, r->x, &h->metric, &err)) < 0)
+        aia_seterr(&r->err, "problem '%s': %s (sampled rows): %s",
+                   s->prob->h.name, s->metric_name, util_error_text(&err));
+    if (r->eval_timed)
+        r->eval_s += util_now() - t;
+    h->rows = (double)s->prob->rows(s->sample_s);
+    if (rc == 0 && diverge_loss(&r->dv, r->job->stop.diverge, h->loss))
+        return diverged(r, r->p->iteration, h->loss);
+    return rc;
+}
 
 int record_iteration(struct recorder *r, int force, double now)
 {
     const struct job *job = r->job;
     const struct proto *p = r->p;
-    if ((!r->hist && !r->iterates) || r->saved == p->iteration)
+    int last = force == RECORD_LAST;
+    if (!r->hist && !r->iterates)
         return 0;
+    /* the last row reads every row: one on a sample at this iteration is
+     * followed by it */
+    int again = r->saved == p->iteration;
+    if (again && !(last && r->hist && r->saved_sampled))
+        return 0;
+    int sampled = r->sampling && !last;
     int epochs_due = job->output.every_epochs &&
                      p->epoch / job->output.every_epochs !=
                          r->saved_epoch / job->output.every_epochs;
@@ -380,17 +428,26 @@ int record_iteration(struct recorder *r, int force, double now)
         return 0;
     /* iteration, epoch, time, and the change once the model is taken */
     double row[4] = {(double)p->iteration, (double)p->epoch, now - p->t0};
+    r->saved_sampled = sampled;
     if (r->evaluate)
-        return eval_row(r, row);
-    struct sample h = {row[0], row[1], row[2], NAN, NAN, NAN, NAN, NAN};
-    if (record_loss(r, &h.loss) < 0)
-        return -1;
+        return eval_row(r, row, sampled, again);
+    struct sample h = {row[0], row[1], row[2], NAN, NAN, NAN, NAN, NAN, NAN};
+    int rc;
+    if (sampled && r->s->sample_s) {
+        if (record_model(r) < 0 || sample_loss(r, &h) < 0)
+            return -1;
+        rc = 0;
+    } else {
+        if (record_loss(r, &h.loss) < 0)
+            return -1;
+        h.rows = (double)r->s->prob->rows(r->s->prob_s);
+        rc = record_metric(r, &h.metric);
+    }
     h.change = record_change(r);
-    int rc = record_metric(r, &h.metric);
     struct aia_error err;
     if (r->hist && history_write(r, &h, &err) < 0 && rc == 0)
         rc = aia_seterr(&r->err, "%s", err.text);
-    if (r->iterates &&
+    if (r->iterates && !again &&
         iterates_write(r->iterates, p->iteration, p->epoch, row[2], r->x,
                        &err) < 0 &&
         rc == 0)
@@ -402,7 +459,7 @@ int record_iteration(struct recorder *r, int force, double now)
 
 /* A history row of the workers' loss: the iterate is saved now, the row
  * written when their answers are in. */
-static int eval_row(struct recorder *r, double *row)
+static int eval_row(struct recorder *r, double *row, int sampled, int again)
 {
     const struct proto *p = r->p;
     struct aia_error err;
@@ -414,19 +471,21 @@ static int eval_row(struct recorder *r, double *row)
     row[3] = record_change(r);
     r->saved = p->iteration;
     r->saved_epoch = p->epoch;
-    if (r->iterates && iterates_write(r->iterates, p->iteration, p->epoch,
-                                      row[2], r->x, &err) < 0)
+    if (r->iterates && !again &&
+        iterates_write(r->iterates, p->iteration, p->epoch, row[2], r->x,
+                       &err) < 0)
         return aia_seterr(&r->err, "%s", err.text);
-    return r->hist ? r->evaluate(r->eval_ctx, r->x, row) : 0;
+    return r->hist ? r->evaluate(r->eval_ctx, r->x, row, !sampled) : 0;
 }
 
 int record_evaluated(struct recorder *r, const double *row, const double *vals,
-                     int missing, uint64_t rows)
+                     int missing, uint64_t rows, int sampled)
 {
     if (vals) {
         memcpy(r->ev, vals, sizeof r->ev);
         r->ev_missing = missing;
         r->ev_rows = rows;
+        r->ev_sampled = sampled;
     }
     /* the workers' loss goes through the divergence detector as the
      * coordinator's own would (a partial one too: its rows' loss grew) */
@@ -436,12 +495,13 @@ int record_evaluated(struct recorder *r, const double *row, const double *vals,
         return 0;
     /* the evaluation's columns stay empty where it is not the whole
      * loss: an empty loss marks the row (aiarun(5), Outputs) */
-    struct sample h = {row[0], row[1], row[2], NAN, row[3], NAN, NAN, NAN};
+    struct sample h = {row[0], row[1], row[2], NAN, row[3],
+                       NAN,    NAN,    NAN,    NAN};
     r->rows_behind += !vals;
     r->rows_partial += vals && missing;
     if (vals && !missing)
-        h = (struct sample){row[0], row[1],  row[2],  vals[0],
-                            row[3], vals[1], vals[2], vals[3]};
+        h = (struct sample){row[0], row[1],  row[2],  vals[0],     row[3],
+                            vals[1], vals[2], vals[3], (double)rows};
     struct aia_error err;
     if (history_write(r, &h, &err) < 0)
         return aia_seterr(&r->err, "%s", err.text);
@@ -620,6 +680,11 @@ int record_progress(struct recorder *r, double now)
     double elapsed = now - r->p->t0, loss;
     if (record_loss(r, &loss) < 0)
         return -1;
+    /* the latest evaluation read a sample: its loss, so marked */
+    const char *on = r->evaluate && r->ev_sampled && !r->ev_missing
+                         ? " (sampled rows)" : "";
+    if (*on)
+        loss = r->ev[0];
     /* the workers' loss is their latest evaluation's, up to
      * output.every iterations old: the line says of which iteration */
     int64_t loss_it = r->evaluate ? r->ev_at : r->p->iteration;
@@ -629,9 +694,10 @@ int record_progress(struct recorder *r, double now)
         snprintf(at, sizeof at, loss_it < 0 ? " (none yet)" : " at iteration %lld",
                  (long long)loss_it);
     snprintf(line, sizeof line,
-             "iteration %lld%s, epoch %lld, %.1f s, loss %.6g%s, %.0f answers/s",
+             "iteration %lld%s, epoch %lld, %.1f s, loss %.6g%s%s, %.0f "
+             "answers/s",
              (long long)r->p->iteration, done, (long long)r->p->epoch, elapsed,
-             loss, at, (double)record_answers(r) / elapsed);
+             loss, on, at, (double)record_answers(r) / elapsed);
     if (r->progress_tty) {
         /* one line, rewritten in place */
         fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);

@@ -54,11 +54,12 @@ struct recorder {
      * history row, written when the answers are in; NULL: the loss only),
      * and ev holds the latest one's loss, metric, test loss and test
      * metric (NaN: none yet), with the workers missing from it. */
-    int (*evaluate)(void *ctx, const double *x, const double *row);
+    int (*evaluate)(void *ctx, const double *x, const double *row, int all);
     void *eval_ctx;
     double ev[4];
     int64_t ev_at; /* the iteration whose model ev is of; -1: none */
     int ev_missing;
+    int ev_sampled; /* ev's training figures are the sample's */
     uint64_t ev_rows; /* training rows it covers */
     /* history rows written with an empty loss: due while the workers'
      * evaluations fell behind (not evaluated), or evaluated without some
@@ -69,6 +70,11 @@ struct recorder {
     /* rank 0's share of the run's time spent on its own work rather than
      * waiting for answers (the summary's coordinator_busy); NaN: unknown */
     double coord_busy;
+    /* output.history_sample: history rows other than the last read a
+     * sample of the training rows (the workers' s->sample_s, or rank 0's
+     * own); the row written at saved read one when saved_sampled */
+    int sampling;
+    int saved_sampled;
     int eval_timed; /* eval_s is kept (the simulator's coordinator) */
     double eval_s;  /* wall seconds in rank 0's own loss and metric */
 };
@@ -90,12 +96,14 @@ int record_model(struct recorder *r);
 /* An evaluation by the workers came in (eval.c): vals are the loss, the
  * metric, the test loss and the test metric over the rows of the workers
  * that answered (rows of them), missing the workers that did not; row as
- * given to evaluate.  vals NULL: the row was queued while the workers'
+ * given to evaluate; sampled: the training figures are over the workers'
+ * samples (evaluate's all was 0).  vals NULL: the row was queued while the workers'
  * evaluations fell behind, and has none.  Writes the history row (its
  * loss columns empty unless every worker answered); -1 when it cannot or
  * when the loss is not finite (the method diverged). */
 int record_evaluated(struct recorder *r, const double *row,
-                     const double *vals, int missing, uint64_t rows);
+                     const double *vals, int missing, uint64_t rows,
+                     int sampled);
 
 /* Norm of the query's change since the previous iteration; NaN at the
  * first. */
@@ -118,8 +126,12 @@ void record_optimum(struct recorder *r);
 int record_open(struct recorder *r);
 
 /* A history row (and saved iterate) for the current iteration when one is
- * due; force: the first and the last. */
+ * due; force: RECORD_FIRST or RECORD_LAST, the first and the last row.
+ * The last row reads every training row: when a row on a sample was
+ * written at the same iteration, a second row follows it. */
 int record_iteration(struct recorder *r, int force, double now);
+#define RECORD_FIRST 1
+#define RECORD_LAST 2
 
 /* One absorbed answer into the answer log. */
 int record_answer(struct recorder *r, int w, uint64_t sent_round,

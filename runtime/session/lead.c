@@ -96,7 +96,7 @@ static int measure_loss(void *ctx, double *loss)
 
 int lead_begin(struct lead *l, double now)
 {
-    if (recorded(l, record_iteration(&l->r, 1, now)) < 0)
+    if (recorded(l, record_iteration(&l->r, RECORD_FIRST, now)) < 0)
         return -1;
     /* the initial loss that bounds the others */
     if (l->job->stop.diverge > 0 && measure_loss(l, &(double){0}) < 0)
@@ -210,7 +210,7 @@ void lead_final(struct lead *l, double now)
 {
     if (proto_failed(&l->p))
         return;
-    recorded(l, record_iteration(&l->r, 1, now));
+    recorded(l, record_iteration(&l->r, RECORD_LAST, now));
     recorded(l, record_checkpoint(&l->r, 1, now));
 }
 

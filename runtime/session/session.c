@@ -202,6 +202,25 @@ int session_open(struct setup *s, int w, const struct aia_dataset *data,
     return 0;
 }
 
+int session_open_sample(struct setup *s, int w, const struct aia_dataset *rows,
+                        struct aia_error *err)
+{
+    const struct job *job = s->job;
+    size_t k = rows ? output_sample_rows(&job->output, job->data.path != NULL,
+                                         job->stop.gap > 0, rows->rows,
+                                         rows->total_rows)
+                    : 0;
+    if (k == 0)
+        return 0;
+    /* a stream of its own, apart from the stragglers' and the plugins' */
+    uint64_t stream = 0x73616d706c65ull + (uint64_t)(w + 1);
+    if (data_sample(rows, k, s->job->seed, stream, &s->sample, err) < 0)
+        return -1;
+    /* opened as a worker's part, which holds any rows (the coordinator's
+     * view must hold them all) */
+    return session_open(s, w < 0 ? 0 : w, &s->sample.d, &s->sample_s, err);
+}
+
 int session_create(const struct setup *s, int w, void *prob_s,
                    const struct aia_dataset *data, void **alg_s,
                    struct aia_shape *shape, struct aia_error *err)
@@ -336,6 +355,8 @@ void session_close(struct setup *s)
         s->prob->close(s->prob_s);
     if (s->test_s)
         s->prob->close(s->test_s);
+    if (s->sample_s)
+        s->prob->close(s->sample_s);
     if (s->ref) {
         refopt_free(s->ref);
         free(s->ref);
@@ -351,7 +372,8 @@ void session_close(struct setup *s)
     free(s->rows);
     data_free(&s->data);
     data_free(&s->test);
-    s->wait_s = s->alg_s = s->prob_s = s->test_s = NULL;
+    data_free(&s->sample);
+    s->wait_s = s->alg_s = s->prob_s = s->test_s = s->sample_s = NULL;
     s->wait_args = s->alg_args = s->prob_args = NULL;
     s->wait_p = s->alg_p = s->prob_p = NULL;
     s->ranks = NULL;

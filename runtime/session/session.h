@@ -43,6 +43,13 @@ int session_check_problem(struct setup *s, struct aia_error *err);
 int session_open(struct setup *s, int w, const struct aia_dataset *data,
                  void **prob_s, struct aia_error *err);
 
+/* With a sample due (output_sample_rows), draw it from rows (seeded by
+ * the job's seed and w, the worker, -1 the coordinator) into s->sample
+ * and open the problem on it as s->sample_s; else leave both empty.  0,
+ * or -1 with err set. */
+int session_open_sample(struct setup *s, int w, const struct aia_dataset *rows,
+                        struct aia_error *err);
+
 /* Create worker w's algorithm state (-1: the coordinator's, whose query
  * must then be the model unless the algorithm gives an iterate) on its
  * open problem, once the pool's facts are known. */

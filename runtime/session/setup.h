@@ -63,6 +63,11 @@ struct setup {
     struct checkpoint_id identity; /* what a checkpoint of this job carries */
     struct data_table test; /* rows of problem.test held by this rank */
     void *test_s;           /* worker: the problem opened on them */
+    /* a sample of this rank's rows of problem.data, for the history's
+     * evaluations (output.history_sample), and the problem opened on it;
+     * empty and NULL when every row is read */
+    struct data_table sample;
+    void *sample_s;
     int resume;
     /* coordinator: the reference optimum found over the workers' rows
      * (session/refopt.h), NULL when none was sought */

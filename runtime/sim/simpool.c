@@ -147,6 +147,8 @@ static int setup_coordinator(struct simpool *sp, struct aia_error *err)
     guard_call("the problem's open", 0);
     int rc = session_open(s, -1, s->job->data.path ? &s->data.d : NULL,
                           &s->prob_s, err);
+    if (rc == 0 && s->job->data.path)
+        rc = session_open_sample(s, -1, &s->data.d, err);
     guard_call(NULL, 0);
     if (rc < 0)
         return -1;
