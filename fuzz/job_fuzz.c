@@ -114,12 +114,14 @@ static const struct aia_param pca_params[] = {
     {"cols", AIA_INT, "50", "", NULL, 1, 1e9},
     {"density", AIA_DOUBLE, "0.2", "", NULL, 1e-9, 1},
     {"decay", AIA_DOUBLE, "0.8", "", NULL, 1e-6, 1},
+    {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param softmax_params[] = {
     {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
     {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
@@ -127,6 +129,7 @@ static const struct aia_param mlp_params[] = {
     {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
     {"hidden", AIA_INTS, "[64]", "", NULL, 1, 1e6},
     {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 

@@ -381,7 +381,10 @@ static void rows(void)
         if (s->kind != JS_PLAIN)
             continue;
         for (const struct job_key *q = s->keys; q->p.name; q++) {
-            if (q->p.type != AIA_INT && q->p.type != AIA_DOUBLE)
+            /* a row without a field of its own (JF_NONE) is read by its
+             * section's code, and tested with it */
+            if ((q->p.type != AIA_INT && q->p.type != AIA_DOUBLE) ||
+                q->kind == JF_NONE)
                 continue;
             /* a whole value inside the bounds, unlike the default */
             double v = floor(q->p.min) + 1;
