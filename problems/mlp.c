@@ -77,35 +77,6 @@ struct mlp {
     const float *inf;
 };
 
-/* C = alpha op(A) op(B) + beta C, all row-major; op(A) m x k, op(B) k x n. */
-static void gemm(int ta, int tb, size_t m, size_t n, size_t k, double alpha,
-                 const double *A, size_t lda, const double *B, size_t ldb,
-                 double beta, double *C, size_t ldc)
-{
-#ifdef HAVE_CBLAS
-    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-                tb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha,
-                A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
-#else
-    for (size_t i = 0; i < m; i++) {
-        double *Ci = C + i * ldc;
-        for (size_t j = 0; j < n; j++)
-            Ci[j] *= beta;
-        for (size_t l = 0; l < k; l++) {
-            double a = alpha * (ta ? A[l * lda + i] : A[i * lda + l]);
-            if (a == 0)
-                continue;
-            if (tb)
-                for (size_t j = 0; j < n; j++)
-                    Ci[j] += a * B[j * ldb + l];
-            else
-                for (size_t j = 0; j < n; j++)
-                    Ci[j] += a * B[l * ldb + j];
-        }
-    }
-#endif
-}
-
 static void mlp_close(void *state)
 {
     struct mlp *p = state;
@@ -248,8 +219,9 @@ static void forward(struct mlp *p, const size_t *sel, size_t b)
         double *h = p->act + p->act_off[l];
         for (size_t i = 0; i < b; i++)
             memcpy(h + i * no, bias, no * sizeof *h);
-        gemm(0, 1, b, no, ni, 1, l == 1 ? p->in : p->act + p->act_off[l - 1],
-             ni, W, ni, 1, h, no);
+        aiak_gemm(0, 1, b, no, ni, 1,
+                  l == 1 ? p->in : p->act + p->act_off[l - 1], ni, W, ni, 1,
+                  h, no);
         if (l < p->nl)
             for (size_t j = 0; j < b * no; j++)
                 h[j] = h[j] > 0 ? h[j] : 0;
@@ -301,14 +273,15 @@ static void backward(struct mlp *p, size_t b, double *g)
         size_t ni = p->width[l - 1], no = p->width[l];
         const double *in = l == 1 ? p->in : p->act + p->act_off[l - 1];
         double *gW = g + p->off[l - 1], *gb = gW + no * ni;
-        gemm(1, 0, no, ni, b, 1, d, no, in, ni, 1, gW, ni);
+        aiak_gemm(1, 0, no, ni, b, 1, d, no, in, ni, 1, gW, ni);
         for (size_t i = 0; i < b; i++)
             for (size_t j = 0; j < no; j++)
                 gb[j] += d[i * no + j];
         if (l == 1)
             break;
         double *next = d == p->delta ? p->delta2 : p->delta;
-        gemm(0, 0, b, ni, no, 1, d, no, p->w + p->off[l - 1], ni, 0, next, ni);
+        aiak_gemm(0, 0, b, ni, no, 1, d, no, p->w + p->off[l - 1], ni, 0, next,
+                  ni);
         for (size_t j = 0; j < b * ni; j++)
             next[j] = in[j] > 0 ? next[j] : 0; /* ReLU's derivative */
         d = next;
