@@ -42,7 +42,10 @@
 /* The most bytes of a failure text a worker sends (its payload). */
 #define WIRE_ERROR_TEXT 1024
 
-enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103 };
+/* pool.shards: rank 0 tells a shard rank on TAG_SHARD what to do (shard.h),
+ * and a shard rank exchanges its slices with workers on TAG_SLICE. */
+enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103,
+                TAG_SHARD = 104, TAG_SLICE = 105 };
 
 enum wire_kind {
     WIRE_QUERY = 1,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "coord.h"
+#include "shard.h"
 #include "core/util.h"
 #include "core/wire.h"
 
@@ -207,5 +208,6 @@ void coord_free(struct coord *c)
     free(c->idx);
     free(c->mst);
     eval_free(c);
+    shard_lead_free(c);
     lead_free(&c->l);
 }

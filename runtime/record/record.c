@@ -50,6 +50,8 @@ int record_model(struct recorder *r)
 {
     const struct setup *s = r->s;
     r->err.text[0] = '\0';
+    if (r->model)
+        return r->model(r->model_ctx, r->x, &r->err);
     if (s->alg->iterate)
         return s->alg->iterate(s->alg_s, r->x, &r->err);
     memcpy(r->x, r->query, s->dim * sizeof *r->x);
@@ -120,7 +122,10 @@ double record_change(const struct recorder *r)
             s[k] += (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
     for (; j < n; j++)
         s[0] += (a[j] - b[j]) * (a[j] - b[j]);
-    return sqrt((s[0] + s[1]) + (s[2] + s[3]));
+    double sum = (s[0] + s[1]) + (s[2] + s[3]);
+    if (r->shard_change) /* the other slices' */
+        sum += r->shard_change(r->model_ctx);
+    return sqrt(sum);
 }
 
 double record_change_watch(const struct recorder *r)

@@ -69,6 +69,16 @@ struct recorder {
     /* rank 0's share of the run's time spent on its own work rather than
      * waiting for answers (the summary's coordinator_busy); NaN: unknown */
     double coord_busy;
+    /* pool.shards: the whole model into x, gathered from the shard
+     * ranks (NULL: rank 0 holds it), and for each coordinator rank the
+     * bytes it received and sent (2 per rank; NULL: not counted) */
+    int (*model)(void *ctx, double *x, struct aia_error *err);
+    /* and the sum of the squared changes of the query on the shard ranks'
+     * slices (record_change adds it to rank 0's; NaN: unknown) */
+    double (*shard_change)(void *ctx);
+    void *model_ctx;
+    uint64_t *rank_bytes;
+    int nranks;
     int eval_timed; /* eval_s is kept (the simulator's coordinator) */
     double eval_s;  /* wall seconds in rank 0's own loss and metric */
 };

@@ -43,6 +43,12 @@ int session_check_problem(struct setup *s, struct aia_error *err);
 int session_open(struct setup *s, int w, const struct aia_dataset *data,
                  void **prob_s, struct aia_error *err);
 
+/* Split a model of dim values into s->shards contiguous slices
+ * (s->slice, every rank alike) and, on a coordinator rank, set up the
+ * slice's problem its algorithm is created on.  0, or -1 with err (out
+ * of memory, or a slice would be empty). */
+int session_slices(struct setup *s, size_t dim, struct aia_error *err);
+
 /* Create worker w's algorithm state (-1: the coordinator's, whose query
  * must then be the model unless the algorithm gives an iterate) on its
  * open problem, once the pool's facts are known. */

@@ -268,7 +268,7 @@ static int op_next(struct lead *l, double now)
     return finish_round((struct sim *)l);
 }
 
-static const struct lead_ops sim_ops = {op_send, op_next};
+static const struct lead_ops sim_ops = {.send = op_send, .next = op_next};
 
 static void on_answer(struct sim *m, int w, uint64_t round)
 {

@@ -43,6 +43,10 @@ static int check_job(const struct job *job, int n, struct aia_error *err)
                           "--simulate %d",
                           where, job->pool.nworkers, n);
     }
+    if (job->pool.shards > 1)
+        return refuse(job, job->pool.shards_node, err,
+                      "pool.shards above 1 (the shard ranks' clocks are not "
+                      "simulated: run it under mpirun)");
     if (job->stragglers.ncorrupt && job->pool.topology == JOB_TREE)
         return refuse(job, job->stragglers.corrupt_node, err,
                       "stragglers.corrupt in a tree");

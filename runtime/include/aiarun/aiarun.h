@@ -540,6 +540,20 @@ struct aia_step {
  * (AIA_OFFER_HVP) by the algorithm's create. */
 #define AIA_ALG_HVP 0x4u
 
+/* The algorithm's state and update are separable by slices of the
+ * model: run with dim the length of a contiguous slice [lo, hi) of the
+ * model, it does to that slice exactly what the whole-model instance does
+ * to the same elements, in the same order.  Its state is per element
+ * (iterate, tables of answers), its query is the slice followed by a tail
+ * that does not depend on the slice (a version), its answer the slice of
+ * the worker's answer followed by the same tail as the whole answer's,
+ * and its step depends on nothing but the problem's facts (L) and the
+ * answers' metadata (worker, rounds, rows, staleness), which every slice
+ * sees alike.  On a shard rank (pool.shards) the problem it is given has
+ * dim the slice's length and no rows, and is asked for nothing else.
+ * Only such algorithms run with pool.shards above 1. */
+#define AIA_ALG_SEPARABLE 0x8u
+
 struct aia_algorithm_plugin {
     struct aia_plugin_header h;
     uint32_t flags;

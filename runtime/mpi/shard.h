@@ -1,0 +1,65 @@
+/* shard.h - shard ranks (pool.shards): coordinator ranks 1 .. shards-1
+ * each hold a contiguous slice of the model and of the algorithm's state,
+ * rank 0 the first slice and every decision.
+ *
+ * Rank 0 tells each shard rank, on TAG_SHARD, what it decided, in order:
+ * absorb worker w's next answer slice with this info, drop it, make the
+ * next query, send the current query slice to worker w, send rank 0 the
+ * slice of the model, end.  MPI keeps the order of messages between two
+ * ranks, so the k-th answer slice a shard receives from worker w is the
+ * slice of the k-th answer rank 0 received from it.  Workers send each
+ * slice of an answer (and the answer's tail after the model's values) to
+ * its rank on TAG_SLICE and take each slice of a query from it.  Private
+ * to the runtime. */
+#ifndef AIARUN_SHARD_H
+#define AIARUN_SHARD_H
+
+#include <stdint.h>
+
+#include "session/setup.h"
+
+struct coord;
+
+/* What rank 0 tells a shard rank. */
+enum shard_cmd {
+    SHARD_ABSORB = 1, /* w's next answer slice, with info */
+    SHARD_DROP,       /* w's next answer slice, not absorbed */
+    SHARD_NEXT,       /* the algorithm's next query */
+    SHARD_SEND,       /* the current query slice to w */
+    SHARD_MODEL,      /* this slice of the model to rank 0 */
+    SHARD_CHANGE,     /* the squared change of the query slice to rank 0 */
+    SHARD_BYTES,      /* the bytes received and sent to rank 0 */
+    SHARD_END,        /* the run is over: stop */
+};
+
+struct shard_msg {
+    uint32_t magic; /* WIRE_MAGIC */
+    uint32_t cmd;   /* enum shard_cmd */
+    int32_t w;      /* pool index */
+    uint32_t pad;
+    struct aia_answer_info info; /* SHARD_ABSORB */
+};
+
+/* Rank 0: set up the messages to the shard ranks (c->sh) and the
+ * recorder's hooks (the model gathered, the bytes of each rank).  0, or
+ * -1 when out of memory.  Does nothing without shards. */
+int shard_lead_init(struct coord *c);
+void shard_lead_free(struct coord *c);
+
+/* Rank 0: tell every shard rank cmd about worker w (info: SHARD_ABSORB's).
+ * Does nothing without shards. */
+void shard_tell(struct coord *c, enum shard_cmd cmd, int w,
+                const struct aia_answer_info *info);
+
+/* Rank 0, after the pool's goodbyes: take each shard rank's byte counts
+ * into the recorder (r.rank_bytes). */
+void shard_bytes(struct coord *c);
+
+/* Rank 0, once the report is out: the shard ranks stop. */
+void shard_end(struct coord *c);
+
+/* A shard rank (1 .. shards-1): carry out rank 0's word until it ends,
+ * then stop as a rank outside the pool.  Returns the job's exit status. */
+int shard_run(struct setup *s);
+
+#endif

@@ -1,0 +1,129 @@
+#!/bin/sh
+# Shard ranks (pool.shards): the model split over coordinator ranks ends
+# at the iterate of one coordinator, to the bit, with each coordinator
+# rank's bytes about 1/S of one coordinator's; what shards cannot do is
+# refused at the start, naming the keys.
+. "$top_srcdir/t/lib.sh"
+scratch
+cd "$trash" || exit 99
+
+cat > job.yaml <<'YAML'
+seed: 5
+algorithm: {plugin: gd, step: 0.5}
+problem: {plugin: lrmse, rows: 4000, cols: 301}
+stop: {iterations: 40}
+output: {final: x.txt, history: h.csv, every: 1}
+YAML
+
+# Every worker in every round, four workers whatever S: S shards must
+# take each element through the same operations in the same order.
+for alg in gd sag average; do
+    run 5 -o algorithm.plugin=$alg job.yaml
+    is "$rc" 0 "$alg, one coordinator: exits 0"
+    mv x.txt x1.txt
+    cut -d, -f1,2,4,5 h.csv > h1.csv
+    cut -d, -f6 h.csv > c1.csv
+    for S in 2 4; do
+        run $((4 + S)) -o algorithm.plugin=$alg -o pool.shards=$S job.yaml
+        is "$rc" 0 "$alg, $S shards: exits 0"
+        expect_ok "$alg, $S shards: the final iterate is one coordinator's, to the bit" \
+            cmp x.txt x1.txt
+        cut -d, -f1,2,4,5 h.csv > hS.csv
+        expect_ok "$alg, $S shards: the history's losses are one coordinator's" \
+            cmp hS.csv h1.csv
+        cut -d, -f6 h.csv > cS.csv
+        d=$(paste -d, cS.csv c1.csv | awk -F, 'NR > 2 {
+            d = $1 - $2; if (d < 0) d = -d; if ($2 > 0 && d / $2 > m) m = d / $2 }
+            END { printf "%.3g\n", m + 0 }')
+        expect_ok "$alg, $S shards: the change column is the whole query's ($d)" \
+            float_le "$d" 1e-12
+        is "$(field answers "$out")" 160 "$alg, $S shards: 4 answers a round"
+    done
+done
+like "$out" "
+  shards     rank 0 \\(slice 0 to 75\\): received [0-9]+, sent [0-9]+" \
+    "the report gives each coordinator rank's slice and bytes"
+
+# Bytes: 10^6 doubles, 4 workers, each coordinator rank about 1/S of one
+# coordinator's, received and sent.
+cat > big.yaml <<'YAML'
+seed: 1
+algorithm: {plugin: gd, step: 1.0e-7}
+problem: {plugin: lrmse, rows: 8, cols: 1000000}
+stop: {iterations: 12}
+output: {final: big.txt}
+YAML
+run 5 big.yaml
+is "$rc" 0 "10^6 doubles, one coordinator: exits 0"
+recv1=$(field recv_bytes "$out") sent1=$(field sent_bytes "$out")
+mv big.txt big1.txt
+for S in 2 4; do
+    run $((4 + S)) -o pool.shards=$S big.yaml
+    is "$rc" 0 "10^6 doubles, $S shards: exits 0"
+    expect_ok "10^6 doubles, $S shards: the final iterate is one coordinator's" \
+        cmp big.txt big1.txt
+    for dir in recv sent; do
+        list=$(field coord_${dir}_bytes "$out")
+        eval one=\$${dir}1
+        is "$(echo "$list" | tr ',' '\n' | wc -l)" "$S" \
+            "$S shards: a $dir count for each coordinator rank"
+        expect_ok "$S shards: each rank's $dir bytes are 1/$S of $one within 20% ($list)" \
+            awk -v l="$list" -v one="$one" -v S=$S 'BEGIN {
+                n = split(l, b, ","); if (n != S) exit 1
+                for (i = 1; i <= n; i++) {
+                    r = b[i] * S / one; if (r < 0.8 || r > 1.2) exit 1 }
+                exit 0 }'
+    done
+done
+
+# A distrusted worker's answers are dropped on every shard; the run goes on.
+run 6 -o pool.shards=2 -o 'stragglers.corrupt={ranks: [3], after: 5}' \
+    -o output.history= job.yaml
+is "$rc" 0 "a corrupt worker with shards: the run goes on"
+like "$err" "rank 3 sent .*not trusted any more; going on with 3 workers" \
+    "it is named and left out"
+is "$(field iterations "$out")" 40 "the others finish the 40 iterations"
+
+# Stop rules over the whole model: stop.precision measures every slice.
+run 5 -o stop.precision=1e-3 -o stop.iterations=1000 -o output.history= job.yaml
+it1=$(field iterations "$out")
+run 6 -o pool.shards=2 -o stop.precision=1e-3 -o stop.iterations=1000 \
+    -o output.history= job.yaml
+is "$(field stop "$out") $(field iterations "$out")" "precision $it1" \
+    "stop.precision stops 2 shards at one coordinator's iteration"
+
+# What shards do not do is refused at the start, with the key.
+refused() {
+    desc=$1 want=$2; shift 2
+    run "$@"
+    is "$rc" 2 "$desc: exit status 2"
+    like "$err" "$want" "$desc: says why"
+}
+refused "newton" "pool.shards: 2: algorithm 'newton' does not declare its update separable" \
+    6 -o pool.shards=2 -o 'algorithm={plugin: newton}' -o 'problem={plugin: logreg, rows: 400, cols: 5}' job.yaml
+refused "a tree" "pool.shards: 2 cannot be combined with pool.topology: tree" \
+    6 -o pool.shards=2 -o pool.topology=tree job.yaml
+refused "async" "pool.shards: 2 cannot be combined with pool.mode: async" \
+    6 -o pool.shards=2 -o pool.mode=async -o 'algorithm={plugin: sgd}' job.yaml
+refused "a codec" "pool.shards: 2 cannot be combined with pool.codec" \
+    6 -o pool.shards=2 -o pool.codec.answer=float32 job.yaml
+refused "a checkpoint" "pool.shards: 2 cannot be combined with output.checkpoint" \
+    6 -o pool.shards=2 -o output.checkpoint=c.ckpt job.yaml
+refused "no worker left" "pool.shards: 3 coordinator ranks leave no worker among the 3 ranks" \
+    3 -o pool.shards=3 job.yaml
+refused "a shard rank in pool.workers" "pool.workers: rank 1 is a shard rank" \
+    6 -o pool.shards=2 -o 'pool.workers=[1,2]' job.yaml
+refused "more slices than values" "pool.shards: 4 slices of a model of 3 values" \
+    8 -o pool.shards=4 -o problem.cols=3 job.yaml
+
+sim --simulate 4 -o pool.shards=2 job.yaml
+is "$rc" 2 "--simulate refuses shards"
+like "$err" "pool.shards above 1 .*not supported by --simulate" \
+    "and says so"
+"$AIARUN" --check -n 4 -o pool.shards=2 -o 'algorithm={plugin: lbfgs}' job.yaml \
+    >out.txt 2>err.txt
+is "$?" 2 "--check refuses a shards job with lbfgs"
+expect_grep "--check names the key and the flag" \
+    "pool.shards: 2: algorithm 'lbfgs' does not declare" err.txt
+
+done_testing
