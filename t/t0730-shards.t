@@ -92,6 +92,30 @@ run 6 -o pool.shards=2 -o stop.precision=1e-3 -o stop.iterations=1000 \
 is "$(field stop "$out") $(field iterations "$out")" "precision $it1" \
     "stop.precision stops 2 shards at one coordinator's iteration"
 
+# A checkpoint holds every rank's state: a run stopped and resumed with
+# shards ends where one coordinator's uninterrupted run ends, to the bit.
+cat > ck.yaml <<'YAML'
+seed: 8
+algorithm: {plugin: sag, step: 0.3}
+problem: {plugin: lrmse, rows: 4000, cols: 21}
+stop: {iterations: 60}
+output: {history: h.csv, every: 10, checkpoint: ck.bin, checkpoint_every: 20, final: x.txt}
+YAML
+run 5 -o output.checkpoint= -o output.history=ref.csv -o output.final=ref.txt ck.yaml
+is "$rc" 0 "sag, one coordinator, 60 iterations"
+run 6 -o pool.shards=2 -o stop.iterations=30 ck.yaml
+test_expect "sag, 2 shards, stopped at 30: its checkpoint is written" \
+    '[ "$rc" = 0 ] && [ -s ck.bin ]'
+run 6 -o pool.shards=2 --resume ck.yaml
+is "$rc" 0 "--resume with 2 shards runs on"
+is "$(field iterations "$out")" 60 "to the job's limit"
+expect_ok "and ends at one coordinator's iterate, to the bit" cmp x.txt ref.txt
+is "$(cut -d, -f1,2,4 h.csv)" "$(cut -d, -f1,2,4 ref.csv)" \
+    "with one history, as the uninterrupted run's"
+run 5 --resume ck.yaml
+is "$rc" 2 "a checkpoint of 2 shards is refused without them"
+like "$err" "cannot resume: ck.bin: from another job" "saying why"
+
 # What shards do not do is refused at the start, with the key.
 refused() {
     desc=$1 want=$2; shift 2
@@ -107,8 +131,6 @@ refused "async" "pool.shards: 2 cannot be combined with pool.mode: async" \
     6 -o pool.shards=2 -o pool.mode=async -o 'algorithm={plugin: sgd}' job.yaml
 refused "a codec" "pool.shards: 2 cannot be combined with pool.codec" \
     6 -o pool.shards=2 -o pool.codec.answer=float32 job.yaml
-refused "a checkpoint" "pool.shards: 2 cannot be combined with output.checkpoint" \
-    6 -o pool.shards=2 -o output.checkpoint=c.ckpt job.yaml
 refused "no worker left" "pool.shards: 3 coordinator ranks leave no worker among the 3 ranks" \
     3 -o pool.shards=3 job.yaml
 refused "a shard rank in pool.workers" "pool.workers: rank 1 is a shard rank" \

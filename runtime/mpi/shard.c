@@ -127,6 +127,157 @@ static double change(void *ctx)
     return sum;
 }
 
+/* Receive bytes from rank src into buf within seconds; 0 or -1. */
+static int recv_within(void *buf, size_t bytes, int src, double seconds)
+{
+    MPI_Request r;
+    if (MPI_Irecv(buf, (int)bytes, MPI_BYTE, src, TAG_SHARD, MPI_COMM_WORLD,
+                  &r) != MPI_SUCCESS)
+        return -1;
+    return await(&r, seconds);
+}
+
+/* A checkpoint's state with shards: the count of ranks, each rank's
+ * length, then each rank's state, in rank order. */
+static size_t block_head(int ranks)
+{
+    return (size_t)(ranks + 1) * sizeof(uint64_t);
+}
+
+/* The recorder's shard_save (record_checkpoint). */
+static int save(void *ctx, void **state, size_t *len, double **query,
+                struct aia_error *err)
+{
+    struct coord *c = ctx;
+    const struct setup *s = c->l.s;
+    struct shard_lead *sh = c->sh;
+    int ranks = s->shards;
+    double bound = c->l.job->pool.shutdown_timeout;
+    size_t n0 = s->slice[1], tail = s->shape.query_len - n0;
+    uint64_t *lens = calloc((size_t)ranks, sizeof *lens);
+    void **parts = calloc((size_t)ranks, sizeof *parts);
+    double *whole = malloc(s->full.query_len * sizeof *whole);
+    int rc = -1;
+    *state = NULL;
+    *query = NULL;
+    if (!lens || !parts || !whole) {
+        aia_seterr(err, "out of memory for the checkpoint");
+        goto out;
+    }
+    lens[0] = s->alg->state_size(s->alg_s);
+    if (!(parts[0] = malloc(lens[0] ? lens[0] : 1))) {
+        aia_seterr(err, "out of memory for the checkpoint");
+        goto out;
+    }
+    if (s->alg->save(s->alg_s, parts[0], err) < 0)
+        goto out;
+    memcpy(whole, c->l.r.query, n0 * sizeof *whole);
+    memcpy(whole + s->dim, c->l.r.query + n0, tail * sizeof *whole);
+    shard_tell(c, SHARD_SAVE, -1, NULL);
+    for (int j = 1; j < ranks; j++) {
+        size_t slen = s->slice[j + 1] - s->slice[j];
+        if (recv_within(&lens[j], sizeof lens[j], j, bound) < 0 ||
+            !(parts[j] = malloc(lens[j] ? lens[j] : 1)) ||
+            recv_within(parts[j], lens[j], j, bound) < 0 ||
+            recv_within(whole + s->slice[j], slen * sizeof *whole, j,
+                        bound) < 0) {
+            /* the replies that did not come would be taken for the next
+             * ones: the job cannot go on */
+            host_error("shard rank %d did not send its state for the "
+                       "checkpoint; aborting the job", j);
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        sh->recv += sizeof lens[j] + lens[j] + slen * sizeof *whole;
+    }
+    size_t total = block_head(ranks);
+    for (int j = 0; j < ranks; j++)
+        total += lens[j];
+    char *b = malloc(total);
+    if (!b) {
+        aia_seterr(err, "out of memory for the checkpoint");
+        goto out;
+    }
+    uint64_t head = (uint64_t)ranks;
+    memcpy(b, &head, sizeof head);
+    memcpy(b + sizeof head, lens, (size_t)ranks * sizeof *lens);
+    size_t off = block_head(ranks);
+    for (int j = 0; j < ranks; j++) {
+        memcpy(b + off, parts[j], lens[j]);
+        off += lens[j];
+    }
+    *state = b;
+    *len = total;
+    *query = whole;
+    whole = NULL;
+    rc = 0;
+out:
+    for (int j = 0; parts && j < ranks; j++)
+        free(parts[j]);
+    free(parts);
+    free(lens);
+    free(whole);
+    return rc;
+}
+
+int shard_load(struct coord *c, const struct checkpoint *k, double *query,
+               struct aia_error *err)
+{
+    const struct setup *s = c->l.s;
+    int ranks = s->shards;
+    const char *b = k->state;
+    uint64_t head = 0;
+    if (k->state_len >= sizeof head)
+        memcpy(&head, b, sizeof head);
+    if (head != (uint64_t)ranks || k->state_len < block_head(ranks))
+        return aia_seterr(err, "the checkpoint holds the states of %llu "
+                               "coordinator ranks, this run has %d "
+                               "(pool.shards)",
+                          (unsigned long long)head, ranks);
+    uint64_t *lens = malloc((size_t)ranks * sizeof *lens);
+    if (!lens)
+        return aia_seterr(err, "out of memory");
+    memcpy(lens, b + sizeof head, (size_t)ranks * sizeof *lens);
+    size_t total = block_head(ranks);
+    for (int j = 0; j < ranks; j++)
+        total += lens[j];
+    if (total != k->state_len) {
+        free(lens);
+        return aia_seterr(err, "the checkpoint's states are %zu bytes, "
+                               "their lengths say %zu",
+                          k->state_len, total);
+    }
+    /* rank 0's state, aligned for the plugin */
+    size_t off = block_head(ranks);
+    void *mine = malloc(lens[0] ? lens[0] : 1);
+    if (!mine) {
+        free(lens);
+        return aia_seterr(err, "out of memory");
+    }
+    memcpy(mine, b + off, lens[0]);
+    int rc = s->alg->load(s->alg_s, mine, lens[0], err);
+    free(mine);
+    if (rc < 0) {
+        free(lens);
+        return -1;
+    }
+    size_t n0 = s->slice[1], tail = s->shape.query_len - n0;
+    memcpy(query, k->query, n0 * sizeof *query);
+    memcpy(query + n0, k->query + s->dim, tail * sizeof *query);
+    off += lens[0];
+    shard_tell(c, SHARD_LOAD, -1, NULL);
+    for (int j = 1; j < ranks; j++) {
+        size_t slen = s->slice[j + 1] - s->slice[j];
+        bell_send(&lens[j], (int)sizeof lens[j], j, TAG_SHARD);
+        bell_send(b + off, (int)lens[j], j, TAG_SHARD);
+        bell_send(k->query + s->slice[j], (int)(slen * sizeof *query), j,
+                  TAG_SHARD);
+        c->sh->sent += sizeof lens[j] + lens[j] + slen * sizeof *query;
+        off += lens[j];
+    }
+    free(lens);
+    return 0;
+}
+
 int shard_lead_init(struct coord *c)
 {
     const struct setup *s = c->l.s;
@@ -145,6 +296,7 @@ int shard_lead_init(struct coord *c)
     c->l.r.nranks = s->shards;
     c->l.r.model = gather;
     c->l.r.shard_change = change;
+    c->l.r.shard_save = save;
     c->l.r.model_ctx = c;
     return 0;
 }
@@ -165,6 +317,7 @@ void shard_lead_free(struct coord *c)
     c->l.r.rank_bytes = NULL;
     c->l.r.model = NULL;
     c->l.r.shard_change = NULL;
+    c->l.r.shard_save = NULL;
 }
 
 void shard_bytes(struct coord *c)
@@ -311,6 +464,46 @@ static void send_change(struct shard *k)
     k->sent += sizeof sum;
 }
 
+/* SHARD_SAVE: this rank's state, then its query slice, to rank 0. */
+static void send_state(struct shard *k)
+{
+    const struct setup *s = k->s;
+    struct aia_error err = {""};
+    uint64_t len = s->alg->state_size(s->alg_s);
+    void *buf = malloc(len ? len : 1);
+    if (!buf)
+        die("save", "out of memory");
+    if (s->alg->save(s->alg_s, buf, &err) < 0)
+        die("save", util_error_text(&err));
+    bell_send(&len, (int)sizeof len, 0, TAG_SHARD);
+    bell_send(buf, (int)len, 0, TAG_SHARD);
+    bell_send(k->q[k->cur].buf, (int)(s->slice_len * sizeof(double)), 0,
+              TAG_SHARD);
+    k->sent += sizeof len + len + s->slice_len * sizeof(double);
+    free(buf);
+}
+
+/* SHARD_LOAD: this rank's state and query slice from rank 0. */
+static void load_state(struct shard *k)
+{
+    const struct setup *s = k->s;
+    struct aia_error err = {""};
+    uint64_t len = 0;
+    if (recv_within(&len, sizeof len, 0, INFINITY) < 0)
+        die("load", "MPI error");
+    void *buf = malloc(len ? len : 1);
+    if (!buf)
+        die("load", "out of memory");
+    if (recv_within(buf, len, 0, INFINITY) < 0 ||
+        recv_within(k->q[k->cur].buf, s->slice_len * sizeof(double), 0,
+                    INFINITY) < 0)
+        die("load", "MPI error");
+    if (s->alg->load(s->alg_s, buf, len, &err) < 0)
+        die("load", util_error_text(&err));
+    k->recv += sizeof len + len + s->slice_len * sizeof(double);
+    free(buf);
+}
+
 static void send_model(struct shard *k)
 {
     const struct setup *s = k->s;
@@ -381,6 +574,12 @@ int shard_run(struct setup *s)
             break;
         case SHARD_CHANGE:
             send_change(&k);
+            break;
+        case SHARD_SAVE:
+            send_state(&k);
+            break;
+        case SHARD_LOAD:
+            load_state(&k);
             break;
         case SHARD_BYTES: {
             uint64_t b[2] = {k.recv, k.sent + 2 * sizeof(uint64_t)};

@@ -28,6 +28,8 @@ enum shard_cmd {
     SHARD_SEND,       /* the current query slice to w */
     SHARD_MODEL,      /* this slice of the model to rank 0 */
     SHARD_CHANGE,     /* the squared change of the query slice to rank 0 */
+    SHARD_SAVE,       /* the state and the query slice to rank 0 */
+    SHARD_LOAD,       /* the state and the query slice from rank 0 */
     SHARD_BYTES,      /* the bytes received and sent to rank 0 */
     SHARD_END,        /* the run is over: stop */
 };
@@ -50,6 +52,14 @@ void shard_lead_free(struct coord *c);
  * Does nothing without shards. */
 void shard_tell(struct coord *c, enum shard_cmd cmd, int w,
                 const struct aia_answer_info *info);
+
+/* Rank 0, resuming: load each coordinator rank's state and query slice
+ * from checkpoint k (written by the recorder's shard_save: every rank's
+ * state, the whole query), rank 0's into its algorithm and query (its
+ * slice and the tail).  0, or -1 with err (the checkpoint's states are
+ * not those of as many ranks). */
+int shard_load(struct coord *c, const struct checkpoint *k, double *query,
+               struct aia_error *err);
 
 /* Rank 0, after the pool's goodbyes: take each shard rank's byte counts
  * into the recorder (r.rank_bytes). */

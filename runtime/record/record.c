@@ -467,15 +467,24 @@ int record_checkpoint(struct recorder *r, int force, double now)
     if (!due)
         return 0;
     struct aia_error err;
-    size_t len = s->alg->state_size(s->alg_s);
-    void *state = malloc(len ? len : 1);
-    if (!state)
-        return aia_seterr(&r->err, "out of memory for the checkpoint");
+    size_t len = 0, query_len = s->shape.query_len;
+    void *state = NULL;
+    double *whole = NULL; /* with shards: the query gathered */
     err.text[0] = '\0';
-    if (s->alg->save(s->alg_s, state, &err) < 0) {
-        free(state);
-        return aia_seterr(&r->err, "algorithm '%s': save: %s",
-                          s->alg->h.name, util_error_text(&err));
+    if (r->shard_save) {
+        if (r->shard_save(r->model_ctx, &state, &len, &whole, &err) < 0)
+            return aia_seterr(&r->err, "algorithm '%s': save: %s",
+                              s->alg->h.name, util_error_text(&err));
+        query_len = s->full.query_len;
+    } else {
+        len = s->alg->state_size(s->alg_s);
+        if (!(state = malloc(len ? len : 1)))
+            return aia_seterr(&r->err, "out of memory for the checkpoint");
+        if (s->alg->save(s->alg_s, state, &err) < 0) {
+            free(state);
+            return aia_seterr(&r->err, "algorithm '%s': save: %s",
+                              s->alg->h.name, util_error_text(&err));
+        }
     }
     struct checkpoint k = {
         .iteration = p->iteration,
@@ -487,8 +496,8 @@ int record_checkpoint(struct recorder *r, int force, double now)
         .iterates_bytes =
             r->iterates ? (uint64_t)iterates_size(r->iterates) : 0,
         .answers = record_answers(r),
-        .query_len = s->shape.query_len,
-        .query = (double *)r->query,
+        .query_len = query_len,
+        .query = whole ? whole : (double *)r->query,
         .state_len = len,
         .state = state,
     };
@@ -496,6 +505,7 @@ int record_checkpoint(struct recorder *r, int force, double now)
     if (checkpoint_write(job->output.checkpoint, &s->identity, &k, &err) < 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     free(state);
+    free(whole);
     r->ckpt_iter = p->iteration;
     r->ckpt_at = now + job->output.checkpoint_seconds;
     return rc;
@@ -541,8 +551,10 @@ int record_read_resume(struct recorder *r)
 {
     const struct setup *s = r->s;
     struct aia_error err;
-    if (checkpoint_read(r->job->output.checkpoint, &s->identity,
-                        s->shape.query_len, &r->resume, &err) < 0)
+    size_t query_len =
+        s->shards > 1 ? s->full.query_len : s->shape.query_len;
+    if (checkpoint_read(r->job->output.checkpoint, &s->identity, query_len,
+                        &r->resume, &err) < 0)
         return aia_seterr(&r->err, "cannot resume: %s", err.text);
     r->resumed = 1;
     return 0;

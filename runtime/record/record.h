@@ -76,6 +76,11 @@ struct recorder {
     /* and the sum of the squared changes of the query on the shard ranks'
      * slices (record_change adds it to rank 0's; NaN: unknown) */
     double (*shard_change)(void *ctx);
+    /* and every coordinator rank's state in one block (*state, *len) and
+     * the whole query (*query, full.query_len), for a checkpoint: both
+     * the caller's to free.  0, or -1 with err */
+    int (*shard_save)(void *ctx, void **state, size_t *len, double **query,
+                      struct aia_error *err);
     void *model_ctx;
     uint64_t *rank_bytes;
     int nranks;

@@ -156,9 +156,6 @@ static int session_check_shards(const struct setup *s, struct aia_error *err)
     else if (job->codec.query != CODEC_NONE ||
              job->codec.answer != CODEC_NONE)
         why = "pool.codec (a codec encodes whole messages, not slices)";
-    else if (job->output.checkpoint)
-        why = "output.checkpoint and --resume (the shards' states are not "
-              "gathered into a checkpoint)";
     if (why)
         return aia_seterr(err, "%s: pool.shards: %d cannot be combined with "
                                "%s: use pool.shards: 1",
