@@ -138,9 +138,39 @@ refused "a shard rank in pool.workers" "pool.workers: rank 1 is a shard rank" \
 refused "more slices than values" "pool.shards: 4 slices of a model of 3 values" \
     8 -o pool.shards=4 -o problem.cols=3 job.yaml
 
-sim --simulate 4 -o pool.shards=2 job.yaml
-is "$rc" 2 "--simulate refuses shards"
-like "$err" "pool.shards above 1 .*not supported by --simulate" \
+# --simulate: the iterate of one coordinator, and each coordinator rank's
+# share of the work on a clock of its own: a saturated coordinator (10 ns
+# a double) finds relief in virtual time with every added shard.
+cat > sim.yaml <<'YAML'
+seed: 5
+algorithm: {plugin: gd, step: 0.02}
+problem: {plugin: lrmse, rows: 800, cols: 20000}
+stop: {iterations: 20}
+output: {final: sx.txt}
+simulate: {coordinator_ns: 10}
+YAML
+prev=
+for S in 1 2 4; do
+    sim --simulate 8 -o pool.shards=$S sim.yaml
+    is "$rc" 0 "--simulate 8 with $S shard(s): exits 0"
+    t=$(field time "$out")
+    if [ "$S" = 1 ]; then
+        mv sx.txt sx1.txt
+        like "$err" "rank 0 was busy 90% of the virtual time" \
+            "one coordinator sets the pace"
+    else
+        expect_ok "$S shards: the simulated iterate is one coordinator's" \
+            cmp sx.txt sx1.txt
+        expect_ok "$S shards: less virtual time than with fewer ($t < $prev)" \
+            float_le "$t" "$prev"
+        is "$(field coord_recv_bytes "$out" | tr ',' '\n' | wc -l)" "$S" \
+            "$S shards: the simulated bytes of each coordinator rank"
+    fi
+    prev=$t
+done
+sim --simulate 4 -o pool.shards=2 -o simulate.coordinator=measured job.yaml
+is "$rc" 2 "--simulate refuses shards with a measured coordinator"
+like "$err" "pool.shards with simulate.coordinator: measured .*not supported by --simulate" \
     "and says so"
 "$AIARUN" --check -n 4 -o pool.shards=2 -o 'algorithm={plugin: lbfgs}' job.yaml \
     >out.txt 2>err.txt

@@ -16,31 +16,10 @@
 
 #include <stdint.h>
 
+#include "core/wire.h"
 #include "session/setup.h"
 
 struct coord;
-
-/* What rank 0 tells a shard rank. */
-enum shard_cmd {
-    SHARD_ABSORB = 1, /* w's next answer slice, with info */
-    SHARD_DROP,       /* w's next answer slice, not absorbed */
-    SHARD_NEXT,       /* the algorithm's next query */
-    SHARD_SEND,       /* the current query slice to w */
-    SHARD_MODEL,      /* this slice of the model to rank 0 */
-    SHARD_CHANGE,     /* the squared change of the query slice to rank 0 */
-    SHARD_SAVE,       /* the state and the query slice to rank 0 */
-    SHARD_LOAD,       /* the state and the query slice from rank 0 */
-    SHARD_BYTES,      /* the bytes received and sent to rank 0 */
-    SHARD_END,        /* the run is over: stop */
-};
-
-struct shard_msg {
-    uint32_t magic; /* WIRE_MAGIC */
-    uint32_t cmd;   /* enum shard_cmd */
-    int32_t w;      /* pool index */
-    uint32_t pad;
-    struct aia_answer_info info; /* SHARD_ABSORB */
-};
 
 /* Rank 0: set up the messages to the shard ranks (c->sh) and the
  * recorder's hooks (the model gathered, the bytes of each rank).  0, or

@@ -552,7 +552,7 @@ int record_read_resume(struct recorder *r)
     const struct setup *s = r->s;
     struct aia_error err;
     size_t query_len =
-        s->shards > 1 ? s->full.query_len : s->shape.query_len;
+        r->shard_save ? s->full.query_len : s->shape.query_len;
     if (checkpoint_read(r->job->output.checkpoint, &s->identity, query_len,
                         &r->resume, &err) < 0)
         return aia_seterr(&r->err, "cannot resume: %s", err.text);

@@ -285,7 +285,7 @@ int session_create(const struct setup *s, int w, void *prob_s,
 {
     struct aia_context ctx = session_context(s, w, s->alg_args, prob_s, data);
     size_t dim = s->dim;
-    if (w < 0 && s->shards > 1) {
+    if (w < 0 && s->shards > 1 && s->slice) {
         /* a slice of the model, every shard rank alike */
         ctx.problem = &s->slice_prob;
         ctx.problem_state = (void *)&s->slice_len;
