@@ -84,6 +84,30 @@ like "$err" "rank 3 sent .*not trusted any more; going on with 3 workers" \
     "it is named and left out"
 is "$(field iterations "$out")" 40 "the others finish the 40 iterations"
 
+# A worker killed mid-run (mpirun --enable-recovery): rank 0 declares it
+# dead and the shard ranks, told of no more of its answers, go on.
+cat > dead.yaml <<'YAML'
+algorithm: {plugin: sgd, step: 0.05}
+problem: {plugin: lrmse}
+pool: {dead_after: 2, shards: 2, wait: {nwait: 0}}
+stragglers: {work_ms: 5}
+stop: {iterations: 1500}
+YAML
+(
+    sleep 3
+    for p in $(pgrep -f "$trash/dead.yaml"); do
+        if tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=4; then
+            kill -9 "$p"
+        fi
+    done
+) &
+run -m --enable-recovery 6 "$trash/dead.yaml"
+wait
+is "$rc" 0 "a worker killed with 2 shards: the job finishes, exit 0"
+like "$err" "rank 4 declared dead: silent for 2[.0-9]* s \\(pool.dead_after\\); going on with 3 workers" \
+    "it says which worker died"
+is "$(field iterations "$out")" 1500 "the others finish the iterations"
+
 # Stop rules over the whole model: stop.precision measures every slice.
 run 5 -o stop.precision=1e-3 -o stop.iterations=1000 -o output.history= job.yaml
 it1=$(field iterations "$out")

@@ -524,6 +524,9 @@ int shard_run(struct setup *s)
     struct shard k = {.s = s, .cur = -1, .prev = -1};
     struct aia_error err = {""};
     int n = s->nworkers;
+    /* a dead worker's requests must fail, not abort the job (as on
+     * rank 0) */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     guard_ignore_signals();
     poll_configure(s->job->pool.poll, s->job->pool.wake);
     k.sreq = malloc((size_t)(n ? n : 1) * sizeof *k.sreq);
