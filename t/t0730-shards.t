@@ -202,4 +202,7 @@ is "$?" 2 "--check refuses a shards job with lbfgs"
 expect_grep "--check names the key and the flag" \
     "pool.shards: 2: algorithm 'lbfgs' does not declare" err.txt
 
+"$AIARUN" --check -n 1 -o pool.shards=3 job.yaml >out.txt 2>err.txt
+is "$?" 0 "--check -n counts workers: 1 worker beside 3 shard ranks is a pool"
+
 done_testing

@@ -370,8 +370,9 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
     if (rc == 0)
         rc = check_data(job, &job->test, "problem.test", err);
     if (rc == 0 && nworkers > 0) {
-        /* the pool of an -np nworkers+1 run, checked as mpirun's would be */
-        s.size = nworkers + 1;
+        /* the pool of a run of nworkers workers (-np nworkers + the
+         * coordinator ranks), checked as mpirun's would be */
+        s.size = nworkers + (job->pool.shards > 1 ? job->pool.shards : 1);
         rc = session_pool(&s, err);
         if (rc == 0)
             rc = session_create_wait(&s, err);
