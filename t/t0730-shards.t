@@ -53,12 +53,14 @@ problem: {plugin: lrmse, rows: 8, cols: 1000000}
 stop: {iterations: 12}
 output: {final: big.txt}
 YAML
-run 5 big.yaml
+# (no progress lines: each one's loss gathers the model once more, as
+# often as the load makes the run last seconds)
+run 5 --progress off big.yaml
 is "$rc" 0 "10^6 doubles, one coordinator: exits 0"
 recv1=$(field recv_bytes "$out") sent1=$(field sent_bytes "$out")
 mv big.txt big1.txt
 for S in 2 4; do
-    run $((4 + S)) -o pool.shards=$S big.yaml
+    run $((4 + S)) --progress off -o pool.shards=$S big.yaml
     is "$rc" 0 "10^6 doubles, $S shards: exits 0"
     expect_ok "10^6 doubles, $S shards: the final iterate is one coordinator's" \
         cmp big.txt big1.txt
@@ -139,6 +141,16 @@ is "$(cut -d, -f1,2,4 h.csv)" "$(cut -d, -f1,2,4 ref.csv)" \
 run 5 --resume ck.yaml
 is "$rc" 2 "a checkpoint of 2 shards is refused without them"
 like "$err" "cannot resume: ck.bin: from another job" "saying why"
+
+# Divergence: the loss of the gathered model stops the run at one
+# coordinator's iteration, with its message.
+run 5 -o algorithm.step=5 -o output.history= job.yaml
+is "$rc" 1 "gd with step 5 diverges"
+msg1=$(echo "$err" | grep 'diverged at iteration')
+run 6 -o pool.shards=2 -o algorithm.step=5 -o output.history= job.yaml
+is "$rc" 1 "and with 2 shards too"
+is "$(echo "$err" | grep 'diverged at iteration')" "$msg1" \
+    "at the same iteration, with the same message"
 
 # What shards do not do is refused at the start, with the key.
 refused() {
