@@ -519,6 +519,10 @@ static void send_model(struct shard *k)
     k->sent += bytes;
 }
 
+/* Query slices that sends to workers let go may still read: reachable
+ * from here until the process exits. */
+static struct qslice *volatile lent_q;
+
 int shard_run(struct setup *s)
 {
     struct shard k = {.s = s, .cur = -1, .prev = -1};
@@ -608,10 +612,13 @@ int shard_run(struct setup *s)
             lent = 1;
         }
     }
-    if (!lent)
+    if (lent) {
+        lent_q = k.q; /* MPI may still read them */
+    } else {
         for (int i = 0; i < k.nq; i++)
             free(k.q[i].buf);
-    free(k.q);
+        free(k.q);
+    }
     free(k.sreq);
     free(k.sq);
     free(k.abuf);
