@@ -44,6 +44,15 @@ like "$out" "
   shards     rank 0 \\(slice 0 to 75\\): received [0-9]+, sent [0-9]+" \
     "the report gives each coordinator rank's slice and bytes"
 
+# step: auto on every shard rank: L is the pool's, as on rank 0
+run 5 -o 'algorithm={plugin: sag}' -o output.history= job.yaml
+mv x.txt xa1.txt
+step1=$(echo "$out" | grep '^  step ')
+like "$step1" "auto: 1/\\(2L\\)" "sag's step comes from the problem's L"
+run 6 -o pool.shards=2 -o 'algorithm={plugin: sag}' -o output.history= job.yaml
+is "$(echo "$out" | grep '^  step ')" "$step1" "sag, step auto, 2 shards: the step of one coordinator"
+expect_ok "and its final iterate, to the bit" cmp x.txt xa1.txt
+
 # Bytes: 10^6 doubles, 4 workers, each coordinator rank about 1/S of one
 # coordinator's, received and sent.
 cat > big.yaml <<'YAML'
