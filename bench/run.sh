@@ -6,8 +6,8 @@
 # make passes top_srcdir, top_builddir, MPIRUN and AWK.  Also read:
 #   BENCH_CASES    the cases to run, in order (default: overhead
 #                  stragglers accuracy compute scaling tree local compress
-#                  python pyalg methods memory mlp large; autostep, about
-#                  half an hour, peers, about 10 minutes a repetition,
+#                  python pyalg methods memory mlp large shards; autostep,
+#                  about half an hour, peers, about 10 minutes a repetition,
 #                  peerspca, about a minute a repetition, and race, about
 #                  4 minutes a repetition, run only when named)
 #   BENCH_REPS     repetitions of every measurement (default 5)
@@ -18,13 +18,13 @@
 set -u
 
 : "${top_srcdir:?run me through make bench}" "${top_builddir:?run me through make bench}"
-: "${BENCH_CASES:=overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp large}"
+: "${BENCH_CASES:=overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp large shards}"
 : "${BENCH_RESULTS:=}"
 [ -n "$BENCH_RESULTS" ] || BENCH_RESULTS=$top_srcdir/bench/RESULTS.md
 
 here=$top_srcdir/bench
 . "$here/lib.sh"
-for f in overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp autostep large peers race; do
+for f in overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp autostep large shards peers race; do
     . "$here/$f.sh"
 done
 
@@ -39,7 +39,7 @@ load0=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 for c in $BENCH_CASES; do
     case $c in
-    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | pyalg | methods | memory | mlp | autostep | large | peers | peerspca | race) ;;
+    overhead | stragglers | accuracy | compute | scaling | tree | local | compress | python | pyalg | methods | memory | mlp | autostep | large | shards | peers | peerspca | race) ;;
     *)
         echo "bench: unknown case '$c'" >&2
         exit 2

@@ -516,7 +516,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     "steps, the query is the weighted average of their "
                     "latest models",
                     params),
-    .flags = AIA_ALG_ASSOCIATIVE,
+    .flags = AIA_ALG_ASSOCIATIVE | AIA_ALG_SEPARABLE,
     .create = create,
     .destroy = destroy,
     .init = init,

@@ -101,7 +101,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                    "synchronous gradient descent: one step a round with "
                    "the row-weighted mean of the workers' latest gradients",
                    params),
-    .flags = AIA_ALG_ASSOCIATIVE | AIA_ALG_ADDITIVE,
+    .flags = AIA_ALG_ASSOCIATIVE | AIA_ALG_ADDITIVE | AIA_ALG_SEPARABLE,
     .create = create,
     .destroy = destroy,
     .init = aia_method_init,

@@ -454,6 +454,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     "mean of a table of the latest gradient of every "
                     "worker's sub-partitions; DSAG keeps stale answers",
                     params),
+    .flags = AIA_ALG_SEPARABLE,
     .create = create,
     .destroy = destroy,
     .init = init,

@@ -347,7 +347,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
                     "as it arrives, alone or in the mean of every worker's "
                     "latest (update)",
                     params),
-    .flags = AIA_ALG_ADDITIVE,
+    .flags = AIA_ALG_ADDITIVE | AIA_ALG_SEPARABLE,
     .create = create,
     .destroy = destroy,
     .init = aia_method_init,

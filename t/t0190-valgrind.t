@@ -40,4 +40,20 @@ run -t 300 -w "$vg" 3 \
 ok $rc "a data job with a test set is clean on every rank"
 [ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid err.txt | head -40)"
 like "$out" "stop=iterations iterations=30 .* test_loss=" "and completes"
+# shard ranks: sag on 2 coordinator ranks, a checkpoint, then resumed
+# with a distrusted worker whose slices are dropped
+run -t 300 -w "$vg" 4 -o pool.shards=2 -o 'algorithm={plugin: sag}' \
+    -o stop.iterations=20 -o output.history=h.csv -o output.final=x.txt \
+    -o output.checkpoint=ck.bin -o output.checkpoint_every=5 \
+    "$top_srcdir/etc/gd-lrmse.yaml"
+ok $rc "a run on 2 shard ranks is clean on every rank"
+[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid err.txt | head -40)"
+run -t 300 -w "$vg" 4 --resume -o pool.shards=2 -o 'algorithm={plugin: sag}' \
+    -o stop.iterations=30 -o output.history=h.csv -o output.final=x.txt \
+    -o output.checkpoint=ck.bin -o output.checkpoint_every=5 \
+    -o pool.wait.nwait=1 -o 'stragglers.corrupt={ranks: [3], after: 3}' \
+    "$top_srcdir/etc/gd-lrmse.yaml"
+ok $rc "resumed on 2 shard ranks with a distrusted worker: clean"
+[ $rc = 0 ] || diag "$(grep -v -e hwloc -e CPUID -e cpuid err.txt | head -40)"
+like "$out" "stop=iterations iterations=30" "and completes"
 done_testing

@@ -76,6 +76,8 @@ struct job_pool {
     const struct mnode *mode_node;
     int topology; /* enum job_topology */
     int arity;    /* tree: children per node */
+    int shards;   /* coordinator ranks holding a slice each (1: rank 0) */
+    const struct mnode *shards_node;
     int poll;     /* enum poll_mode */
     int wake;     /* 0 bell, 1 timer (poll_configure) */
     const struct mnode *topology_node;

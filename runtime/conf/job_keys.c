@@ -199,6 +199,17 @@ const struct job_key job_keys_pool[] = {
     {{"arity", AIA_INT, "2", "tree: children of each node", NULL, 2, 1e6},
      .kind = JF_INT,
      .off = P(arity)},
+    {{"shards", AIA_INT, "1",
+      "coordinator ranks that split the model: rank 0 and ranks 1 to "
+      "shards-1 each hold a contiguous slice of the iterate and of the "
+      "algorithm's state, workers send each slice of an answer to its "
+      "rank and take each slice of the query from it, and rank 0 alone "
+      "decides (rounds, stops, output); the pool is then ranks shards and "
+      "up (1: rank 0 holds the whole model; see Shard ranks in aiarun(5))",
+      NULL, 1, 4096},
+     .kind = JF_INT,
+     .off = P(shards),
+     JOB_NODE(P(shards_node))},
     {{"mode", AIA_ENUM, "rounds",
       "rounds: a query to every idle worker, then wait (pool.wait); async: "
       "every answer is an iteration and only its sender gets the next query",

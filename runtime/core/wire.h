@@ -36,13 +36,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <aiarun/aiarun.h>
 
 #define WIRE_MAGIC 0x31414941u /* "AIA1" */
 
 /* The most bytes of a failure text a worker sends (its payload). */
 #define WIRE_ERROR_TEXT 1024
 
-enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103 };
+/* pool.shards: rank 0 tells a shard rank on TAG_SHARD what to do (shard.h),
+ * and a shard rank exchanges its slices with workers on TAG_SLICE. */
+enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103,
+                TAG_SHARD = 104, TAG_SLICE = 105 };
 
 enum wire_kind {
     WIRE_QUERY = 1,
@@ -130,5 +134,28 @@ const double *wire_answer_values(struct codec *c, const struct wire_hdr *h,
  * buffer of at least a header and WIRE_ERROR_TEXT bytes), ended within
  * the message: a worker's text is not trusted to end. */
 const char *wire_error_text(char *buf, size_t bytes);
+
+/* What rank 0 tells a shard rank on TAG_SHARD (pool.shards, mpi/shard.h);
+ * the simulator counts its bytes too. */
+enum shard_cmd {
+    SHARD_ABSORB = 1, /* w's next answer slice, with info */
+    SHARD_DROP,       /* w's next answer slice, not absorbed */
+    SHARD_NEXT,       /* the algorithm's next query */
+    SHARD_SEND,       /* the current query slice to w */
+    SHARD_MODEL,      /* this slice of the model to rank 0 */
+    SHARD_CHANGE,     /* the squared change of the query slice to rank 0 */
+    SHARD_SAVE,       /* the state and the query slice to rank 0 */
+    SHARD_LOAD,       /* the state and the query slice from rank 0 */
+    SHARD_BYTES,      /* the bytes received and sent to rank 0 */
+    SHARD_END,        /* the run is over: stop */
+};
+
+struct shard_msg {
+    uint32_t magic; /* WIRE_MAGIC */
+    uint32_t cmd;   /* enum shard_cmd */
+    int32_t w;      /* pool index */
+    uint32_t pad;
+    struct aia_answer_info info; /* SHARD_ABSORB */
+};
 
 #endif

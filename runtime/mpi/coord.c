@@ -24,6 +24,7 @@
 #include "core/host.h"
 #include "conf/params.h"
 #include "poll.h"
+#include "shard.h"
 #include "core/util.h"
 #include "core/wire.h"
 
@@ -47,6 +48,7 @@ static int send_query(struct coord *c, int w, double now)
     c->q[c->cur].refs++;
     c->l.st[w].queries++;
     proto_sent(&c->l.p, w, now);
+    shard_tell(c, SHARD_SEND, w, NULL);
     return 0;
 }
 
@@ -58,10 +60,20 @@ static int op_send(struct lead *l, int w, double now)
 
 static int op_next(struct lead *l, double now)
 {
-    return query_next((struct coord *)l, now);
+    struct coord *c = (struct coord *)l;
+    /* before query_next: the recorder may gather the new model at once */
+    shard_tell(c, SHARD_NEXT, -1, NULL);
+    return query_next(c, now);
 }
 
-static const struct lead_ops mpi_ops = {op_send, op_next};
+static void op_absorbed(struct lead *l, int w,
+                        const struct aia_answer_info *info)
+{
+    shard_tell((struct coord *)l, SHARD_ABSORB, w, info);
+}
+
+static const struct lead_ops mpi_ops = {
+    .send = op_send, .next = op_next, .absorbed = op_absorbed};
 
 /* Why a received message cannot be trusted, or NULL when it can.  An
  * answer in a codec is decoded here, into c->adec: bytes that do not
@@ -97,6 +109,10 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
     const char *why = check(c, w, mst, &bytes);
     const struct wire_hdr *h = (const void *)c->rbuf[w];
     struct wstats *st = &c->l.st[w];
+    /* with shards, every answer's slices are on their way to the shard
+     * ranks, which take each one as told: absorbed or dropped */
+    int answer = c->sh && (size_t)bytes >= sizeof *h &&
+                 (size_t)c->rlen[w] <= c->rbytes && h->kind == WIRE_ANSWER;
     if (!why && h->kind == WIRE_BYE) {
         c->bye[w] = 1;
         proto_bye(&c->l.p, w);
@@ -130,10 +146,13 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
             .values = c->adec ? c->adec : WIRE_PAYLOAD(h),
         };
         lead_answer(&c->l, w, &a, now);
+        answer = 0; /* absorbed: lead_answer told the shards */
     } else if (h->kind == WIRE_ERROR) {
         const char *text = wire_error_text(c->rbuf[w], (size_t)bytes);
         coord_fail(c, "stopping: rank %d failed: %s", c->l.s->ranks[w], text);
     }
+    if (answer)
+        shard_tell(c, SHARD_DROP, w, NULL);
     if ((size_t)c->rlen[w] > LISTEN_DISCARD_MAX) {
         /* left unreceived (listen.c): its sender cannot get past that
          * send, so it is never waited for */
@@ -262,7 +281,7 @@ int coord_run(struct setup *s)
     poll_configure(s->job->pool.poll, s->job->pool.wake);
     host_log(AIA_LOG_INFO, "%s", poll_choice());
     if (lead_init(&c.l, s, &c.acodec, &mpi_ops, &err) < 0 ||
-        coord_init(&c) < 0) {
+        coord_init(&c) < 0 || shard_lead_init(&c) < 0) {
         host_error("out of memory for %d workers; aborting the job", c.l.n);
         MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
     }
@@ -324,6 +343,7 @@ stop:
     lead_flag_unresponsive(&c.l, c.l.r.t_end);
     shutdown_pool(&c);
     shutdown_report(&c);
+    shard_end(&c);
     shutdown_finish(&c);
     coord_free(&c);
     return c.l.status;

@@ -54,6 +54,7 @@ struct coord {
     struct wire_hdr *stop;
     int *of_rank;
     struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
+    struct shard_lead *sh; /* the shard ranks (shard.c); NULL: none */
     double alive_at, alive_prev; /* the next and the last keep-alive */
     double wait_s; /* seconds in listen_poll: waiting for (or receiving)
                       answers, the rest of the loop being rank 0's work */

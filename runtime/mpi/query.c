@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "coord.h"
+#include "shard.h"
 #include "core/util.h"
 #include "core/wire.h"
 
@@ -165,12 +166,19 @@ int query_first(struct coord *c, int q)
         return -1;
     }
     const struct checkpoint *k = &c->l.r.resume;
-    if (s->alg->load(s->alg_s, k->state, k->state_len, &err) < 0) {
+    if (c->sh) {
+        if (shard_load(c, k, query, &err) < 0) {
+            coord_fail(c, "cannot resume: algorithm '%s': load: %s",
+                       s->alg->h.name, util_error_text(&err));
+            return -1;
+        }
+    } else if (s->alg->load(s->alg_s, k->state, k->state_len, &err) < 0) {
         coord_fail(c, "cannot resume: algorithm '%s': load: %s", s->alg->h.name,
                    util_error_text(&err));
         return -1;
+    } else {
+        memcpy(query, k->query, k->query_len * sizeof *query);
     }
-    memcpy(query, k->query, k->query_len * sizeof *query);
     c->l.p.iteration = c->l.r.saved = c->l.r.ckpt_iter = k->iteration;
     c->l.p.epoch = c->l.r.saved_epoch = k->epoch;
     c->l.p.round = k->round;
@@ -207,5 +215,6 @@ void coord_free(struct coord *c)
     free(c->idx);
     free(c->mst);
     eval_free(c);
+    shard_lead_free(c);
     lead_free(&c->l);
 }

@@ -28,6 +28,7 @@
 #include "conf/params.h"
 #include "poll.h"
 #include "run.h"
+#include "shard.h"
 #include "session/session.h"
 #include "core/util.h"
 #include "data/data.h"
@@ -176,6 +177,18 @@ static int open_problem(struct setup *s, struct aia_error *err)
     return 0;
 }
 
+/* pool.shards: every rank learns the model's length from rank 0 and
+ * splits it alike (session_slices).  Collective. */
+static int split_model(struct setup *s, struct aia_error *err)
+{
+    unsigned long long dim = s->dim;
+    if (s->shards <= 1)
+        return 0;
+    MPI_Bcast(&dim, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+    s->dim = (size_t)dim;
+    return session_slices(s, s->dim, err);
+}
+
 static int create_algorithm(struct setup *s, struct aia_error *err)
 {
     watchdog_phase("in the algorithm's create");
@@ -204,17 +217,34 @@ static int check_memory(struct setup *s, int active, struct aia_error *err)
                             sum[1], err);
 }
 
-/* Every rank must agree on the message sizes and the model's length. */
+/* Every rank must agree on the message sizes and the model's length;
+ * with shards, a coordinator rank's are its slice's, the rest (the
+ * tails) the same as the whole model's. */
 static int check_shapes(struct setup *s, struct aia_error *err)
 {
     unsigned long long mine[3] = {s->shape.query_len, s->shape.answer_len,
                                   s->dim},
                        root[3];
+    if (s->shard >= 0 && s->shards > 1) {
+        s->full = (struct aia_shape){
+            .query_len = s->shape.query_len - s->slice_len + s->dim,
+            .answer_len = s->shape.answer_len - s->slice_len + s->dim};
+        mine[0] = s->full.query_len;
+        mine[1] = s->full.answer_len;
+        if (s->shape.query_len < s->slice_len ||
+            s->shape.answer_len < s->slice_len)
+            return aia_seterr(err, "algorithm '%s': on shard rank %d its "
+                                   "messages are shorter than its slice",
+                              s->alg->h.name, s->rank);
+    }
     memcpy(root, mine, sizeof root);
     MPI_Bcast(root, 3, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
     struct aia_shape want = {.query_len = root[0], .answer_len = root[1]};
     if (s->windex >= 0)
         return session_same_shape(s->rank, &s->shape, s->dim, &want, root[2],
+                                  err);
+    if (s->shard > 0)
+        return session_same_shape(s->rank, &s->full, s->dim, &want, root[2],
                                   err);
     return 0;
 }
@@ -274,8 +304,10 @@ int run_job(const struct run_opts *opts)
     if (watchdog_start(s.job->pool.setup_timeout) < 0)
         host_error("cannot start the set-up's watchdog: set-up unbounded");
     int coordinator = s.rank == 0, active = coordinator || s.windex >= 0;
-    if (agree(&s, active && (session_load(&s, coordinator, &err) < 0 ||
-                             session_check(&s, &err) < 0), &err) <
+    int shard = s.shard > 0; /* a coordinator rank besides rank 0 */
+    if (agree(&s, (active || shard) &&
+                      (session_load(&s, coordinator, &err) < 0 ||
+                       session_check(&s, &err) < 0), &err) <
             0 ||
         agree(&s, check_memory(&s, active, &err) < 0, &err) < 0 ||
         agree(&s, load_data(&s, active, &err) < 0, &err) < 0)
@@ -284,7 +316,9 @@ int run_job(const struct run_opts *opts)
         agree(&s, facts_gather(&s, active,
                                   s.job->stop.diverge > 0 && eval_by_workers(&s),
                                   &err) < 0, &err) < 0 ||
-        agree(&s, active && create_algorithm(&s, &err) < 0, &err) < 0 ||
+        agree(&s, split_model(&s, &err) < 0, &err) < 0 ||
+        agree(&s, (active || shard) && create_algorithm(&s, &err) < 0,
+              &err) < 0 ||
         agree(&s, coordinator && session_create_wait(&s, &err) < 0, &err) < 0 ||
         agree(&s, check_shapes(&s, &err) < 0, &err) < 0 ||
         agree(&s, facts_rows(&s, &err) < 0, &err) < 0 ||
@@ -297,7 +331,9 @@ int run_job(const struct run_opts *opts)
     if (coordinator)
         session_identity(&s);
     s.resume = opts->resume;
-    status = coordinator ? coord_run(&s) : worker_run(&s);
+    status = coordinator ? coord_run(&s)
+             : shard     ? shard_run(&s)
+                         : worker_run(&s);
 out:
     watchdog_stop();
     free(text);
@@ -340,8 +376,9 @@ int run_check(struct job *job, int nworkers, struct aia_error *err)
     if (rc == 0)
         rc = check_data(job, &job->test, "problem.test", err);
     if (rc == 0 && nworkers > 0) {
-        /* the pool of an -np nworkers+1 run, checked as mpirun's would be */
-        s.size = nworkers + 1;
+        /* the pool of a run of nworkers workers (-np nworkers + the
+         * coordinator ranks), checked as mpirun's would be */
+        s.size = nworkers + (job->pool.shards > 1 ? job->pool.shards : 1);
         rc = session_pool(&s, err);
         if (rc == 0)
             rc = session_create_wait(&s, err);

@@ -17,6 +17,7 @@
 #include "poll.h"
 #include "record/report.h"
 #include "run.h"
+#include "shard.h"
 #include "core/util.h"
 #include "core/wire.h"
 
@@ -211,6 +212,8 @@ void shutdown_pool(struct coord *c)
         if (c->sreq[w] != MPI_REQUEST_NULL)
             MPI_Wait(&c->sreq[w], MPI_STATUS_IGNORE);
     free(sr);
+    /* every answer slice is taken: the shard ranks' counts are final */
+    shard_bytes(c);
 }
 
 /* Stopped by a signal: mpirun takes the job down (SIGKILL follows within

@@ -44,7 +44,46 @@ struct worker {
     struct straggle delays;
     double sent_at; /* when the last answer left; 0: none since a query */
     double gap;     /* moving average of answer sent -> next query */
+    /* pool.shards: the query assembled from its slices, the whole answer,
+     * the answer's part for each shard rank and its send */
+    double *qfull, *afull;
+    double **part;
+    MPI_Request *preq;
 };
+
+/* The answer's values past the model's (a version, a part's index):
+ * every shard rank gets them after its slice. */
+static size_t answer_tail(const struct setup *s)
+{
+    return s->shape.answer_len - s->dim;
+}
+
+/* With shards, the query whose rank 0 part is in qbuf: each shard rank's
+ * slice, received into qfull beside rank 0's (slice 0 and the tail). */
+static void take_slices(struct worker *k, int got)
+{
+    const struct setup *s = k->s;
+    const struct wire_hdr *q = (const void *)k->qbuf;
+    size_t n0 = s->slice[1], tail = s->shape.query_len - s->dim;
+    if ((size_t)got == sizeof *q + (n0 + tail) * sizeof(double) &&
+        q->len == n0 + tail) {
+        memcpy(k->qfull, WIRE_PAYLOAD(q), n0 * sizeof(double));
+        memcpy(k->qfull + s->dim, (const double *)WIRE_PAYLOAD(q) + n0,
+               tail * sizeof(double));
+    }
+    for (int j = 1; j < s->shards; j++)
+        MPI_Recv(k->qfull + s->slice[j],
+                 (int)((s->slice[j + 1] - s->slice[j]) * sizeof(double)),
+                 MPI_BYTE, j, TAG_SLICE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+/* The answer parts in flight were received (a new query proves it). */
+static void parts_done(struct worker *k)
+{
+    for (int j = 1; k->preq && j < k->s->shards; j++)
+        if (k->preq[j] != MPI_REQUEST_NULL)
+            MPI_Wait(&k->preq[j], MPI_STATUS_IGNORE);
+}
 
 static int post_query(struct worker *k)
 {
@@ -114,15 +153,18 @@ static int answer(struct worker *k, int got)
     const struct wire_hdr *q = (const void *)k->qbuf;
     char text[WIRE_ERROR_TEXT];
     struct aia_error err;
+    size_t qlen = s->shards > 1
+                      ? s->slice[1] + s->shape.query_len - s->dim
+                      : s->shape.query_len;
     if ((size_t)got < sizeof *q || q->magic != WIRE_MAGIC ||
-        q->kind != WIRE_QUERY || q->len != s->shape.query_len ||
+        q->kind != WIRE_QUERY || q->len != qlen ||
         q->codec != (uint32_t)s->job->codec.query ||
         (size_t)got != sizeof *q + q->bytes) {
         snprintf(text, sizeof text, "received a malformed query");
         report(k, text);
         return 0;
     }
-    const double *query = WIRE_PAYLOAD(q);
+    const double *query = k->qfull ? k->qfull : WIRE_PAYLOAD(q);
     if (k->qdec) {
         if (codec_decode(&k->qc, WIRE_PAYLOAD(q), q->bytes, k->qdec,
                          &err) < 0) {
@@ -137,8 +179,11 @@ static int answer(struct worker *k, int got)
     /* The previous answer was received: this query proves it. */
     if (k->areq != MPI_REQUEST_NULL)
         MPI_Wait(&k->areq, MPI_STATUS_IGNORE);
+    parts_done(k);
     struct aia_step step = {.round = q->round, .answers = k->answers};
-    double *out = k->araw ? (double *)k->araw : WIRE_PAYLOAD(k->abuf);
+    double *out = k->afull  ? k->afull
+                  : k->araw ? (double *)k->araw
+                            : WIRE_PAYLOAD(k->abuf);
     double t = util_now();
     err.text[0] = '\0';
     if (s->alg->worker(s->alg_s, query, out, &step, &err) < 0) {
@@ -180,11 +225,28 @@ static int answer(struct worker *k, int got)
     if (delay(k, injected + link))
         return 1;
     double compute = util_now() - t;
+    size_t alen = s->shape.answer_len;
+    if (k->afull) {
+        /* each shard rank its slice and the tail, rank 0 the first */
+        size_t tail = answer_tail(s);
+        for (int j = 1; j < s->shards; j++) {
+            size_t len = s->slice[j + 1] - s->slice[j];
+            memcpy(k->part[j], out + s->slice[j], len * sizeof *out);
+            memcpy(k->part[j] + len, out + s->dim, tail * sizeof *out);
+            bell_isend(k->part[j], (int)((len + tail) * sizeof *out), j,
+                       TAG_SLICE, &k->preq[j]);
+        }
+        double *p = WIRE_PAYLOAD(k->abuf);
+        memcpy(p, out, s->slice[1] * sizeof *out);
+        memcpy(p + s->slice[1], out + s->dim, tail * sizeof *out);
+        alen = s->slice[1] + tail;
+        bytes = alen * sizeof *out;
+    }
     *(struct wire_hdr *)k->abuf =
         (struct wire_hdr){.magic = WIRE_MAGIC,
                           .kind = WIRE_ANSWER,
                           .round = q->round,
-                          .len = s->shape.answer_len,
+                          .len = alen,
                           .seq = k->answers,
                           .compute_s = compute,
                           .delay_s = injected + link,
@@ -232,11 +294,18 @@ static void evaluate(struct worker *k, int got)
 static void goodbye(struct worker *k, uint64_t sent)
 {
     while (k->queries < sent) {
+        MPI_Status st;
+        int got = 0;
         if (k->req[0] == MPI_REQUEST_NULL)
             post_query(k);
-        MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
+        MPI_Wait(&k->req[0], &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        const struct wire_hdr *q = (const void *)k->qbuf;
+        if (k->qfull && (size_t)got >= sizeof *q && q->kind == WIRE_QUERY)
+            take_slices(k, got);
         k->queries++;
     }
+    parts_done(k);
     if (k->req[0] != MPI_REQUEST_NULL) {
         MPI_Cancel(&k->req[0]);
         MPI_Wait(&k->req[0], MPI_STATUS_IGNORE);
@@ -320,6 +389,26 @@ int worker_run(struct setup *s)
                        "job");
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
         }
+        if (s->shards > 1) {
+            k.qfull = malloc((qlen ? qlen : 1) * sizeof *k.qfull);
+            k.afull = malloc((alen ? alen : 1) * sizeof *k.afull);
+            k.part = calloc((size_t)s->shards, sizeof *k.part);
+            k.preq = malloc((size_t)s->shards * sizeof *k.preq);
+            if (!k.qfull || !k.afull || !k.part || !k.preq) {
+                host_error("out of memory for message buffers; aborting "
+                           "the job");
+                MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+            }
+            for (int j = 0; j < s->shards; j++) {
+                size_t len = s->slice[j + 1] - s->slice[j] + answer_tail(s);
+                k.preq[j] = MPI_REQUEST_NULL;
+                if (j > 0 && !(k.part[j] = malloc(len * sizeof(double)))) {
+                    host_error("out of memory for message buffers; "
+                               "aborting the job");
+                    MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+                }
+            }
+        }
         post_query(&k);
         straggle_init(&k.delays, &s->job->stragglers, s->job->seed, s->rank);
     }
@@ -362,6 +451,9 @@ int worker_run(struct setup *s)
             int got = 0;
             MPI_Get_count(&st[i], MPI_BYTE, &got);
             const struct wire_hdr *q = (const void *)k.qbuf;
+            if (k.qfull && (size_t)got >= sizeof *q &&
+                q->kind == WIRE_QUERY)
+                take_slices(&k, got); /* whatever becomes of it */
             if ((size_t)got >= sizeof *q && q->magic == WIRE_MAGIC &&
                 q->kind == WIRE_EVAL) {
                 if (!k.failed)
@@ -388,6 +480,12 @@ int worker_run(struct setup *s)
     free(k.abuf);
     free(k.qdec);
     free(k.araw);
+    free(k.qfull);
+    free(k.afull);
+    for (int j = 0; k.part && j < s->shards; j++)
+        free(k.part[j]);
+    free(k.part);
+    free(k.preq);
     codec_free(&k.qc);
     codec_free(&k.ac);
     return status;

@@ -53,6 +53,8 @@ int record_model(struct recorder *r)
 {
     const struct setup *s = r->s;
     r->err.text[0] = '\0';
+    if (r->model)
+        return r->model(r->model_ctx, r->x, &r->err);
     if (s->alg->iterate)
         return s->alg->iterate(s->alg_s, r->x, &r->err);
     memcpy(r->x, r->query, s->dim * sizeof *r->x);
@@ -124,7 +126,10 @@ double record_change(const struct recorder *r)
             s[k] += (a[j + k] - b[j + k]) * (a[j + k] - b[j + k]);
     for (; j < n; j++)
         s[0] += (a[j] - b[j]) * (a[j] - b[j]);
-    return sqrt((s[0] + s[1]) + (s[2] + s[3]));
+    double sum = (s[0] + s[1]) + (s[2] + s[3]);
+    if (r->shard_change) /* the other slices' */
+        sum += r->shard_change(r->model_ctx);
+    return sqrt(sum);
 }
 
 double record_change_watch(const struct recorder *r)
@@ -522,15 +527,24 @@ int record_checkpoint(struct recorder *r, int force, double now)
     if (!due)
         return 0;
     struct aia_error err;
-    size_t len = s->alg->state_size(s->alg_s);
-    void *state = malloc(len ? len : 1);
-    if (!state)
-        return aia_seterr(&r->err, "out of memory for the checkpoint");
+    size_t len = 0, query_len = s->shape.query_len;
+    void *state = NULL;
+    double *whole = NULL; /* with shards: the query gathered */
     err.text[0] = '\0';
-    if (s->alg->save(s->alg_s, state, &err) < 0) {
-        free(state);
-        return aia_seterr(&r->err, "algorithm '%s': save: %s",
-                          s->alg->h.name, util_error_text(&err));
+    if (r->shard_save) {
+        if (r->shard_save(r->model_ctx, &state, &len, &whole, &err) < 0)
+            return aia_seterr(&r->err, "algorithm '%s': save: %s",
+                              s->alg->h.name, util_error_text(&err));
+        query_len = s->full.query_len;
+    } else {
+        len = s->alg->state_size(s->alg_s);
+        if (!(state = malloc(len ? len : 1)))
+            return aia_seterr(&r->err, "out of memory for the checkpoint");
+        if (s->alg->save(s->alg_s, state, &err) < 0) {
+            free(state);
+            return aia_seterr(&r->err, "algorithm '%s': save: %s",
+                              s->alg->h.name, util_error_text(&err));
+        }
     }
     struct checkpoint k = {
         .iteration = p->iteration,
@@ -542,8 +556,8 @@ int record_checkpoint(struct recorder *r, int force, double now)
         .iterates_bytes =
             r->iterates ? (uint64_t)iterates_size(r->iterates) : 0,
         .answers = record_answers(r),
-        .query_len = s->shape.query_len,
-        .query = (double *)r->query,
+        .query_len = query_len,
+        .query = whole ? whole : (double *)r->query,
         .state_len = len,
         .state = state,
     };
@@ -551,6 +565,7 @@ int record_checkpoint(struct recorder *r, int force, double now)
     if (checkpoint_write(job->output.checkpoint, &s->identity, &k, &err) < 0)
         rc = aia_seterr(&r->err, "%s", err.text);
     free(state);
+    free(whole);
     r->ckpt_iter = p->iteration;
     r->ckpt_at = now + job->output.checkpoint_seconds;
     return rc;
@@ -596,8 +611,10 @@ int record_read_resume(struct recorder *r)
 {
     const struct setup *s = r->s;
     struct aia_error err;
-    if (checkpoint_read(r->job->output.checkpoint, &s->identity,
-                        s->shape.query_len, &r->resume, &err) < 0)
+    size_t query_len =
+        r->shard_save ? s->full.query_len : s->shape.query_len;
+    if (checkpoint_read(r->job->output.checkpoint, &s->identity, query_len,
+                        &r->resume, &err) < 0)
         return aia_seterr(&r->err, "cannot resume: %s", err.text);
     r->resumed = 1;
     return 0;

@@ -70,6 +70,21 @@ struct recorder {
     /* rank 0's share of the run's time spent on its own work rather than
      * waiting for answers (the summary's coordinator_busy); NaN: unknown */
     double coord_busy;
+    /* pool.shards: the whole model into x, gathered from the shard
+     * ranks (NULL: rank 0 holds it), and for each coordinator rank the
+     * bytes it received and sent (2 per rank; NULL: not counted) */
+    int (*model)(void *ctx, double *x, struct aia_error *err);
+    /* and the sum of the squared changes of the query on the shard ranks'
+     * slices (record_change adds it to rank 0's; NaN: unknown) */
+    double (*shard_change)(void *ctx);
+    /* and every coordinator rank's state in one block (*state, *len) and
+     * the whole query (*query, full.query_len), for a checkpoint: both
+     * the caller's to free.  0, or -1 with err */
+    int (*shard_save)(void *ctx, void **state, size_t *len, double **query,
+                      struct aia_error *err);
+    void *model_ctx;
+    uint64_t *rank_bytes;
+    int nranks;
     /* output.history_sample: history rows other than the last read a
      * sample of the training rows (the workers' s->sample_s, or rank 0's
      * own); the row written at saved read one when saved_sampled */

@@ -118,6 +118,29 @@ static struct traffic traffic(const struct recorder *r)
     return t;
 }
 
+/* pool.shards: the bytes coordinator rank k received (sent: 1) over
+ * the run: rank 0's with the workers and with the shard ranks, a shard
+ * rank's as it counted them. */
+static uint64_t rank_bytes(const struct recorder *r, const struct traffic *t,
+                           int k, int sent)
+{
+    uint64_t b = r->rank_bytes[2 * k + sent];
+    if (k == 0)
+        b += sent ? t->sent_wire : t->recv_wire;
+    return b;
+}
+
+static void print_rank_bytes(const struct recorder *r, const char *sep)
+{
+    struct traffic t = traffic(r);
+    for (int sent = 0; sent < 2; sent++) {
+        printf("%scoord_%s_bytes=", sep, sent ? "sent" : "recv");
+        for (int k = 0; k < r->nranks; k++)
+            printf("%s%llu", k ? "," : "",
+                   (unsigned long long)rank_bytes(r, &t, k, sent));
+    }
+}
+
 static void print_traffic(const struct recorder *r)
 {
     const struct job *job = r->job;
@@ -131,6 +154,14 @@ static void print_traffic(const struct recorder *r)
         printf(" %zu of %zu", r->acodec->k, r->acodec->n);
     printf("; %llu as doubles); compression ratio %.3g\n",
            (unsigned long long)t.recv_payload, t.ratio);
+    if (!r->rank_bytes)
+        return;
+    for (int k = 0; k < r->nranks; k++)
+        printf("  %-10s rank %d (slice %zu to %zu): received %llu, sent "
+               "%llu\n",
+               k ? "" : "shards", k, r->s->slice[k], r->s->slice[k + 1],
+               (unsigned long long)rank_bytes(r, &t, k, 0),
+               (unsigned long long)rank_bytes(r, &t, k, 1));
 }
 
 /* loss - optimum, 0 where it is within the rounding of the two: each is
@@ -309,6 +340,8 @@ static int summary(struct recorder *r, const char *why, double loss)
            (unsigned long long)t.sent_wire, (unsigned long long)t.sent_payload,
            (unsigned long long)t.recv_wire, (unsigned long long)t.recv_payload,
            t.ratio);
+    if (r->rank_bytes)
+        print_rank_bytes(r, " ");
     printf("\n");
     fflush(stdout);
     return rc;

@@ -148,6 +148,8 @@ void lead_answer(struct lead *l, int w, const struct lead_answer *a,
         .compute_s = a->compute_s,
     };
     struct aia_error e = {""};
+    if (l->ops->absorbed)
+        l->ops->absorbed(l, w, &info);
     double t = l->timed ? util_now() : 0;
     int rc = s->alg->absorb(s->alg_s, a->values, &info, &e);
     if (l->timed) /* two clock reads an answer only where they are used */

@@ -29,6 +29,10 @@ struct lead_ops {
      * into the driver's buffer) current, sealed for sending, and end the
      * round in l->p.  0, or -1 with the run failed. */
     int (*next)(struct lead *l, double now);
+    /* Worker w's answer is about to be absorbed with info (NULL: nothing
+     * to do; the MPI driver tells the shard ranks, pool.shards). */
+    void (*absorbed)(struct lead *l, int w,
+                     const struct aia_answer_info *info);
 };
 
 struct lead {

@@ -46,16 +46,32 @@ int session_pool(struct setup *s, struct aia_error *err)
 {
     const struct job *job = s->job;
     char where[256];
-    s->nworkers = job->pool.workers ? (int)job->pool.nworkers : s->size - 1;
+    int shards = job->pool.shards > 1 ? job->pool.shards : 1;
+    s->shards = shards;
+    s->shard = s->rank < shards ? s->rank : -1;
+    if (shards > 1 && s->size - shards < 1) {
+        params_where(where, sizeof where, job->m->path, job->pool.shards_node);
+        return aia_seterr(err, "%s: pool.shards: %d coordinator ranks leave "
+                               "no worker among the %d ranks of this run "
+                               "(mpirun -np at least %d)",
+                          where, shards, s->size, shards + 1);
+    }
+    s->nworkers =
+        job->pool.workers ? (int)job->pool.nworkers : s->size - shards;
     if (!(s->ranks = calloc((size_t)s->nworkers, sizeof *s->ranks)))
         return aia_seterr(err, "out of memory");
     for (int w = 0; w < s->nworkers; w++) {
-        int64_t r = job->pool.workers ? job->pool.workers[w] : w + 1;
+        int64_t r = job->pool.workers ? job->pool.workers[w] : w + shards;
         params_where(where, sizeof where, job->m->path, job->pool.workers_node);
         if (r < 1 || r >= s->size)
             return aia_seterr(err, "%s: pool.workers: rank %lld is not a "
                                    "worker rank of this run (1 to %d)",
                               where, (long long)r, s->size - 1);
+        if (r < shards)
+            return aia_seterr(err, "%s: pool.workers: rank %lld is a shard "
+                                   "rank (pool.shards: %d makes ranks 0 to "
+                                   "%d coordinators)",
+                              where, (long long)r, shards, shards - 1);
         for (int v = 0; v < w; v++)
             if (s->ranks[v] == r)
                 return aia_seterr(err, "%s: pool.workers: rank %lld is "
@@ -118,6 +134,35 @@ int session_load(struct setup *s, int wait, struct aia_error *err)
     return 0;
 }
 
+/* pool.shards above 1: what the shard ranks do not support is refused
+ * here, naming the key that asks for it. */
+static int session_check_shards(const struct setup *s, struct aia_error *err)
+{
+    const struct job *job = s->job;
+    char where[256];
+    const char *why = NULL;
+    params_where(where, sizeof where, job->m->path, job->pool.shards_node);
+    if (!(s->alg->flags & AIA_ALG_SEPARABLE))
+        return aia_seterr(err, "%s: pool.shards: %d: algorithm '%s' does "
+                               "not declare its update separable by slices "
+                               "of the model (AIA_ALG_SEPARABLE), so no rank "
+                               "can hold a slice of its state",
+                          where, job->pool.shards, s->alg->h.name);
+    if (job->pool.topology == JOB_TREE)
+        why = "pool.topology: tree (a tree's answers come up combined "
+              "through rank 0's children, not slice by slice)";
+    else if (job->pool.mode == JOB_ASYNC)
+        why = "pool.mode: async (only rounds are split over shards)";
+    else if (job->codec.query != CODEC_NONE ||
+             job->codec.answer != CODEC_NONE)
+        why = "pool.codec (a codec encodes whole messages, not slices)";
+    if (why)
+        return aia_seterr(err, "%s: pool.shards: %d cannot be combined with "
+                               "%s: use pool.shards: 1",
+                          where, job->pool.shards, why);
+    return 0;
+}
+
 int session_check(const struct setup *s, struct aia_error *err)
 {
     const struct job *job = s->job;
@@ -132,6 +177,8 @@ int session_check(const struct setup *s, struct aia_error *err)
                                "answers cannot stand for one",
                           where, s->alg->h.name);
     }
+    if (job->pool.shards > 1 && session_check_shards(s, err) < 0)
+        return -1;
     if (s->alg->flags & AIA_ALG_HVP && !s->prob->hvp) {
         params_where(where, sizeof where, job->m->path, job->algorithm.key);
         return aia_seterr(err, "%s: algorithm: '%s' asks the "
@@ -221,20 +268,65 @@ int session_open_sample(struct setup *s, int w, const struct aia_dataset *rows,
     return session_open(s, w < 0 ? 0 : w, &s->sample.d, &s->sample_s, err);
 }
 
+/* The problem of a shard's algorithm: the slice's length, no rows. */
+static size_t slice_dim(void *state)
+{
+    return *(const size_t *)state;
+}
+
+static size_t slice_rows(void *state)
+{
+    (void)state;
+    return 0;
+}
+
+int session_slices(struct setup *s, size_t dim, struct aia_error *err)
+{
+    int n = s->shards > 1 ? s->shards : 1;
+    free(s->slice);
+    if (!(s->slice = malloc((size_t)(n + 1) * sizeof *s->slice)))
+        return aia_seterr(err, "out of memory");
+    for (int k = 0; k <= n; k++)
+        s->slice[k] = (size_t)((unsigned long long)dim * (unsigned)k /
+                               (unsigned)n);
+    if (n > 1 && dim < (size_t)n) {
+        char where[256];
+        params_where(where, sizeof where, s->job->m->path,
+                     s->job->pool.shards_node);
+        return aia_seterr(err, "%s: pool.shards: %d slices of a model of %zu "
+                               "values would leave one empty",
+                          where, n, dim);
+    }
+    if (s->shard >= 0) {
+        s->slice_len = s->slice[s->shard + 1] - s->slice[s->shard];
+        s->slice_prob = (struct aia_problem_plugin){.h = s->prob->h,
+                                                    .dim = slice_dim,
+                                                    .rows = slice_rows};
+    }
+    return 0;
+}
+
 int session_create(const struct setup *s, int w, void *prob_s,
                    const struct aia_dataset *data, void **alg_s,
                    struct aia_shape *shape, struct aia_error *err)
 {
     struct aia_context ctx = session_context(s, w, s->alg_args, prob_s, data);
+    size_t dim = s->dim;
+    if (w < 0 && s->shards > 1 && s->slice) {
+        /* a slice of the model, every shard rank alike */
+        ctx.problem = &s->slice_prob;
+        ctx.problem_state = (void *)&s->slice_len;
+        dim = s->slice_len;
+    }
     if (s->alg->create(&ctx, shape, alg_s, err) < 0) {
         job_blame(s->job, &s->job->algorithm, err);
         return -1;
     }
-    if (w < 0 && !s->alg->iterate && shape->query_len != s->dim)
+    if (w < 0 && !s->alg->iterate && shape->query_len != dim)
         return aia_seterr(err, "algorithm '%s': its queries have %zu "
                                "values but the model has %zu, and it gives "
                                "no iterate function",
-                          s->alg->h.name, shape->query_len, s->dim);
+                          s->alg->h.name, shape->query_len, dim);
     return 0;
 }
 
@@ -370,6 +462,8 @@ void session_close(struct setup *s)
     loader_close(s->prob_p);
     free(s->ranks);
     free(s->rows);
+    free(s->slice);
+    s->slice = NULL;
     data_free(&s->data);
     data_free(&s->test);
     data_free(&s->sample);

@@ -43,6 +43,11 @@ int session_check_problem(struct setup *s, struct aia_error *err);
 int session_open(struct setup *s, int w, const struct aia_dataset *data,
                  void **prob_s, struct aia_error *err);
 
+/* Split a model of dim values into s->shards contiguous slices
+ * (s->slice, every rank alike) and, on a coordinator rank, set up the
+ * slice's problem its algorithm is created on.  0, or -1 with err (out
+ * of memory, or a slice would be empty). */
+int session_slices(struct setup *s, size_t dim, struct aia_error *err);
 /* With a sample due (output_sample_rows), draw it from rows (seeded by
  * the job's seed and w, the worker, -1 the coordinator) into s->sample
  * and open the problem on it as s->sample_s; else leave both empty.  0,

@@ -69,6 +69,17 @@ struct setup {
     struct data_table sample;
     void *sample_s;
     int resume;
+    /* pool.shards: ranks 0 .. shards-1 are coordinators, each holding the
+     * slice [slice[k], slice[k+1]) of the model (session_slices); shard
+     * is this rank's k, -1 on a worker.  On a coordinator rank with
+     * shards, shape is its slice's and full the pool's (what workers
+     * send and take whole), and slice_prob the problem its algorithm is
+     * created on: dim slice_len, no rows. */
+    int shards, shard;
+    size_t *slice;
+    size_t slice_len;
+    struct aia_shape full;
+    struct aia_problem_plugin slice_prob;
     /* coordinator: the reference optimum found over the workers' rows
      * (session/refopt.h), NULL when none was sought */
     struct refopt *ref;

@@ -14,6 +14,11 @@
  * leaves when the work before it is done, and answers that arrive while
  * rank 0 works wait in the queue, so that a saturated coordinator shows
  * as one, busy near all of the run (the summary's coordinator_busy).
+ * With pool.shards the algorithm runs whole here (its iterate is the
+ * same), but each coordinator rank's share of the work (its slice of
+ * every message taken, absorbed, written and sent) is charged to a clock
+ * of its own: a query leaves when every rank has done its part, and the
+ * busiest rank's share of the run is the summary's coordinator_busy.
  */
 #include <config.h>
 
@@ -73,6 +78,11 @@ struct sim {
     int working;
     double work_t0, work_wall0, work_skip0, charged, busy_s;
     double msgs, doubles; /* what it handled in all (any mode) */
+    /* pool.shards: ranks 1 .. shards-1, each free of its earlier work at
+     * free_at[k], charged charged_k[k] in the current piece, busy busy_k[k]
+     * virtual seconds in all (rank 0's are the fields above) */
+    int shards;
+    double *free_at, *charged_k, *busy_k;
 };
 
 /* Stop the run with an error (printed at once); the first one wins. */
@@ -124,6 +134,8 @@ static void work_begin(struct sim *m)
     m->working = 1;
     m->work_t0 = m->now;
     m->charged = 0;
+    for (int k = 1; k < m->shards; k++)
+        m->charged_k[k] = 0;
     if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED) {
         m->work_skip0 = not_rank0(m);
         m->work_wall0 = util_now();
@@ -142,11 +154,53 @@ static void charge(struct sim *m, size_t msgs, size_t doubles)
             (double)msgs * js->coord_msg_s + (double)doubles * js->coord_double_s;
 }
 
-/* Where rank 0's clock is within its current work. */
+/* pool.shards: a piece of work of msgs messages of len doubles each (a
+ * query's or an answer's), tail: the values past the model's go to every
+ * rank (an answer's) or to rank 0 only (a query's).  Each coordinator
+ * rank is charged its slice; rank 0 as charge does. */
+static void charge_slices(struct sim *m, size_t msgs, size_t len, int tail)
+{
+    const struct setup *s = m->l.s;
+    if (m->shards <= 1) {
+        charge(m, msgs, len);
+        return;
+    }
+    const struct job_simulate *js = &m->l.job->simulate;
+    size_t extra = len > s->dim ? len - s->dim : 0;
+    for (int k = 0; k < m->shards; k++) {
+        size_t d = len ? s->slice[k + 1] - s->slice[k] +
+                             (tail || k == 0 ? extra : 0)
+                       : 0;
+        if (k == 0) {
+            charge(m, msgs, d);
+            continue;
+        }
+        m->msgs += (double)msgs;
+        m->doubles += (double)d;
+        if (m->working && js->coordinator == LATENCY_COORD_MODEL)
+            m->charged_k[k] +=
+                (double)msgs * js->coord_msg_s + (double)d * js->coord_double_s;
+    }
+}
+
+/* pool.shards: where shard rank k's clock is within the current work. */
+static double shard_clock(const struct sim *m, int k)
+{
+    return fmax(m->work_t0, m->free_at[k]) + m->charged_k[k];
+}
+
+/* Where rank 0's clock is within its current work; with shards, when
+ * every rank has done its part so far (a query leaves then). */
 static double work_clock(struct sim *m)
 {
     if (!m->working)
         return m->now;
+    if (m->shards > 1 && m->l.job->simulate.coordinator == LATENCY_COORD_MODEL) {
+        double t = fmax(m->now, m->work_t0 + m->charged);
+        for (int k = 1; k < m->shards; k++)
+            t = fmax(t, shard_clock(m, k));
+        return t;
+    }
     double busy = m->charged;
     if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED)
         busy = (util_now() - m->work_wall0) - (not_rank0(m) - m->work_skip0);
@@ -158,9 +212,49 @@ static void work_end(struct sim *m)
 {
     if (!m->working)
         return;
+    if (m->shards > 1 && m->l.job->simulate.coordinator == LATENCY_COORD_MODEL) {
+        /* rank 0 goes on at its own end; a shard rank still busy
+         * delays only the queries it must send */
+        for (int k = 1; k < m->shards; k++) {
+            m->free_at[k] = shard_clock(m, k);
+            m->busy_k[k] += m->charged_k[k];
+        }
+        m->now = fmax(m->now, m->work_t0 + m->charged);
+        m->busy_s += m->charged;
+        m->working = 0;
+        return;
+    }
     m->now = work_clock(m);
     m->busy_s += m->now - m->work_t0;
     m->working = 0;
+}
+
+/* pool.shards: the bytes a message to or from worker w moves on each
+ * coordinator rank (the recorder's rank_bytes; rank 0's with the workers
+ * are its per-worker counts): an answer (up) or a query (down) of len
+ * doubles, and rank 0's word to each shard rank about it. */
+static void count_slices(struct sim *m, size_t len, int up)
+{
+    const struct setup *s = m->l.s;
+    uint64_t *b = m->l.r.rank_bytes;
+    if (!b)
+        return;
+    size_t extra = len > s->dim ? len - s->dim : 0;
+    for (int k = 1; k < m->shards; k++) {
+        size_t d = s->slice[k + 1] - s->slice[k] + (up ? extra : 0);
+        b[2 * k] += sizeof(struct shard_msg) + (up ? d * sizeof(double) : 0);
+        b[2 * k + 1] += up ? 0 : d * sizeof(double);
+        b[1] += sizeof(struct shard_msg);
+    }
+}
+
+/* The bytes of rank 0's part of a message of len doubles. */
+static size_t rank0_bytes(const struct sim *m, size_t len)
+{
+    const struct setup *s = m->l.s;
+    if (m->shards <= 1)
+        return len * sizeof(double);
+    return (s->slice[1] + len - s->dim) * sizeof(double);
 }
 
 /* Tree mode: worker w, a child of the coordinator, is sent the current
@@ -196,10 +290,17 @@ static void send_query(struct sim *m, int w)
 {
     struct simworker *k = &m->sp.w[w];
     struct aia_error err;
-    charge(m, 1, 0);
+    charge_slices(m, 1, 0, 0);
     m->now = work_clock(m); /* it leaves once the work before it is done */
-    m->l.st[w].sent_payload += m->l.s->shape.query_len * sizeof(double);
-    m->l.st[w].sent_encoded += m->qbytes;
+    if (m->shards > 1) {
+        size_t b = rank0_bytes(m, m->l.s->shape.query_len);
+        m->l.st[w].sent_payload += b;
+        m->l.st[w].sent_encoded += b;
+        count_slices(m, m->l.s->shape.query_len, 0);
+    } else {
+        m->l.st[w].sent_payload += m->l.s->shape.query_len * sizeof(double);
+        m->l.st[w].sent_encoded += m->qbytes;
+    }
     m->l.st[w].queries++;
     proto_sent(&m->l.p, w, m->now);
     if (m->l.job->pool.topology == JOB_TREE) {
@@ -238,7 +339,12 @@ static void send_query(struct sim *m, int w)
 static int finish_round(struct sim *m)
 {
     int next = 1 - m->cur;
-    charge(m, 0, m->l.s->shape.query_len);
+    charge_slices(m, 0, m->l.s->shape.query_len, 0);
+    if (m->l.r.rank_bytes) /* SHARD_NEXT */
+        for (int k = 1; k < m->shards; k++) {
+            m->l.r.rank_bytes[2 * k] += sizeof(struct shard_msg);
+            m->l.r.rank_bytes[1] += sizeof(struct shard_msg);
+        }
     double t = tick(m);
     guard_call("the algorithm's query", 0);
     int rc = lead_query(&m->l, m->qbuf[next]);
@@ -268,17 +374,23 @@ static int op_next(struct lead *l, double now)
     return finish_round((struct sim *)l);
 }
 
-static const struct lead_ops sim_ops = {op_send, op_next};
+static const struct lead_ops sim_ops = {.send = op_send, .next = op_next};
 
 static void on_answer(struct sim *m, int w, uint64_t round)
 {
     struct simworker *k = &m->sp.w[w];
     const struct flight *f = &m->fl[w];
     struct aia_error err;
-    m->l.st[w].recv_payload += m->l.s->shape.answer_len * sizeof(double);
-    m->l.st[w].recv_encoded += k->bytes;
+    if (m->shards > 1) {
+        size_t b = rank0_bytes(m, m->l.s->shape.answer_len);
+        m->l.st[w].recv_payload += b;
+        m->l.st[w].recv_encoded += b;
+    } else {
+        m->l.st[w].recv_payload += m->l.s->shape.answer_len * sizeof(double);
+        m->l.st[w].recv_encoded += k->bytes;
+    }
     m->l.st[w].recv_msgs++;
-    charge(m, 0, m->l.s->shape.answer_len);
+    charge_slices(m, 0, m->l.s->shape.answer_len, 1);
     struct lead_answer a = {.round = round,
                             .compute_s = f->compute_s,
                             .delay_s = f->delay_s,
@@ -304,7 +416,8 @@ static void take(struct sim *m, const struct simq_event *ev)
     int w = ev->w;
     if (proto_lost_worker(&m->l.p, w))
         return; /* never read again, as under MPI */
-    charge(m, 1, 0);
+    charge_slices(m, 1, 0, 1);
+    count_slices(m, m->l.s->shape.answer_len, 1);
     if (m->fl[w].corrupt && !proto_untrusted(&m->l.p, w)) {
         /* stragglers.corrupt: as under MPI, not trusted any more */
         lead_distrust(&m->l, w, "not an aiarun message",
@@ -512,6 +625,16 @@ static int alloc(struct sim *m, struct aia_error *err)
                    codec_topk_count(job->codec.topk, alen), job->codec.level,
                    err) < 0)
         return -1;
+    m->shards = s->shards > 1 ? s->shards : 1;
+    if (m->shards > 1) {
+        m->free_at = calloc((size_t)m->shards, sizeof *m->free_at);
+        m->charged_k = calloc((size_t)m->shards, sizeof *m->charged_k);
+        m->busy_k = calloc((size_t)m->shards, sizeof *m->busy_k);
+        m->l.r.rank_bytes = calloc(2 * (size_t)m->shards, sizeof(uint64_t));
+        m->l.r.nranks = m->shards;
+        if (!m->free_at || !m->charged_k || !m->busy_k || !m->l.r.rank_bytes)
+            return aia_seterr(err, "out of memory for %d shards", m->shards);
+    }
     m->fl = calloc((size_t)m->l.n, sizeof *m->fl);
     m->qbuf[0] = calloc(qlen + 1, sizeof(double));
     m->qbuf[1] = calloc(qlen + 1, sizeof(double));
@@ -527,6 +650,11 @@ static int alloc(struct sim *m, struct aia_error *err)
 
 static void sim_free(struct sim *m)
 {
+    free(m->free_at);
+    free(m->charged_k);
+    free(m->busy_k);
+    free(m->l.r.rank_bytes);
+    m->l.r.rank_bytes = NULL;
     lead_free(&m->l);
     simq_free(&m->q);
     codec_free(&m->qcodec);
@@ -652,6 +780,10 @@ static int simulate(struct job *job, int n)
     }
     if (job->simulate.coordinator != LATENCY_COORD_NONE && m.now > 0)
         m.l.r.coord_busy = fmin(1.0, m.busy_s / m.now);
+    for (int k = 1; k < m.shards && m.now > 0 &&
+                    job->simulate.coordinator != LATENCY_COORD_NONE;
+         k++) /* the busiest rank's */
+        m.l.r.coord_busy = fmax(m.l.r.coord_busy, fmin(1.0, m.busy_k[k] / m.now));
     if (job->simulate.coordinator == LATENCY_COORD_MEASURED && m.doubles > 0 &&
         m.msgs > 0)
         host_log(AIA_LOG_WARN,

@@ -9,6 +9,7 @@
 #include <config.h>
 
 #include "simpool.h"
+#include "latency.h"
 
 #include <limits.h>
 #include <math.h>
@@ -43,6 +44,12 @@ static int check_job(const struct job *job, int n, struct aia_error *err)
                           "--simulate %d",
                           where, job->pool.nworkers, n);
     }
+    if (job->pool.shards > 1 &&
+        job->simulate.coordinator == LATENCY_COORD_MEASURED)
+        return refuse(job, job->pool.shards_node, err,
+                      "pool.shards with simulate.coordinator: measured "
+                      "(rank 0's measured work is not split over the shard "
+                      "ranks: the model, or none)");
     if (job->stragglers.ncorrupt && job->pool.topology == JOB_TREE)
         return refuse(job, job->stragglers.corrupt_node, err,
                       "stragglers.corrupt in a tree");
@@ -236,7 +243,7 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
     if (check_job(job, n, err) < 0)
         return -1;
     /* the ranks of an mpirun with every rank the pool lists */
-    s->size = n + 1;
+    s->size = n + (job->pool.shards > 1 ? job->pool.shards : 1);
     for (size_t i = 0; job->pool.workers && i < job->pool.nworkers; i++)
         if (job->pool.workers[i] >= s->size && job->pool.workers[i] < INT_MAX)
             s->size = (int)job->pool.workers[i] + 1;
@@ -259,6 +266,10 @@ int simpool_open(struct simpool *sp, struct job *job, int n,
     gather_facts(sp);
     guard_call(NULL, 0);
     if (create_coordinator(sp, err) < 0)
+        return -1;
+    /* pool.shards: the algorithm runs whole; the slices say what each
+     * coordinator rank's share of its work and bytes would be */
+    if (s->shards > 1 && session_slices(s, s->dim, err) < 0)
         return -1;
     session_identity(s); /* its checkpoints resume under mpirun too */
     for (int w = 0; w < n; w++)

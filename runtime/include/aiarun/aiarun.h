@@ -46,7 +46,8 @@ extern "C" {
  * host.  Later, in reserved room: aia_problem_plugin.hvp (its first
  * reserved slot, AIA_OFFER_HVP) and AIA_ALG_HVP; aia_problem_plugin.block
  * (its last reserved slot, struct aia_block, AIA_OFFER_BLOCK),
- * AIA_ALG_BLOCK and AIA_PROBLEM_COMBINE_ALL. */
+ * AIA_ALG_BLOCK and AIA_PROBLEM_COMBINE_ALL; AIA_ALG_SEPARABLE; at the
+ * end of struct aia_host, note. */
 #define AIA_ABI_VERSION 2
 
 /* Whether *p, a struct of type type that starts with its own size (struct
@@ -586,12 +587,25 @@ struct aia_step {
  * (AIA_OFFER_HVP) by the algorithm's create. */
 #define AIA_ALG_HVP 0x4u
 
+/* The algorithm's state and update are separable by slices of the
+ * model: run with dim the length of a contiguous slice [lo, hi) of the
+ * model, it does to that slice exactly what the whole-model instance does
+ * to the same elements, in the same order.  Its state is per element
+ * (iterate, tables of answers), its query is the slice followed by a tail
+ * that does not depend on the slice (a version), its answer the slice of
+ * the worker's answer followed by the same tail as the whole answer's,
+ * and its step depends on nothing but the problem's facts (L) and the
+ * answers' metadata (worker, rounds, rows, staleness), which every slice
+ * sees alike.  On a shard rank (pool.shards) the problem it is given has
+ * dim the slice's length and no rows, and is asked for nothing else.
+ * Only such algorithms run with pool.shards above 1. */
+#define AIA_ALG_SEPARABLE 0x8u
 /* The algorithm asks the workers for the rows' Gram matrix applied to a
  * block (the problem's block): a job that pairs it with a problem whose
  * descriptor has no block is refused before the run (`aiarun --check`
  * included), and one whose instance does not offer it by the algorithm's
  * create. */
-#define AIA_ALG_BLOCK 0x8u
+#define AIA_ALG_BLOCK 0x10u
 
 struct aia_algorithm_plugin {
     struct aia_plugin_header h;
