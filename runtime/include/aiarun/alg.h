@@ -343,6 +343,48 @@ static inline double aia_row_weight(const struct aia_answer_info *info,
 #define AIA_SIMD
 #endif
 
+/* The rows of a table's entries from the two latest steps stored, for
+ * the age factor: by parity of the step, rows[i] for step when[i].  Kept
+ * by aia_table and aia_segtable (segtable.h) alike. */
+struct aia_recent {
+    uint64_t when[2];
+    double rows[2];
+};
+
+/* Rows of step when leave (sign -1) or join (+1) the two latest steps'.
+ * A step older than the one kept in its slot is at least two behind the
+ * latest, and no longer recent. */
+static inline void aia_recent_move(struct aia_recent *r, uint64_t when,
+                                   double rows, int sign)
+{
+    int i = (int)(when & 1);
+    if (sign > 0 && when > r->when[i]) {
+        r->when[i] = when;
+        r->rows[i] = 0;
+    }
+    if (when == r->when[i])
+        r->rows[i] += sign * rows;
+}
+
+/* Start again from top, the latest step stored, and the one before it,
+ * with no rows: a re-sum then moves every entry in. */
+static inline void aia_recent_restart(struct aia_recent *r, uint64_t top)
+{
+    r->when[top & 1] = top;
+    r->when[(top + 1) & 1] = top > 0 ? top - 1 : 0;
+    r->rows[0] = r->rows[1] = 0;
+}
+
+/* The rows at most one step older than now. */
+static inline double aia_recent_rows(const struct aia_recent *r, uint64_t now)
+{
+    double rows = 0;
+    for (int i = 0; i < 2; i++)
+        if (r->when[i] + 1 >= now)
+            rows += r->rows[i];
+    return rows;
+}
+
 /* The latest gradient of each of entries sources (workers, or parts of
  * workers), the rows behind it and the step (round; update in async mode)
  * of the query it answered; a step goes with their row-weighted mean, the
@@ -361,10 +403,7 @@ struct aia_table {
     size_t since;    /* aia_table_add calls since the last aia_table_resum */
     double big;      /* the largest |n g_j| added or taken since then */
     double mass;     /* sum_e sum_j |n_e g_ej|, kept by difference */
-    /* rows of the entries of the two latest steps stored (by parity of
-     * the step; recent[i] for step recent_when[i]), for the age factor */
-    uint64_t recent_when[2];
-    double recent[2];
+    struct aia_recent recent; /* rows of the two latest steps stored */
     int running; /* aia_table_store keeps the running sums (async mode) */
 };
 
@@ -411,29 +450,12 @@ static inline void aia_table_heard(struct aia_table *t, uint64_t now)
         t->now = now;
 }
 
-/* The rows behind the latest two steps stored: entry rows of step when
- * leave (sign -1) or join (+1) them.  A step older than the one kept in
- * its slot is at least two behind the latest, and no longer recent. */
-static inline void aia_table_recent(struct aia_table *t, uint64_t when,
-                                    double rows, int sign)
-{
-    int i = (int)(when & 1);
-    if (sign > 0 && when > t->recent_when[i]) {
-        t->recent_when[i] = when;
-        t->recent[i] = 0;
-    }
-    if (when == t->recent_when[i])
-        t->recent[i] += sign * rows;
-}
-
 /* The running sums (sum, total, when_sum and the recent rows) summed
  * afresh in entry order from the entries. */
 static inline void aia_table_resum(struct aia_table *t)
 {
     memset(t->sum, 0, t->dim * sizeof *t->sum);
     t->total = t->when_sum = t->mass = 0;
-    t->recent_when[0] = t->recent_when[1] = 0;
-    t->recent[0] = t->recent[1] = 0;
     for (size_t e = 0; e < t->entries; e++) {
         const double *g = t->g + e * t->dim;
         if (t->n[e] == 0)
@@ -450,11 +472,10 @@ static inline void aia_table_resum(struct aia_table *t)
     for (size_t e = 0; e < t->entries; e++)
         if (t->n[e] > 0 && t->when[e] > top)
             top = t->when[e];
-    t->recent_when[top & 1] = top;
-    t->recent_when[(top + 1) & 1] = top > 0 ? top - 1 : 0;
+    aia_recent_restart(&t->recent, top);
     for (size_t e = 0; e < t->entries; e++)
-        if (t->n[e] > 0 && t->when[e] == t->recent_when[t->when[e] & 1])
-            t->recent[t->when[e] & 1] += t->n[e];
+        if (t->n[e] > 0)
+            aia_recent_move(&t->recent, t->when[e], t->n[e], 1);
     t->since = 0;
     t->big = 0;
 }
@@ -481,9 +502,9 @@ static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
     t->total += rows - n;
     t->when_sum += rows * (double)sent - n * (double)t->when[e];
     if (n > 0)
-        aia_table_recent(t, t->when[e], n, -1);
+        aia_recent_move(&t->recent, t->when[e], n, -1);
     if (rows > 0)
-        aia_table_recent(t, sent, rows, 1);
+        aia_recent_move(&t->recent, sent, rows, 1);
     aia_table_put(t, e, g, rows, sent);
     /* each term's rounding stays in the sums until they are summed
      * afresh: once every entries answers, and at once when the table's
@@ -561,9 +582,7 @@ static inline double aia_table_age_factor(const struct aia_host *host,
     if (t->running) { /* from the running sums: O(1) an answer */
         rows = t->total;
         age = rows * (double)t->now - t->when_sum;
-        for (int i = 0; i < 2; i++)
-            if (t->recent_when[i] + 1 >= t->now)
-                recent += t->recent[i];
+        recent = aia_recent_rows(&t->recent, t->now);
     } else {
         for (size_t e = 0; e < t->entries; e++) {
             uint64_t d = t->now > t->when[e] ? t->now - t->when[e] : 0;

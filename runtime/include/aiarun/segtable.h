@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <aiarun/aiarun.h>
+#include <aiarun/alg.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,8 +58,7 @@ struct aia_segtable {
     double *sum;      /* dim: sum over segments of rows x gradient */
     double total;     /* rows in the table */
     double when_sum;  /* sum of rows x step (integers, exact below 2^53) */
-    double recent[2]; /* rows of the steps recent_when[0 / 1], by parity */
-    uint64_t recent_when[2];
+    struct aia_recent recent; /* rows of the two latest steps (alg.h) */
     uint64_t now; /* the latest step an answer came in */
     size_t since; /* answers since the last resum */
 };
@@ -136,26 +136,12 @@ static inline void aia_segtable_heard(struct aia_segtable *t, uint64_t now)
         t->now = now;
 }
 
-/* Rows of step when leave (sign -1) or join (+1) the two latest steps'. */
-static inline void aia_segtable_recent(struct aia_segtable *t, uint64_t when,
-                                       double rows, int sign)
-{
-    int i = (int)(when & 1);
-    if (sign > 0 && when > t->recent_when[i]) {
-        t->recent_when[i] = when;
-        t->recent[i] = 0;
-    }
-    if (when == t->recent_when[i])
-        t->recent[i] += sign * rows;
-}
-
 /* The running sums summed afresh, worker by worker, row order. */
 static inline void aia_segtable_resum(struct aia_segtable *t)
 {
     uint64_t top = 0;
     memset(t->sum, 0, t->dim * sizeof *t->sum);
     t->total = t->when_sum = 0;
-    t->recent[0] = t->recent[1] = 0;
     for (int w = 0; w < t->nworkers; w++)
         for (size_t k = 0; k < t->nseg[w]; k++) {
             const struct aia_seg *s = &t->seg[w][k];
@@ -168,13 +154,11 @@ static inline void aia_segtable_resum(struct aia_segtable *t)
             if (s->when > top)
                 top = s->when;
         }
-    t->recent_when[top & 1] = top;
-    t->recent_when[(top + 1) & 1] = top > 0 ? top - 1 : 0;
+    aia_recent_restart(&t->recent, top);
     for (int w = 0; w < t->nworkers; w++)
         for (size_t k = 0; k < t->nseg[w]; k++) {
             const struct aia_seg *s = &t->seg[w][k];
-            if (s->when == t->recent_when[s->when & 1])
-                t->recent[s->when & 1] += (double)(s->hi - s->lo);
+            aia_recent_move(&t->recent, s->when, (double)(s->hi - s->lo), 1);
         }
     t->since = 0;
 }
@@ -238,7 +222,7 @@ static inline int aia_segtable_put(struct aia_segtable *t, int w, size_t lo,
             t->sum[j] -= r * old[j];
         t->total -= r;
         t->when_sum -= r * (double)s[k].when;
-        aia_segtable_recent(t, s[k].when, r, -1);
+        aia_recent_move(&t->recent, s[k].when, r, -1);
         if (k > a)
             t->free_[t->nfree++] = s[k].slot;
     }
@@ -267,7 +251,7 @@ static inline int aia_segtable_put(struct aia_segtable *t, int w, size_t lo,
         t->sum[j] += r * g[j];
     t->total += r;
     t->when_sum += r * (double)sent;
-    aia_segtable_recent(t, sent, r, 1);
+    aia_recent_move(&t->recent, sent, r, 1);
     if (++t->since >= t->segments)
         aia_segtable_resum(t);
     return 1;
@@ -282,12 +266,9 @@ static inline double aia_segtable_age_factor(const struct aia_host *host,
     if (!host || !AIA_HAS(struct aia_host, host, age_factor) ||
         !host->age_factor)
         return 1.0;
-    double recent = 0;
-    for (int i = 0; i < 2; i++)
-        if (t->recent_when[i] + 1 >= t->now)
-            recent += t->recent[i];
-    return host->age_factor(
-        host, t->total, t->total * (double)t->now - t->when_sum, recent, most);
+    return host->age_factor(host, t->total,
+                            t->total * (double)t->now - t->when_sum,
+                            aia_recent_rows(&t->recent, t->now), most);
 }
 
 /* Checkpoints: for each worker its count of segments, then each segment
