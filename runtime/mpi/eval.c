@@ -42,6 +42,7 @@ struct pending {
     unsigned char *got;
     int absent; /* workers gone before it was sent */
     int64_t at; /* the iteration of its model */
+    double at_row[3]; /* that iteration, its epoch and time */
     double sent_at;
     double sum[EVAL_LEN];
 };
@@ -182,6 +183,9 @@ static int send_eval(struct coord *c, const double *x, const double *row,
     struct pending *p = push(e, row);
     if (p) {
         p->at = c->l.p.iteration;
+        p->at_row[0] = (double)c->l.p.iteration;
+        p->at_row[1] = (double)c->l.p.epoch;
+        p->at_row[2] = util_now() - c->l.p.t0;
         p->sampled = !all;
     }
     if (p && !msg && !extra) {
@@ -285,6 +289,9 @@ static void settle(struct coord *c, int force)
                 waiting++;
         if (waiting)
             return;
+        /* a model evaluated on every row is what a loss rule judges */
+        if (p->sent && !p->sampled && !missing && !p->absent && p->msg)
+            record_judged(&c->l.r, (const double *)WIRE_PAYLOAD(p->msg), p->at_row);
         if (p->sent)
             release(e, c->l.n, p);
         e->head = (e->head + 1) % e->cap;
@@ -444,7 +451,7 @@ void eval_drain(struct coord *c)
         return;
     /* the final model on every row, for the report, unless it was asked
      * for already */
-    if (e->full_at != c->l.p.iteration &&
+    if (e->full_at != c->l.p.iteration && !c->l.r.end_judged &&
         (record_model(&c->l.r) < 0 || send_eval(c, c->l.r.x, NULL, 1, 1) < 0))
         coord_fail(c, "%s", c->l.r.err.text);
     double t0 = util_now(), until = t0 + c->l.job->pool.shutdown_timeout;

@@ -28,6 +28,8 @@ int record_init(struct recorder *r, const struct setup *s,
                            .saved = -1,
                            .loss_at = -1,
                            .ev_at = -1,
+                           .judged_at = -1,
+                           .hist_at = -1,
                            .progress_at = INFINITY,
                            .ev = {NAN, NAN, NAN, NAN},
                            .fail_loss = NAN,
@@ -36,13 +38,19 @@ int record_init(struct recorder *r, const struct setup *s,
     r->sampling = output_sample_rows(&s->job->output, s->job->data.path != NULL,
                                      s->job->stop.gap > 0, total, total) > 0;
     r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
-    return r->x ? 0 : -1;
+    if (!r->x)
+        return -1;
+    if (s->job->data.path && (s->job->stop.loss > 0 || s->job->stop.gap > 0) &&
+        !(r->judged = calloc(s->dim ? s->dim : 1, sizeof *r->judged)))
+        return -1;
+    return 0;
 }
 
 void record_free(struct recorder *r)
 {
     free(r->x);
-    r->x = NULL;
+    free(r->judged);
+    r->x = r->judged = NULL;
     checkpoint_free(&r->resume);
     if (r->ckpt_locked)
         checkpoint_unlock(r->job->output.checkpoint, r->ckpt_fd);
@@ -53,6 +61,10 @@ int record_model(struct recorder *r)
 {
     const struct setup *s = r->s;
     r->err.text[0] = '\0';
+    if (r->end_judged) {
+        memcpy(r->x, r->judged, s->dim * sizeof *r->x);
+        return 0;
+    }
     if (r->model)
         return r->model(r->model_ctx, r->x, &r->err);
     if (s->alg->iterate)
@@ -468,6 +480,16 @@ static int eval_row(struct recorder *r, double *row, int sampled, int again)
 {
     const struct proto *p = r->p;
     struct aia_error err;
+    /* the result was evaluated already: its row, on every row, is the
+     * last (unless it was written as such), and none of a model the run
+     * did not end with */
+    if (r->end_judged) {
+        if (!r->hist || (r->hist_at == r->judged_at && r->hist_full))
+            return 0;
+        double at[4] = {r->judged_row[0], r->judged_row[1], r->judged_row[2],
+                        NAN};
+        return record_evaluated(r, at, r->ev, 0, r->ev_rows, 0);
+    }
     if (record_model(r) < 0) {
         err = r->err;
         return aia_seterr(&r->err, "algorithm '%s': iterate: %s",
@@ -483,10 +505,29 @@ static int eval_row(struct recorder *r, double *row, int sampled, int again)
     return r->hist ? r->evaluate(r->eval_ctx, r->x, row, !sampled) : 0;
 }
 
+void record_judged(struct recorder *r, const double *x, const double *at)
+{
+    if (!r->judged || r->end_judged)
+        return;
+    memcpy(r->judged, x, r->s->dim * sizeof *x);
+    memcpy(r->judged_row, at, sizeof r->judged_row);
+    r->judged_at = (int64_t)at[0];
+}
+
+void record_stopped(struct recorder *r, const struct proto_stop_rule *why)
+{
+    if (r->evaluate && r->judged && r->judged_at >= 0 &&
+        r->judged_at != r->p->iteration &&
+        (why == proto_stop_rule("loss") || why == proto_stop_rule("gap")))
+        r->end_judged = 1;
+}
+
 int record_evaluated(struct recorder *r, const double *row, const double *vals,
                      int missing, uint64_t rows, int sampled)
 {
-    if (vals) {
+    /* the judged model's figures are the result's: later evaluations
+     * still write their rows */
+    if (vals && !r->end_judged) {
         memcpy(r->ev, vals, sizeof r->ev);
         r->ev_missing = missing;
         r->ev_rows = rows;
@@ -497,6 +538,10 @@ int record_evaluated(struct recorder *r, const double *row, const double *vals,
     if (vals && rows && diverge_loss(&r->dv, r->job->stop.diverge, vals[0]))
         return diverged(r, row ? (int64_t)row[0] : r->p->iteration, vals[0]);
     if (!row || !r->hist)
+        return 0;
+    /* the history ends with the result: rows of later iterates, asked
+     * for while the workers evaluated it, are left out */
+    if (r->end_judged && row[0] > (double)r->judged_at)
         return 0;
     /* the evaluation's columns stay empty where it is not the whole
      * loss: an empty loss marks the row (aiarun(5), Outputs) */
@@ -510,6 +555,8 @@ int record_evaluated(struct recorder *r, const double *row, const double *vals,
     struct aia_error err;
     if (history_write(r, &h, &err) < 0)
         return aia_seterr(&r->err, "%s", err.text);
+    r->hist_at = (int64_t)row[0];
+    r->hist_full = vals && !missing && !sampled;
     return 0;
 }
 

@@ -61,6 +61,20 @@ struct recorder {
     int ev_missing;
     int ev_sampled; /* ev's training figures are the sample's */
     uint64_t ev_rows; /* training rows it covers */
+    /* With stop.loss or stop.gap, the model of the latest evaluation on
+     * every row (judged_at: its iteration; -1: none), which is what those
+     * rules read: the workers' figures are a few iterations old when a
+     * rule looks at them.  end_judged: such a rule stopped the run, and
+     * this model, with its figures in ev, is the run's result (the final
+     * iterate, loss, gap and metric), not the later one the run reached
+     * while the workers evaluated it. */
+    double *judged;
+    int64_t judged_at;
+    double judged_row[3]; /* its iteration, epoch and time */
+    int end_judged;
+    /* the latest history row written, and whether it read every row */
+    int64_t hist_at;
+    int hist_full;
     /* history rows written with an empty loss: due while the workers'
      * evaluations fell behind (not evaluated), or evaluated without some
      * worker's rows (a partial loss is never written as the loss) */
@@ -105,8 +119,18 @@ void record_free(struct recorder *r);
 /* The loss of the current model, once per iteration. */
 int record_loss(struct recorder *r, double *loss);
 
-/* The model after the latest update, into r->x.  0 or -1. */
+/* The model after the latest update, into r->x (the judged model once
+ * a loss rule stopped the run on it).  0 or -1. */
 int record_model(struct recorder *r);
+
+/* The run stopped by rule why: a loss or gap rule that read the workers'
+ * figures of an earlier iterate makes that iterate the result. */
+void record_stopped(struct recorder *r, const struct proto_stop_rule *why);
+
+/* An evaluation by the workers on every row, of the model x of the
+ * iteration, epoch and time in at, came in: kept as the judged model
+ * (where a rule reads it). */
+void record_judged(struct recorder *r, const double *x, const double *at);
 
 /* An evaluation by the workers came in (eval.c): vals are the loss, the
  * metric, the test loss and the test metric over the rows of the workers

@@ -232,6 +232,11 @@ static void report(struct recorder *r, const char *why, double loss)
            "answers\n",
            "stopped", why, r->t_end - p->t0, (long long)p->iteration,
            (long long)p->epoch, (unsigned long long)record_answers(r));
+    if (r->end_judged)
+        printf("  %-10s the iterate of iteration %lld, whose evaluation on "
+               "every row met the stop rule (the run went on to iteration "
+               "%lld while the workers evaluated it)\n",
+               "result", (long long)r->judged_at, (long long)p->iteration);
     print_traffic(r);
     if (p->dead)
         printf("  %-10s %d worker%s declared dead; the run went on with "
@@ -303,6 +308,8 @@ static int summary(struct recorder *r, const char *why, double loss)
            why, (long long)p->iteration, (long long)p->epoch,
            (unsigned long long)record_answers(r), (unsigned long long)late,
            r->t_end - p->t0, isnan(loss) ? NAN : loss);
+    if (r->end_judged)
+        printf(" result_iteration=%lld", (long long)r->judged_at);
     if (r->opt_known) {
         double d = isnan(loss) ? NAN : suboptimality(r, loss);
         printf(" optimum=%.10g gap=%.3e", r->fopt,

@@ -120,8 +120,11 @@ void lead_end_round(struct lead *l, double now)
                               .change = measure_change,
                               .loss = measure_loss,
                               .fopt = l->r.fopt};
-    if (proto_stop_check(&l->p, &l->job->stop, &m))
+    const struct proto_stop_rule *why = proto_stop_check(&l->p, &l->job->stop, &m);
+    if (why) {
+        record_stopped(&l->r, why);
         return;
+    }
     for (int w = proto_next_idle(&l->p, 0); w >= 0 && !l->p.why;
          w = proto_next_idle(&l->p, w + 1))
         if (l->ops->send(l, w, now) < 0)
