@@ -23,39 +23,44 @@
 #define OVERRIDE_LEN 120
 
 /* Copies of the shipped plugins' tables (plugins/, problems/): the
- * harness binds against them without loading the plugins. */
+ * harness binds against them without loading the plugins, and
+ * t/fuzz-tables holds them equal to the plugins' own. */
 static const struct aia_param sgd_params[] = {
-    {"step", AIA_DOUBLE, "0.1", "", NULL, 1e-300, 1e300},
-    {"batch", AIA_INT, "0", "", NULL, 0, 1e12},
+    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e+300},
+    {"batch", AIA_INT, "0", "", NULL, 0, 1000000000000},
     {"schedule", AIA_ENUM, "constant", "", "constant|invsqrt|step", 0, 0},
     {"decay", AIA_DOUBLE, "0.5", "", NULL, 0, 1},
-    {"decay_every", AIA_INT, "100", "", NULL, 1, 1e12},
+    {"decay_every", AIA_INT, "100", "", NULL, 1, 1000000000000},
     {"momentum", AIA_DOUBLE, "0", "", NULL, 0, 0.9999},
-    {"staleness_scaling", AIA_BOOL, "false", "", NULL, 0, 0},
+    {"staleness_scaling", AIA_ENUM, "false", "", "false|true|adaptive", 0, 0},
+    {"weighting", AIA_ENUM, "rows", "", "rows|equal", 0, 0},
+    {"update", AIA_ENUM, "auto", "", "auto|answer|table", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param gd_params[] = {
-    {"step", AIA_DOUBLE, "0.1", "", NULL, 1e-300, 1e300},
+    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e+300},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param average_params[] = {
-    {"step", AIA_DOUBLE, "0.1", "", NULL, 1e-300, 1e300},
-    {"local_steps", AIA_INT, "1", "", NULL, 1, 1e9},
-    {"batch", AIA_INT, "0", "", NULL, 0, 1e12},
-    {"weights", AIA_DOUBLES, "[]", "", NULL, 0, 1e12},
+    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e+300},
+    {"local_steps", AIA_INT, "1", "", NULL, 1, 1000000000},
+    {"batch", AIA_INT, "0", "", NULL, 0, 1000000000000},
+    {"weights", AIA_DOUBLES, "[]", "", NULL, 0, 1000000000000},
     {"memory", AIA_ENUM, "latest", "", "latest|delta", 0, 0},
-    {"delay", AIA_INT, "0", "", NULL, 0, 1e9},
+    {"delay", AIA_INT, "0", "", NULL, 0, 1000000000},
     {"compensate", AIA_BOOL, "true", "", NULL, 0, 0},
-    {"preempt_every", AIA_INT, "0", "", NULL, 0, 1e9},
-    {"preempt", AIA_INT, "1", "", NULL, 1, 1e6},
+    {"preempt_every", AIA_INT, "0", "", NULL, 0, 1000000000},
+    {"preempt", AIA_INT, "1", "", NULL, 1, 1000000},
+    {"staleness", AIA_ENUM, "auto", "", "auto|none|decay|gd", 0, 0},
+    {"decay", AIA_DOUBLE, "0.5", "", NULL, 0, 1},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param newton_params[] = {
     {"cg", AIA_INT, "50", "", NULL, 1, 200},
-    {"tolerance", AIA_DOUBLE, "0", "", NULL, 0, 1e300},
+    {"tolerance", AIA_DOUBLE, "0", "", NULL, 0, 1e+300},
     {"warm", AIA_BOOL, "true", "", NULL, 0, 0},
     {"hessian", AIA_ENUM, "fastest", "", "all|fastest", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
@@ -63,93 +68,102 @@ static const struct aia_param newton_params[] = {
 
 static const struct aia_param lbfgs_params[] = {
     {"memory", AIA_INT, "10", "", NULL, 1, 1000},
-    {"tolerance", AIA_DOUBLE, "0", "", NULL, 0, 1e300},
+    {"tolerance", AIA_DOUBLE, "0", "", NULL, 0, 1e+300},
     {"stale_pairs", AIA_ENUM, "drop", "", "drop|keep", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param sag_params[] = {
-    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e300},
+    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e+300},
     {"variant", AIA_ENUM, "dsag", "", "sag|dsag", 0, 0},
-    {"subpartitions", AIA_INT, "1", "", NULL, 1, 1e6},
+    {"subpartitions", AIA_INT, "1", "", NULL, 1, 1000000},
     {"balance", AIA_ENUM, "off", "", "off|on", 0, 0},
-    {"balance_every", AIA_INT, "10", "", NULL, 1, 1e9},
+    {"balance_every", AIA_INT, "10", "", NULL, 1, 1000000000},
     {"balance_window", AIA_INT, "20", "", NULL, 2, 10000},
     {"balance_threshold", AIA_DOUBLE, "0.95", "", NULL, 0.01, 1},
-    {"balance_max", AIA_INT, "1000", "", NULL, 1, 1e9},
+    {"balance_max", AIA_INT, "1000", "", NULL, 1, 1000000000},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param subspace_params[] = {
-    {"oversample", AIA_INT, "10", "", NULL, 0, 1e6},
+    {"oversample", AIA_INT, "10", "", NULL, 0, 1000000},
     {"window", AIA_INT, "32", "", NULL, 1, 256},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static const struct aia_param rennala_params[] = {
+    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e+300},
+    {"gradients", AIA_INT, "0", "", NULL, 0, 1000000000},
+    {"noise", AIA_DOUBLE, "0", "", NULL, 0, 1e+300},
+    {"epsilon", AIA_DOUBLE, "1e-6", "", NULL, 1e-300, 1e+300},
+    {"batch", AIA_INT, "0", "", NULL, 0, 1000000000000},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
+static const struct aia_param ringmaster_params[] = {
+    {"step", AIA_DOUBLE, "auto", "", "auto", 1e-300, 1e+300},
+    {"max_delay", AIA_INT, "0", "", NULL, 0, 1000000000},
+    {"noise", AIA_DOUBLE, "0", "", NULL, 0, 1e+300},
+    {"epsilon", AIA_DOUBLE, "1e-6", "", NULL, 1e-300, 1e+300},
+    {"batch", AIA_INT, "0", "", NULL, 0, 1000000000000},
+    {NULL, 0, NULL, NULL, NULL, 0, 0},
+};
+
 static const struct aia_param lrmse_params[] = {
-    {"rows", AIA_INT, "1000", "", NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "", NULL, 1, 1e9},
-    {"noise", AIA_DOUBLE, "0.1", "", NULL, 0, 1e6},
-    {"ridge", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
-    {"condition", AIA_DOUBLE, "1", "", NULL, 1, 1e15},
-    {"corrupt", AIA_INTS, "[]", "", NULL, 0, 1e6},
-    {"corrupt_noise", AIA_DOUBLE, "100", "", NULL, 0, 1e12},
+    {"rows", AIA_INT, "1000", "", NULL, 1, 1000000000000},
+    {"cols", AIA_INT, "10", "", NULL, 1, 1000000000},
+    {"noise", AIA_DOUBLE, "0.1", "", NULL, 0, 1000000},
+    {"ridge", AIA_DOUBLE, "0", "", NULL, 0, 1000000000000},
+    {"condition", AIA_DOUBLE, "1", "", NULL, 1, 1e+15},
+    {"corrupt", AIA_INTS, "[]", "", NULL, 0, 1000000},
+    {"corrupt_noise", AIA_DOUBLE, "100", "", NULL, 0, 1000000000000},
     {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param logreg_params[] = {
-    {"rows", AIA_INT, "1000", "", NULL, 1, 1e12},
-    {"cols", AIA_INT, "10", "", NULL, 1, 1e9},
-    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {"rows", AIA_INT, "1000", "", NULL, 1, 1000000000000},
+    {"cols", AIA_INT, "10", "", NULL, 1, 1000000000},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1000000000000},
     {"flip", AIA_DOUBLE, "0", "", NULL, 0, 1},
-    {"margin", AIA_DOUBLE, "0.1", "", NULL, 0, 1e6},
+    {"margin", AIA_DOUBLE, "0.1", "", NULL, 0, 1000000},
     {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param pca_params[] = {
-    {"k", AIA_INT, "3", "", NULL, 1, 1e6},
-    {"rows", AIA_INT, "2000", "", NULL, 1, 1e12},
-    {"cols", AIA_INT, "50", "", NULL, 1, 1e9},
-    {"density", AIA_DOUBLE, "0.2", "", NULL, 1e-9, 1},
-    {"decay", AIA_DOUBLE, "0.8", "", NULL, 1e-6, 1},
+    {"k", AIA_INT, "3", "", NULL, 1, 1000000},
+    {"rows", AIA_INT, "2000", "", NULL, 1, 1000000000000},
+    {"cols", AIA_INT, "50", "", NULL, 1, 1000000000},
+    {"density", AIA_DOUBLE, "0.2", "", NULL, 1e-09, 1},
+    {"decay", AIA_DOUBLE, "0.8", "", NULL, 1e-06, 1},
     {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param softmax_params[] = {
-    {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
-    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {"classes", AIA_INT, NULL, "", NULL, 2, 1000000},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1000000000000},
     {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static const struct aia_param mlp_params[] = {
-    {"classes", AIA_INT, NULL, "", NULL, 2, 1e6},
-    {"hidden", AIA_INTS, "[64]", "", NULL, 1, 1e6},
-    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1e12},
+    {"classes", AIA_INT, NULL, "", NULL, 2, 1000000},
+    {"hidden", AIA_INTS, "[64]", "", NULL, 1, 1000000},
+    {"l2", AIA_DOUBLE, "0", "", NULL, 0, 1000000000000},
     {"precision", AIA_ENUM, "float64", "", "float64|float32", 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-/* python's table, the problem's and the algorithm's; its other keys are
- * its class's (AIA_PARAMS_OPEN) */
 static const struct aia_param python_params[] = {
     {"class", AIA_STRING, NULL, "", NULL, 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
 
-struct table {
-    const char *name;
-    int kind;
-    const struct aia_param *params;
-    uint32_t pflags;
-};
-
 /* The first of each kind is used for names the harness does not know, so
  * that every input's plugin section is bound against something. */
-static const struct table tables[] = {
+const struct job_fuzz_table job_fuzz_tables[] = {
     {"sgd", AIA_KIND_ALGORITHM, sgd_params, 0},
     {"gd", AIA_KIND_ALGORITHM, gd_params, 0},
     {"average", AIA_KIND_ALGORITHM, average_params, 0},
@@ -157,6 +171,8 @@ static const struct table tables[] = {
     {"newton", AIA_KIND_ALGORITHM, newton_params, 0},
     {"lbfgs", AIA_KIND_ALGORITHM, lbfgs_params, 0},
     {"subspace", AIA_KIND_ALGORITHM, subspace_params, 0},
+    {"rennala", AIA_KIND_ALGORITHM, rennala_params, 0},
+    {"ringmaster", AIA_KIND_ALGORITHM, ringmaster_params, 0},
     {"sag", AIA_KIND_ALGORITHM, sag_params, 0},
     {"lrmse", AIA_KIND_PROBLEM, lrmse_params, 0},
     {"logreg", AIA_KIND_PROBLEM, logreg_params, 0},
@@ -167,10 +183,10 @@ static const struct table tables[] = {
     {NULL, 0, NULL, 0},
 };
 
-static const struct table *table_of(const char *spec, int kind)
+static const struct job_fuzz_table *table_of(const char *spec, int kind)
 {
-    const struct table *first = NULL;
-    for (const struct table *t = tables; t->name; t++) {
+    const struct job_fuzz_table *first = NULL;
+    for (const struct job_fuzz_table *t = job_fuzz_tables; t->name; t++) {
         if (t->kind != kind)
             continue;
         if (!first)
@@ -194,7 +210,7 @@ static int bind_plugin(const struct job *job, const struct job_plugin *s,
     if (kind == AIA_KIND_WAIT) {
         h = *builtin_find("standard", AIA_KIND_WAIT);
     } else {
-        const struct table *t = table_of(s->spec, kind);
+        const struct job_fuzz_table *t = table_of(s->spec, kind);
         h.name = t->name;
         h.params = t->params;
         h.pflags = t->pflags;

@@ -20,13 +20,25 @@
 /* Read the job in data (size bytes) as aiarun would, without MPI and
  * without dlopen: job_load (YAML, overrides, the runtime's sections),
  * then the plugin names checked (loader_spec_check) and the plugin
- * sections bound against copies of the tables of the plugins named (sgd, gd, average; lrmse, logreg; the built-in standard
- * wait), the standard wait created for a pool of 4 workers, and the
- * stragglers checked against that pool.  Returns 0 when the job is
+ * sections bound against copies of the tables of the shipped plugins
+ * (job_fuzz_tables; the built-in standard wait), the standard wait
+ * created for a pool of 4 workers, and the stragglers checked against
+ * that pool.  Returns 0 when the job is
  * accepted, -1 with err filled when it is refused.  *overrides (may be
  * NULL) gets the number of overrides found in the input. */
 int job_fuzz_one(const uint8_t *data, size_t size, struct aia_error *err,
                  int *overrides);
+
+/* The tables the target binds plugin sections against, copies of the
+ * shipped plugins' (help texts left out), ended by a NULL name; the first
+ * of each kind also serves names it does not know. */
+struct job_fuzz_table {
+    const char *name;
+    int kind;
+    const struct aia_param *params;
+    uint32_t pflags;
+};
+extern const struct job_fuzz_table job_fuzz_tables[];
 
 /* NULL when text is a clear refusal of the input: not empty, starting
  * with the file name (or the command line's "-o" / "command line (-o)"
