@@ -229,12 +229,8 @@ int main(int argc, char **argv)
     }
     if (mode == OPT_CHECK)
         return check(path, overrides, nworkers);
-    if (simulate && resume) {
-        host_error("--simulate: a simulated run does not resume (--resume)");
-        return RUN_BAD_JOB;
-    }
     if (simulate)
-        return sim_main(path, overrides, simulate);
+        return sim_main(path, overrides, simulate, resume);
 
     struct run_opts opts = {path, overrides, verbosity, resume};
     return run_main(&argc, &argv, &opts);

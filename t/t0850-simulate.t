@@ -185,8 +185,32 @@ YAML
 sim --simulate 4 ckpt.yaml
 is "$rc" 0 "a simulated run writes a checkpoint (t0860 resumes it under mpirun)"
 test_expect "the checkpoint is there" 'test -s c.bin'
-sim --simulate 4 --resume nwait.yaml
-is "$rc" 2 "--resume is refused"
+# --resume goes on from the checkpoint as under mpirun: gd waiting for
+# every worker takes the same steps whenever the answers come, so a run
+# stopped at 100 iterations and resumed to 200 ends at the uninterrupted
+# run's iterate, history and virtual time, bit for bit
+cat > res.yaml <<'YAML'
+seed: 5
+algorithm: {plugin: gd}
+problem: {plugin: lrmse, rows: 2000, cols: 20, condition: 100}
+stop: {iterations: 200}
+output: {history: res.csv, every: 10, final: res.txt, checkpoint: res.bin}
+YAML
+sim --simulate 4 -o stop.iterations=100 res.yaml
+sim --simulate 4 --resume res.yaml
+is "$rc $(field iterations "$out")" "0 200" "--resume: on from iteration 100 to 200"
+mv res.txt resumed.txt
+mv res.csv resumed.csv
+t_resumed=$(field time "$out")
+rm -f res.bin
+sim --simulate 4 res.yaml
+expect_ok "the resumed run's final iterate is the uninterrupted run's" \
+    cmp -s res.txt resumed.txt
+expect_ok "and so is its history" cmp -s res.csv resumed.csv
+is "$t_resumed" "$(field time "$out")" "and its virtual time"
+sim --simulate 4 --resume -o algorithm.plugin=sgd res.yaml
+is "$rc" 2 "--resume with another algorithm is refused"
+like "$err" "cannot resume: .*res.bin" "naming the checkpoint"
 sim --simulate 0 nwait.yaml
 is "$rc" 2 "--simulate 0 is refused"
 like "$err" "expected a number of workers from 1 to 10000000" "saying what it takes"

@@ -713,17 +713,30 @@ static int start(struct sim *m, struct aia_error *err)
     if (alloc(m, err) < 0 || reference(m, err) < 0)
         return -1;
     record_optimum(&m->l.r);
-    if (record_check(&m->l.r) < 0)
+    if (record_check(&m->l.r) < 0 ||
+        (s->resume && record_read_resume(&m->l.r) < 0))
         return aia_seterr(err, "%s", m->l.r.err.text);
     err->text[0] = '\0';
-    guard_call("the algorithm's init", 0);
-    int rc = s->alg->init(s->alg_s, m->qbuf[0], err);
+    const struct checkpoint *k = &m->l.r.resume;
+    guard_call(s->resume ? "the algorithm's load" : "the algorithm's init", 0);
+    int rc = s->resume ? s->alg->load(s->alg_s, k->state, k->state_len, err)
+                       : s->alg->init(s->alg_s, m->qbuf[0], err);
     guard_call(NULL, 0);
     if (rc < 0) {
         char text[AIA_ERROR_LEN];
         snprintf(text, sizeof text, "%s", util_error_text(err));
-        return aia_seterr(err, "algorithm '%s': init: %s", s->alg->h.name,
-                          text);
+        return aia_seterr(err, "%salgorithm '%s': %s: %s",
+                          s->resume ? "cannot resume: " : "", s->alg->h.name,
+                          s->resume ? "load" : "init", text);
+    }
+    if (s->resume) {
+        /* on from the checkpoint, as under mpirun (query.c): the
+         * algorithm's state and query, the counters; the workers and the
+         * simulated machine start afresh */
+        struct lead *l = &m->l;
+        memcpy(m->qbuf[0], k->query, k->query_len * sizeof *k->query);
+        l->p.iteration = l->r.saved = l->r.ckpt_iter = k->iteration;
+        l->p.epoch = l->r.saved_epoch = k->epoch;
     }
     if (job->simulate.compute == LATENCY_MEASURED) {
         double row_s;
@@ -743,14 +756,16 @@ static int start(struct sim *m, struct aia_error *err)
     return 0;
 }
 
-static int simulate(struct job *job, int n)
+static int simulate(struct job *job, int n, int resume)
 {
     struct sim m = {.l.status = RUN_OK};
     struct aia_error err;
     double t0 = util_now();
     guard_catch_signals(); /* before any plugin is opened */
     watch("pool.setup_timeout", job->pool.setup_timeout);
-    if (simpool_open(&m.sp, job, n, &err) < 0 || start(&m, &err) < 0) {
+    int opened = simpool_open(&m.sp, job, n, &err) == 0;
+    m.sp.s.resume = resume;
+    if (!opened || start(&m, &err) < 0) {
         guard_unwatch();
         host_error("%s", err.text);
         sim_free(&m);
@@ -765,8 +780,11 @@ static int simulate(struct job *job, int n)
     m.l.r.query = m.qbuf[0];
     m.l.r.progress_at = 1.0; /* progress for runs over a virtual second */
     m.l.r.ckpt_at = job->output.checkpoint_seconds;
-    proto_start(&m.l.p, 1, 0, 0);
-    m.stop_at = job->stop.time > 0 ? job->stop.time : INFINITY;
+    /* a resumed run's clock goes on from the checkpoint's (virtual
+     * seconds when a simulation wrote it), its time limit with it */
+    double elapsed = m.l.r.resumed ? m.l.r.resume.elapsed : 0;
+    proto_start(&m.l.p, m.l.r.resumed ? m.l.r.resume.round : 1, 0, elapsed);
+    m.stop_at = job->stop.time > 0 ? job->stop.time - elapsed : INFINITY;
     guard_call("the first history row (the loss)", 0);
     int begun = seal(&m) == 0 && lead_begin(&m.l, m.now) == 0;
     guard_call(NULL, 0);
@@ -818,7 +836,8 @@ static int simulate(struct job *job, int n)
     return status;
 }
 
-int sim_main(const char *path, const char *const *overrides, int n)
+int sim_main(const char *path, const char *const *overrides, int n,
+             int resume)
 {
     struct aia_error err;
     size_t len;
@@ -833,7 +852,7 @@ int sim_main(const char *path, const char *const *overrides, int n)
         job_free(job);
         return RUN_BAD_JOB;
     }
-    int status = simulate(job, n);
+    int status = simulate(job, n, resume);
     job_free(job);
     return status;
 }

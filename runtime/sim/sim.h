@@ -13,8 +13,10 @@
 #define AIARUN_SIM_H
 
 /* Simulate the job file at path with n workers; overrides as for a run
- * (NULL-terminated, may be NULL).  Prints like rank 0 of a run; returns
+ * (NULL-terminated, may be NULL); resume: on from output.checkpoint, as
+ * aiarun --resume.  Prints like rank 0 of a run; returns
  * the exit status (RUN_OK, RUN_FAILED, RUN_BAD_JOB). */
-int sim_main(const char *path, const char *const *overrides, int n);
+int sim_main(const char *path, const char *const *overrides, int n,
+             int resume);
 
 #endif
