@@ -32,7 +32,8 @@ struct wstats {
     uint64_t answers;  /* answers absorbed */
     uint64_t fresh, stale;
     uint64_t late;     /* answers that came after the stop */
-    uint64_t discarded; /* messages of an untrusted worker */
+    uint64_t discarded; /* messages of an untrusted worker, an answer
+                           not finite (not absorbed) */
     uint64_t max_staleness;
     uint64_t staleness[STALENESS_BUCKETS];
     struct hist rtt;     /* query sent to answer received, seconds */

@@ -77,7 +77,9 @@ static const struct lead_ops mpi_ops = {
 
 /* Why a received message cannot be trusted, or NULL when it can.  An
  * answer in a codec is decoded here, into c->adec: bytes that do not
- * decode are not trusted either. */
+ * decode are not trusted either.  The index of an answer's first value
+ * that is not finite goes to c->bad (its length when none): the one
+ * check of the values (the worker does not check what it sends). */
 static const char *check(struct coord *c, int w, const MPI_Status *mst,
                          int *bytes)
 {
@@ -95,7 +97,7 @@ static const char *check(struct coord *c, int w, const MPI_Status *mst,
     if (v == PROTO_DISTRUST || v == PROTO_DISCARD)
         return "an answer to a query it was not sent";
     if (!wire_answer_values(c->adec ? &c->acodec : NULL, h, c->adec,
-                            c->why_text, sizeof c->why_text))
+                            &c->bad, c->why_text, sizeof c->why_text))
         return c->why_text;
     c->l.st[w].recv_payload += h->len * sizeof(double);
     c->l.st[w].recv_encoded += h->bytes;
@@ -135,9 +137,11 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
     } else if (h->kind == WIRE_ANSWER && c->l.p.why) {
         st->late++;
         proto_late(&c->l.p, w);
+    } else if (h->kind == WIRE_ANSWER && c->bad < h->len) {
+        const double *x = c->adec ? c->adec : WIRE_PAYLOAD(h);
+        lead_nonfinite(&c->l, w, h->round, c->bad, x[c->bad]);
     } else if (h->kind == WIRE_ANSWER) {
-        /* finite: check() let no other answer through
-         * (wire_answer_values), so it is not read again */
+        /* finite (check, wire_answer_values): not read again */
         struct lead_answer a = {
             .round = h->round,
             .compute_s = h->compute_s,

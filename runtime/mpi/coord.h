@@ -32,6 +32,7 @@ struct coord {
     struct codec acodec; /* answers' decoder */
     double *adec;        /* the answer being absorbed, decoded */
     char why_text[AIA_ERROR_LEN + 64]; /* why a message is not trusted */
+    size_t bad; /* check: the answer's first value not finite; len: none */
     unsigned char *listen;             /* worker w's next message is wanted */
     int *w_of_rank;                    /* rank -> pool index + 1 (0: none) */
     /* a message matched while its worker's buffer was taken, received by

@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/diverge.h"
 #include "core/host.h"
 #include "core/util.h"
+#include "facts.h"
 #include "record/report.h"
 
 int lead_init(struct lead *l, struct setup *s, const struct codec *acodec,
@@ -181,6 +183,18 @@ void lead_distrust(struct lead *l, int w, const char *why, size_t bytes)
                l->s->ranks[w], why, bytes, live);
     if (live == 0)
         lead_fail(l, "no worker of the pool is left to trust");
+}
+
+void lead_nonfinite(struct lead *l, int w, uint64_t round, size_t index,
+                    double value)
+{
+    char text[AIA_ERROR_LEN];
+    l->st[w].discarded++; /* received, not absorbed */
+    /* L is found once, then kept (as for the loss's divergence) */
+    diverge_answer(text, sizeof text, l->s->ranks[w], l->s->alg->h.name,
+                   round, index, value,
+                   facts_smoothness((struct setup *)l->s));
+    lead_fail(l, "stopping: %s", text);
 }
 
 void lead_dead(struct lead *l, int w, const char *why)

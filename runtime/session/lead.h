@@ -92,6 +92,14 @@ void lead_end_round(struct lead *l, double now);
  * no worker is left to trust. */
 void lead_distrust(struct lead *l, int w, const char *why, size_t bytes);
 
+/* Worker w's well-formed answer to round holds value (NaN or infinite) at
+ * index: the method diverged or the plugin is wrong, and the run stops
+ * with exit status 1, its history and summary kept, the message naming
+ * them (diverge_answer).  The only check of an answer's values is the
+ * receiving rank's (wire_answer_values). */
+void lead_nonfinite(struct lead *l, int w, uint64_t round, size_t index,
+                    double value);
+
 /* Worker w is declared dead (why: for what); the run fails when none is
  * left alive. */
 void lead_dead(struct lead *l, int w, const char *why);
