@@ -48,7 +48,10 @@ static int send_query(struct coord *c, int w, double now)
     c->q[c->cur].refs++;
     c->l.st[w].queries++;
     proto_sent(&c->l.p, w, now);
-    shard_tell(c, SHARD_SEND, w, NULL);
+    if (c->l.job->pool.dead_after > 0) /* its wait may be the next due */
+        c->timers_at = fmin(c->timers_at, now + c->l.job->pool.dead_after);
+    if (c->sh)
+        shard_tell(c, SHARD_SEND, w, NULL);
     return 0;
 }
 
@@ -62,14 +65,17 @@ static int op_next(struct lead *l, double now)
 {
     struct coord *c = (struct coord *)l;
     /* before query_next: the recorder may gather the new model at once */
-    shard_tell(c, SHARD_NEXT, -1, NULL);
+    if (c->sh)
+        shard_tell(c, SHARD_NEXT, -1, NULL);
     return query_next(c, now);
 }
 
 static void op_absorbed(struct lead *l, int w,
                         const struct aia_answer_info *info)
 {
-    shard_tell((struct coord *)l, SHARD_ABSORB, w, info);
+    struct coord *c = (struct coord *)l;
+    if (c->sh)
+        shard_tell(c, SHARD_ABSORB, w, info);
 }
 
 static const struct lead_ops mpi_ops = {
@@ -181,7 +187,7 @@ static void expect_answers(const struct coord *c, double now)
             until = fmax(until,
                          c->l.p.sent_at[w] + 1.5 * c->l.p.latency[w] + 100e-6);
     if (until > now)
-        poll_expect(until);
+        poll_expect_at(until, now);
     else
         poll_expect_clear();
 }
@@ -236,15 +242,20 @@ static void loop(struct coord *c)
         c->l.job->stop.time > 0 ? c->l.p.t0 + c->l.job->stop.time : INFINITY;
     while (!c->l.p.why) {
         double now = util_now();
+        /* what only time moves is looked at when it is due, not at every
+         * answer (c->timers_at; proto_overdue, the keep-alive) */
+        if (now >= c->timers_at) {
+            c->timers_at = fmin(stop_at, shutdown_reap(c, now));
+            c->timers_at = fmin(c->timers_at, coord_keep_alive(c, now));
+        }
         double deadline =
-            fmin(stop_at, proto_deadline(&c->l.p, s->wait, s->wait_s, now));
+            fmin(c->timers_at,
+                 proto_deadline(&c->l.p, s->wait, s->wait_s, now));
         deadline = fmin(deadline, c->l.r.progress_at);
-        deadline = fmin(deadline, shutdown_reap(c, now));
-        deadline = fmin(deadline, coord_keep_alive(c, now));
         if (c->l.p.why)
             break;
         expect_answers(c, now);
-        double waited = util_now();
+        double waited = now; /* the same clock read: nothing waits between */
         int k = listen_poll(c, deadline);
         if (k < 0) {
             coord_fail(c, "MPI error while waiting for answers");

@@ -57,6 +57,11 @@ struct coord {
     struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
     struct shard_lead *sh; /* the shard ranks (shard.c); NULL: none */
     double alive_at, alive_prev; /* the next and the last keep-alive */
+    /* when the checks that only time moves are next due (pool.dead_after,
+     * the keep-alive, stop.time): the loop looks at them then, not at
+     * every answer; a send that starts a dead_after wait brings it
+     * forward */
+    double timers_at;
     double wait_s; /* seconds in listen_poll: waiting for (or receiving)
                       answers, the rest of the loop being rank 0's work */
 };

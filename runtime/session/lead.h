@@ -44,6 +44,10 @@ struct lead {
     struct wstats *st;   /* each worker's figures */
     int status;          /* the run's exit status so far */
     struct aia_error err; /* the first failure's text */
+    /* a plugin call's error text in the round (query, absorb): zeroed
+     * with the struct, its first byte reset before each call, so that a
+     * call does not clear AIA_ERROR_LEN bytes every answer */
+    struct aia_error call_err;
     int timed;            /* plugin_s is kept (the simulator's overhead) */
     double plugin_s;      /* wall seconds in the algorithm's absorb */
     const struct lead_ops *ops;
