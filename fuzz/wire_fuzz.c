@@ -1,7 +1,7 @@
 /* wire_fuzz.c - libFuzzer target: a worker's message as the coordinator
  * checks it before trusting it (wire_check), then, when it passes as an
- * answer, its payload decoded with the job's codec and its doubles
- * checked for NaN (wire_nonfinite), as coord.c does.  Any crash, leak,
+ * answer, its payload decoded with the job's codec and its first value
+ * that is not finite found (wire_answer_values), as coord.c does.  Any crash, leak,
  * hang or read past the message is a finding.
  *
  * An input is 2 bytes of the job's shape (the answer codec, the answer's
@@ -13,6 +13,7 @@
 
 #include "wire_fuzz.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,10 +55,15 @@ int wire_fuzz_one(const uint8_t *data, size_t size)
     rc = 0;
     if (h->kind == WIRE_ERROR)
         rc = strlen(wire_error_text(buf, size)) < WIRE_ERROR_TEXT ? 0 : -1;
-    else if (h->kind == WIRE_ANSWER &&
-             !wire_answer_values(id != CODEC_NONE ? &c : NULL, h, x, why,
-                                 sizeof why))
-        rc = strlen(why) > 0 ? 0 : -1;
+    else if (h->kind == WIRE_ANSWER) {
+        size_t at = 0;
+        const double *v = wire_answer_values(id != CODEC_NONE ? &c : NULL,
+                                             h, x, &at, why, sizeof why);
+        if (!v)
+            rc = strlen(why) > 0 ? 0 : -1;
+        else if (at > h->len || (at < h->len && isfinite(v[at])))
+            rc = -1; /* the index of a value not finite, or the length */
+    }
 out:
     free(buf);
     free(x);

@@ -84,11 +84,28 @@ static void message(void)
          "a non-finite answer, with no step and no L (%s)", buf);
 }
 
+static void answers(void)
+{
+    char buf[512];
+    diverge_answer(buf, sizeof buf, 3, "sgd", 17, 5, NAN, 10);
+    like(buf,
+         "rank 3: algorithm 'sgd': answer to round 17 holds nan at index "
+         "5: the method diverged, or the plugin is wrong; the stable bound "
+         "of gradient descent is 2/L = 0.2: try a step below it",
+         "an answer not finite: rank, round, index, value, 2/L (%s)", buf);
+    diverge_answer(buf, sizeof buf, 1, "gd", 2, 0, -INFINITY, 0);
+    like(buf,
+         "holds -inf at index 0: the method diverged, or the plugin is "
+         "wrong; try a smaller step (the problem gives no L",
+         "an infinity, and no L (%s)", buf);
+}
+
 int main(void)
 {
     plan(0);
     losses();
     changes();
     message();
+    answers();
     return done_testing();
 }

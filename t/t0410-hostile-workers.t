@@ -39,8 +39,9 @@ rm -f h.csv
 
 # ------------------------------------------------- untrusted messages
 # badmsg BYTES : rank 2 sends rank 0 a message of BYTES bytes at its
-# answer 3 (0: a well-formed answer holding NaN); the run must go on with
-# the other workers, name rank 2 and end as its limit says.
+# answer 3; the run must go on with the other workers, name rank 2 and
+# end as its limit says.  BYTES 0: a well-formed answer holding NaN,
+# which is no malformed message but a method that diverged: the run stops.
 badmsg() {
     job "$FIXTURES/badmsg.so, bytes: $1" "lrmse, rows: 400, cols: 4" >badmsg.yaml
     run 4 -o stop.iterations=50 -o stop.time=20 badmsg.yaml
@@ -55,10 +56,12 @@ for n in 2048 1048576 100000000; do
     rm -f h.csv
 done
 badmsg 0
-is "$rc" 0 "an answer holding NaN: the run goes on without its sender"
-like "$err" "aiarun\[0\]: rank 2 sent an answer holding nan at index 2 \([0-9]+ bytes\): not trusted any more" \
-    "the coordinator names rank 2, not the step"
-like "$out" "stop=iterations iterations=50 " "the summary line"
+is "$rc" 1 "a well-formed answer holding NaN: the run stops, exit status 1"
+like "$err" "aiarun\[0\]: stopping: rank 2: algorithm 'badmsg': answer to round [0-9]+ holds nan at index 2: the method diverged, or the plugin is wrong" \
+    "the coordinator names rank 2, the round, the index and the value"
+expect_nogrep "rank 2 is not distrusted" "not trusted" err.txt
+like "$out" "^stop=error iterations=[0-9]+ " "the summary line"
+expect_ok "the history written so far is kept" [ "$(rows)" -ge 2 ]
 
 # ------------------------------------------------- hangs
 # A create that never returns on rank 2: the others would wait in a

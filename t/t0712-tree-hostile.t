@@ -4,7 +4,8 @@
 # message is probed before it is received, checked, and a bad one names
 # its sender.  The subtree's root reports it up as the child's failure:
 # the run stops cleanly with exit status 1, its outputs written.  The
-# fixture is t/fixtures/hostile.c's badmsg, sending to its tree parent.
+# fixtures are t/fixtures/hostile.c's badmsg, sending to its tree parent,
+# and nanstep, a leaf's answer holding NaN.
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
@@ -50,4 +51,22 @@ for c in "5 3 1 1048576 an oversized (1 MiB) answer" \
         [ "$(rows)" -ge 3 ]
     expect_grep "$what: the summary line" "^stop=error " out.txt
 done
+
+# A well-formed answer holding NaN is no malformed message: the leaf's
+# parent, the one rank that checks it, reports the method's divergence
+# up, naming the leaf, the round and the index, and the run stops.
+cat >nan.yaml <<YAML
+algorithm: {plugin: $FIXTURES/nanstep.so, rank: 3, after: 3}
+problem: {plugin: lrmse, rows: 400, cols: 4}
+pool: {topology: tree, arity: 2}
+stop: {iterations: 50}
+output: {history: h.csv, every: 1}
+YAML
+rm -f h.csv
+run -t 60 5 nan.yaml
+is "$rc" 1 "an answer holding NaN in a tree: exit status 1, no hang"
+expect_grep "the coordinator names the leaf, the round and the index" \
+    "^aiarun\[0\]: stopping: rank 1 failed: rank 3: algorithm 'nanstep': answer to round [0-9]+ holds nan at index 2: the method diverged" err.txt
+expect_nogrep "the leaf is not distrusted" "not trusted" err.txt
+expect_grep "the summary line" "^stop=error " out.txt
 done_testing

@@ -95,6 +95,20 @@ like "$err" "rank 3 sent .*not trusted any more; going on with 3 workers" \
     "it is named and left out"
 is "$(field iterations "$out")" 40 "the others finish the 40 iterations"
 
+# An answer holding NaN in a shard rank's slice: that rank, the one that
+# checks the slice, names the worker, the round and the index (in the
+# whole answer) and ends the job.
+cat > nan.yaml <<YAML
+algorithm: {plugin: $FIXTURES/nanstep.so, rank: 3, after: 3}
+problem: {plugin: lrmse, rows: 400, cols: 4}
+pool: {shards: 2}
+stop: {iterations: 40}
+YAML
+run 6 nan.yaml
+expect_ok "an answer holding NaN on a shard rank: a failure ($rc)" [ "$rc" != 0 ]
+like "$err" "aiarun\[1\]: shard: an answer slice: rank 3: algorithm 'nanstep': answer to round [0-9]+ holds nan at index 2: the method diverged" \
+    "shard rank 1 names the worker, the round and the index"
+
 # A worker killed mid-run (mpirun --enable-recovery): rank 0 declares it
 # dead and the shard ranks, told of no more of its answers, go on.
 cat > dead.yaml <<'YAML'

@@ -4,7 +4,8 @@
 # the same stop rule in the summary line, the same iterations where the
 # job is deterministic (gd waiting for every worker), and the same
 # message (numbers masked) where it fails.  Divergence with and without a
-# history, a dead worker, a distrusted worker, every stop rule, the
+# history, a dead worker, a distrusted worker, an answer holding NaN,
+# every stop rule, the
 # refusals made at start, and a checkpoint written by one driver and
 # resumed by the other.
 . "$top_srcdir/t/lib.sh"
@@ -66,6 +67,10 @@ like "$err" "rank\\(s\\) 3 were left behind" "naming it"
 both "a distrusted worker" "not trusted any more" \
     -o stragglers.corrupt.ranks=[2] -o stragglers.corrupt.after=2
 is "$rc" 0 "a distrusted worker does not stop the run"
+both "an answer holding NaN" "holds nan" \
+    -o "algorithm.plugin=$FIXTURES/nanstep.so" -o algorithm.rank=2 \
+    -o algorithm.after=3
+is "$rc" 1 "an answer holding NaN stops the run (exit 1)"
 
 # -------------------------------------------------------- stop rules
 both "stop.iterations" "" -o stop.iterations=25

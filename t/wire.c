@@ -1,8 +1,8 @@
 /* wire.c - what the coordinator checks in a worker's message before it
  * trusts it (runtime/wire.c): sizes, magic, kinds, codecs, lengths,
- * times and non-finite values (decoded or not), each refused with its
- * reason; error texts ended within their message; and the
- * fuzz target (fuzz/wire_fuzz.c) on crafted and random inputs. */
+ * times, each refused with its reason, and answers that do not decode;
+ * the index of an answer's first non-finite value (decoded or not);
+ * error texts ended within their message; and the fuzz target (fuzz/wire_fuzz.c) on crafted and random inputs. */
 #include <config.h>
 
 #include <float.h>
@@ -148,12 +148,20 @@ static void checks(void)
 static void values_and_texts(void)
 {
     struct wire_hdr *h = answer();
-    ok(wire_answer_values(NULL, h, NULL, why, sizeof why) == WIRE_PAYLOAD(h),
+    size_t bad = 0;
+    ok(wire_answer_values(NULL, h, NULL, &bad, why, sizeof why) ==
+           WIRE_PAYLOAD(h),
        "a finite answer's values are its payload");
+    is_int((int)bad, N, "none of them is not finite");
     WIRE_PAYLOAD(h)[3] = NAN;
-    ok(wire_answer_values(NULL, h, NULL, why, sizeof why) == NULL,
-       "an answer holding NaN is refused");
-    is_string(why, "an answer holding nan at index 3", "naming the index");
+    ok(wire_answer_values(NULL, h, NULL, &bad, why, sizeof why) ==
+           WIRE_PAYLOAD(h),
+       "an answer holding NaN is well-formed: its values");
+    is_int((int)bad, 3, "and the index of the NaN");
+    WIRE_PAYLOAD(h)[3] = 3;
+    WIRE_PAYLOAD(h)[6] = -INFINITY;
+    wire_answer_values(NULL, h, NULL, &bad, why, sizeof why);
+    is_int((int)bad, 6, "an infinity's index");
 
     /* through a codec: the decoder refuses the NaN itself */
     struct codec c;
@@ -162,11 +170,12 @@ static void values_and_texts(void)
     float f[N] = {0, 1, 2, NAN, 4, 5, 6, 7};
     if (codec_init(&c, CODEC_FLOAT32, N, 0, 0, &err) < 0)
         bail_out("codec_init: %s", err.text);
+    ok(codec_decodes_finite(&c), "float32's decoder looks at every value");
     h = answer();
     h->codec = CODEC_FLOAT32;
     h->bytes = sizeof f;
     memcpy(WIRE_PAYLOAD(h), f, sizeof f);
-    ok(wire_answer_values(&c, h, x, why, sizeof why) == NULL,
+    ok(wire_answer_values(&c, h, x, &bad, why, sizeof why) == NULL,
        "float32: a NaN is refused");
     is_string(why,
               "an answer that does not decode (float32: value 3 is not "
@@ -174,9 +183,36 @@ static void values_and_texts(void)
               "naming the index");
     f[3] = 3;
     memcpy(WIRE_PAYLOAD(h), f, sizeof f);
-    ok(wire_answer_values(&c, h, x, why, sizeof why) == x && x[3] == 3,
+    ok(wire_answer_values(&c, h, x, &bad, why, sizeof why) == x && x[3] == 3,
        "float32: finite values are decoded");
+    is_int((int)bad, N, "float32: and all are finite");
     codec_free(&c);
+
+    /* a decoder that writes what it was given: the one pass after it */
+    if (codec_available(CODEC_ZSTD)) {
+        double v[N] = {0, 1, 2, 3, 4, NAN, 6, 7};
+        size_t bytes = 0;
+        if (codec_init(&c, CODEC_ZSTD, N, 0, 1, &err) < 0)
+            bail_out("codec_init: %s", err.text);
+        ok(!codec_decodes_finite(&c), "zstd's decoder does not look");
+        static char zmsg[sizeof(struct wire_hdr) + 1024];
+        h = (void *)zmsg;
+        if (codec_bound(&c) > sizeof zmsg - sizeof *h ||
+            codec_encode(&c, v, WIRE_PAYLOAD(h), &bytes, &err) < 0)
+            bail_out("codec_encode: %s", err.text);
+        *h = (struct wire_hdr){.magic = WIRE_MAGIC,
+                               .kind = WIRE_ANSWER,
+                               .len = N,
+                               .codec = CODEC_ZSTD,
+                               .bytes = (uint32_t)bytes};
+        ok(wire_answer_values(&c, h, x, &bad, why, sizeof why) == x &&
+               x[4] == 4,
+           "zstd: the values are decoded");
+        is_int((int)bad, 5, "zstd: and the NaN found after the decoder");
+        codec_free(&c);
+    } else {
+        diag("zstd not built in: its decoder not tried");
+    }
 
     /* an error text that does not end within its message */
     static char ebuf[sizeof(struct wire_hdr) + WIRE_ERROR_TEXT];

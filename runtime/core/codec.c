@@ -460,3 +460,9 @@ int codec_decode(struct codec *c, const void *in, size_t bytes, double *x,
                           k->name, bytes, k->width * c->n, c->n);
     return k->decode(c, in, bytes, x, err);
 }
+
+int codec_decodes_finite(const struct codec *c)
+{
+    return c->id == CODEC_FLOAT32 || c->id == CODEC_FLOAT16 ||
+           c->id == CODEC_BFLOAT16 || c->id == CODEC_TOPK;
+}

@@ -103,4 +103,9 @@ int codec_encode(struct codec *c, const double *x, void *out, size_t *bytes,
 int codec_decode(struct codec *c, const void *in, size_t bytes, double *x,
                  struct aia_error *err);
 
+/* 1 when codec_decode refuses every value that is not finite (float32,
+ * float16, bfloat16 and topk look at each value they write), so that a
+ * value it decoded need not be looked at again; 0 for none and zstd. */
+int codec_decodes_finite(const struct codec *c);
+
 #endif

@@ -105,3 +105,15 @@ char *diverge_message(char *buf, size_t len, int64_t iteration, int rank,
              (long long)iteration, what, grew, at, bound);
     return buf;
 }
+
+char *diverge_answer(char *buf, size_t len, int rank, const char *alg,
+                     uint64_t round, size_t index, double value, double L)
+{
+    char hint[256];
+    diverge_hint(hint, sizeof hint, NAN, NULL, L);
+    snprintf(buf, len,
+             "rank %d: algorithm '%s': answer to round %llu holds %g at "
+             "index %zu: the method diverged, or the plugin is wrong%s",
+             rank, alg, (unsigned long long)round, value, index, hint);
+    return buf;
+}

@@ -47,4 +47,12 @@ char *diverge_message(char *buf, size_t len, int64_t iteration, int rank,
                       double loss, const struct diverge *d, double factor,
                       double step, const char *step_why, double L);
 
+/* The one-line message for a well-formed answer of rank to round, from
+ * algorithm alg, that holds value (NaN or infinite) at index, into buf:
+ * the method diverged or the plugin is wrong, with the advice of
+ * diverge_hint for L (0: unknown).  The receiving rank says it (rank 0,
+ * a tree node, a shard rank; the simulator too).  Returns buf. */
+char *diverge_answer(char *buf, size_t len, int rank, const char *alg,
+                     uint64_t round, size_t index, double value, double L);
+
 #endif

@@ -93,6 +93,15 @@ const struct proto_stop_rule *proto_stop_check(struct proto *p,
 {
     if (p->why)
         return p->why;
+    if (!(lim->precision > 0) && !(lim->loss > 0) && !(lim->gap > 0)) {
+        /* no rule needs a measure (the usual round): the two counts,
+         * in the table's order, without a call each rule */
+        const struct proto_stop_rule *r =
+            check_iterations(p, lim, m) ? &proto_stop_rules[0]
+            : check_epochs(p, lim, m)   ? &proto_stop_rules[2]
+                                        : NULL;
+        return r ? (p->why = r) : NULL;
+    }
     for (const struct proto_stop_rule *r = proto_stop_rules; r->name; r++) {
         if (!r->check)
             continue;

@@ -33,7 +33,7 @@ static double bucket_mid(int b)
     return ldexp(1.0 + (sub + 0.5) / HIST_PER_OCTAVE, octave + HIST_FLOOR_EXP);
 }
 
-void hist_add(struct hist *h, double seconds)
+static inline void note(struct hist *h, double seconds)
 {
     if (!(seconds >= 0))
         seconds = 0;
@@ -43,7 +43,18 @@ void hist_add(struct hist *h, double seconds)
         h->max = seconds;
     h->count++;
     h->sum += seconds;
-    h->bucket[bucket_of(seconds)]++;
+}
+
+void hist_note(struct hist *h, double seconds)
+{
+    note(h, seconds);
+}
+
+void hist_add(struct hist *h, double seconds)
+{
+    note(h, seconds);
+    h->sampled++;
+    h->bucket[bucket_of(seconds > 0 ? seconds : 0)]++;
 }
 
 double hist_mean(const struct hist *h)
@@ -57,11 +68,11 @@ double hist_quantile(const struct hist *h, double q)
         return 0;
     if (q <= 0)
         return h->min;
-    if (q >= 1)
+    if (q >= 1 || h->sampled == 0)
         return h->max;
-    /* The smallest value with at least ceil(q * count) values at or below
-     * it, as the nearest-rank definition has it. */
-    uint64_t rank = (uint64_t)ceil(q * (double)h->count), seen = 0;
+    /* The smallest value with at least ceil(q * sampled) values at or
+     * below it, as the nearest-rank definition has it. */
+    uint64_t rank = (uint64_t)ceil(q * (double)h->sampled), seen = 0;
     for (int b = 0; b < HIST_BUCKETS; b++) {
         seen += h->bucket[b];
         if (seen >= rank) {
@@ -84,10 +95,29 @@ void stats_answer(struct wstats *w, uint64_t staleness, double rtt,
         w->max_staleness = staleness;
     w->staleness[staleness < STALENESS_BUCKETS - 1 ? staleness
                                                    : STALENESS_BUCKETS - 1]++;
-    hist_add(&w->rtt, rtt);
-    hist_add(&w->compute, compute);
-    hist_add(&w->comm, rtt > compute ? rtt - compute : 0);
     w->delay += delay;
+    double comm = rtt > compute ? rtt - compute : 0;
+    int keep = w->answers <= STATS_ALL;
+    if (!keep) {
+        /* xorshift64, seeded by the rank: a uniform draw for a few
+         * instructions */
+        uint64_t x = w->draw ? w->draw
+                             : 0x9e3779b97f4a7c15u ^ (uint64_t)w->rank;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        w->draw = x;
+        keep = (x >> 32 & (STATS_SAMPLE - 1)) == 0;
+    }
+    if (keep) {
+        hist_add(&w->rtt, rtt);
+        hist_add(&w->compute, compute);
+        hist_add(&w->comm, comm);
+    } else {
+        note(&w->rtt, rtt);
+        note(&w->compute, compute);
+        note(&w->comm, comm);
+    }
 }
 
 /* A duration for people: "850 us", "1.24 ms", "2.10 s". */
@@ -140,6 +170,19 @@ void stats_table(FILE *out, const struct wstats *w, const struct proto *p)
                 : s->unresponsive ? "  UNRESPONSIVE"
                                   : "");
     }
+    uint64_t all = 0, kept = 0;
+    for (int i = 0; i < n; i++)
+        if (!w[i].hidden) {
+            all += w[i].rtt.count;
+            kept += w[i].rtt.sampled;
+        }
+    if (kept < all)
+        fprintf(out,
+                "latency quantiles from a sample: each worker's first %d "
+                "answers, then a random 1 in %d (%llu of %llu answers); "
+                "means and largest from all\n",
+                STATS_ALL, STATS_SAMPLE, (unsigned long long)kept,
+                (unsigned long long)all);
 }
 
 int stats_write(const char *path, const struct wstats *w, int n,

@@ -112,7 +112,7 @@ struct wire_expect {
  * of an unknown kind, or an answer whose codec, lengths or times are
  * wrong), or NULL when they can.  The text is static or written into why
  * (whylen bytes).  The payload is not looked at: a codec's bytes are
- * checked by decoding them, the doubles with wire_nonfinite. */
+ * checked by decoding them (wire_answer_values). */
 const char *wire_check(const void *buf, size_t bytes, size_t max_bytes,
                        const struct wire_expect *e, char *why, size_t whylen);
 
@@ -125,10 +125,16 @@ struct codec;
 /* The doubles of answer h (its header passed wire_check; its buffer
  * aligned for doubles): its payload, or with codec c (NULL: none) the
  * payload decoded into out (h->len doubles).  NULL when they do not
- * decode or one is NaN or infinite, with why (whylen bytes) saying which
- * and where. */
+ * decode, with why (whylen bytes) saying why.  *bad is the index of the
+ * first value that is NaN or infinite, h->len when all are finite: the
+ * one pass over the values that finds it is the decoder's own where the
+ * codec refuses such values (codec_decodes_finite), else wire_nonfinite
+ * after it.  A well-formed answer holding one is not a malformed message
+ * but a method that diverged (or a plugin that is wrong): the caller
+ * says so and stops the run. */
 const double *wire_answer_values(struct codec *c, const struct wire_hdr *h,
-                                 double *out, char *why, size_t whylen);
+                                 double *out, size_t *bad, char *why,
+                                 size_t whylen);
 
 /* The text of ERROR message buf (bytes long, at least a header, in a
  * buffer of at least a header and WIRE_ERROR_TEXT bytes), ended within

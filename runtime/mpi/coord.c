@@ -48,7 +48,10 @@ static int send_query(struct coord *c, int w, double now)
     c->q[c->cur].refs++;
     c->l.st[w].queries++;
     proto_sent(&c->l.p, w, now);
-    shard_tell(c, SHARD_SEND, w, NULL);
+    if (c->l.job->pool.dead_after > 0) /* its wait may be the next due */
+        c->timers_at = fmin(c->timers_at, now + c->l.job->pool.dead_after);
+    if (c->sh)
+        shard_tell(c, SHARD_SEND, w, NULL);
     return 0;
 }
 
@@ -62,14 +65,17 @@ static int op_next(struct lead *l, double now)
 {
     struct coord *c = (struct coord *)l;
     /* before query_next: the recorder may gather the new model at once */
-    shard_tell(c, SHARD_NEXT, -1, NULL);
+    if (c->sh)
+        shard_tell(c, SHARD_NEXT, -1, NULL);
     return query_next(c, now);
 }
 
 static void op_absorbed(struct lead *l, int w,
                         const struct aia_answer_info *info)
 {
-    shard_tell((struct coord *)l, SHARD_ABSORB, w, info);
+    struct coord *c = (struct coord *)l;
+    if (c->sh)
+        shard_tell(c, SHARD_ABSORB, w, info);
 }
 
 static const struct lead_ops mpi_ops = {
@@ -77,7 +83,9 @@ static const struct lead_ops mpi_ops = {
 
 /* Why a received message cannot be trusted, or NULL when it can.  An
  * answer in a codec is decoded here, into c->adec: bytes that do not
- * decode are not trusted either. */
+ * decode are not trusted either.  The index of an answer's first value
+ * that is not finite goes to c->bad (its length when none): the one
+ * check of the values (the worker does not check what it sends). */
 static const char *check(struct coord *c, int w, const MPI_Status *mst,
                          int *bytes)
 {
@@ -95,7 +103,7 @@ static const char *check(struct coord *c, int w, const MPI_Status *mst,
     if (v == PROTO_DISTRUST || v == PROTO_DISCARD)
         return "an answer to a query it was not sent";
     if (!wire_answer_values(c->adec ? &c->acodec : NULL, h, c->adec,
-                            c->why_text, sizeof c->why_text))
+                            &c->bad, c->why_text, sizeof c->why_text))
         return c->why_text;
     c->l.st[w].recv_payload += h->len * sizeof(double);
     c->l.st[w].recv_encoded += h->bytes;
@@ -135,9 +143,11 @@ void coord_take(struct coord *c, int w, const MPI_Status *mst, double now)
     } else if (h->kind == WIRE_ANSWER && c->l.p.why) {
         st->late++;
         proto_late(&c->l.p, w);
+    } else if (h->kind == WIRE_ANSWER && c->bad < h->len) {
+        const double *x = c->adec ? c->adec : WIRE_PAYLOAD(h);
+        lead_nonfinite(&c->l, w, h->round, c->bad, x[c->bad]);
     } else if (h->kind == WIRE_ANSWER) {
-        /* finite: check() let no other answer through
-         * (wire_answer_values), so it is not read again */
+        /* finite (check, wire_answer_values): not read again */
         struct lead_answer a = {
             .round = h->round,
             .compute_s = h->compute_s,
@@ -177,7 +187,7 @@ static void expect_answers(const struct coord *c, double now)
             until = fmax(until,
                          c->l.p.sent_at[w] + 1.5 * c->l.p.latency[w] + 100e-6);
     if (until > now)
-        poll_expect(until);
+        poll_expect_at(until, now);
     else
         poll_expect_clear();
 }
@@ -232,15 +242,20 @@ static void loop(struct coord *c)
         c->l.job->stop.time > 0 ? c->l.p.t0 + c->l.job->stop.time : INFINITY;
     while (!c->l.p.why) {
         double now = util_now();
+        /* what only time moves is looked at when it is due, not at every
+         * answer (c->timers_at; proto_overdue, the keep-alive) */
+        if (now >= c->timers_at) {
+            c->timers_at = fmin(stop_at, shutdown_reap(c, now));
+            c->timers_at = fmin(c->timers_at, coord_keep_alive(c, now));
+        }
         double deadline =
-            fmin(stop_at, proto_deadline(&c->l.p, s->wait, s->wait_s, now));
+            fmin(c->timers_at,
+                 proto_deadline(&c->l.p, s->wait, s->wait_s, now));
         deadline = fmin(deadline, c->l.r.progress_at);
-        deadline = fmin(deadline, shutdown_reap(c, now));
-        deadline = fmin(deadline, coord_keep_alive(c, now));
         if (c->l.p.why)
             break;
         expect_answers(c, now);
-        double waited = util_now();
+        double waited = now; /* the same clock read: nothing waits between */
         int k = listen_poll(c, deadline);
         if (k < 0) {
             coord_fail(c, "MPI error while waiting for answers");

@@ -32,6 +32,7 @@ struct coord {
     struct codec acodec; /* answers' decoder */
     double *adec;        /* the answer being absorbed, decoded */
     char why_text[AIA_ERROR_LEN + 64]; /* why a message is not trusted */
+    size_t bad; /* check: the answer's first value not finite; len: none */
     unsigned char *listen;             /* worker w's next message is wanted */
     int *w_of_rank;                    /* rank -> pool index + 1 (0: none) */
     /* a message matched while its worker's buffer was taken, received by
@@ -56,6 +57,11 @@ struct coord {
     struct evals *ev; /* the workers' evaluations (eval.c); NULL: none */
     struct shard_lead *sh; /* the shard ranks (shard.c); NULL: none */
     double alive_at, alive_prev; /* the next and the last keep-alive */
+    /* when the checks that only time moves are next due (pool.dead_after,
+     * the keep-alive, stop.time): the loop looks at them then, not at
+     * every answer; a send that starts a dead_after wait brings it
+     * forward */
+    double timers_at;
     double wait_s; /* seconds in listen_poll: waiting for (or receiving)
                       answers, the rest of the loop being rank 0's work */
 };

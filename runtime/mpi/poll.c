@@ -191,9 +191,14 @@ void poll_expect_yield(double until)
 
 void poll_expect(double until)
 {
+    if (spin_ok)
+        poll_expect_at(until, util_now());
+}
+
+void poll_expect_at(double until, double now)
+{
     if (!spin_ok)
         return;
-    double now = util_now();
     if (spin_nivcsw >= 0)
         spin_sampled(); /* a spin still open ends with a new expectation */
     if (spin_auto && now >= next_look) {

@@ -56,6 +56,8 @@ const char *poll_choice(void);
  * seldom preempted (outside load); a no-op otherwise.  A later call
  * replaces the window. */
 void poll_expect(double until);
+/* poll_expect, with the clock read the caller made (now). */
+void poll_expect_at(double until, double now);
 
 /* poll_expect for a message that comes after other ranks of this node
  * have worked in turn (a tree worker's next query, after its ancestors

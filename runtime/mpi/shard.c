@@ -13,6 +13,7 @@
 
 #include "bell.h"
 #include "coord.h"
+#include "core/diverge.h"
 #include "core/host.h"
 #include "core/util.h"
 #include "core/wire.h"
@@ -379,6 +380,27 @@ static void die(const char *what, const char *text)
     MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
 }
 
+/* The one check of an answer slice's values before it is absorbed (the
+ * worker does not check what it sends; rank 0 checks its own part): a
+ * value that is not finite means the method diverged.  A shard rank
+ * cannot stop the run from here, so it ends the job naming it. */
+static void check_slice(struct shard *k, const struct aia_answer_info *info)
+{
+    const struct setup *s = k->s;
+    size_t n = s->shape.answer_len, i = wire_nonfinite(k->abuf, n);
+    if (i == n)
+        return;
+    /* the index in the whole answer: this rank's slice, then the tail */
+    size_t at = i < s->slice_len
+                    ? s->slice[s->shard] + i
+                    : s->full.answer_len - (n - s->slice_len) +
+                          (i - s->slice_len);
+    char text[AIA_ERROR_LEN];
+    diverge_answer(text, sizeof text, info->rank, s->alg->h.name,
+                   info->sent_round, at, k->abuf[i], s->facts.smoothness);
+    die("an answer slice", text);
+}
+
 static int acquire(struct shard *k)
 {
     for (int i = 0; i < k->nq; i++)
@@ -561,6 +583,8 @@ int shard_run(struct setup *s)
             if (m.w < 0 || m.w >= n)
                 die("rank 0's word", "a worker outside the pool");
             take_slice(&k, m.w);
+            if (m.cmd == SHARD_ABSORB)
+                check_slice(&k, &m.info);
             if (m.cmd == SHARD_ABSORB &&
                 s->alg->absorb(s->alg_s, k.abuf, &m.info, &err) < 0)
                 die("absorb", util_error_text(&err));

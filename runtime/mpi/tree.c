@@ -12,7 +12,9 @@
  * received (a receive posted in advance would take a message larger than
  * its buffer, which Open MPI answers by crashing), received into a
  * buffer of its size, and checked with wire_check as rank 0 checks its
- * workers' (size, kind, round, lengths, times, finite values, rows).  A
+ * workers' (size, kind, round, lengths, times, rows; a well-formed
+ * answer holding NaN or infinity is the method's divergence, reported up
+ * naming the child, the round and the index).  A
  * bad message is named (sender, why, size) here and reported up as this
  * worker's failure, an ERROR in place of its answer; a parent passes a
  * child's ERROR up unchanged, so rank 0 stops the run with exit status 1
@@ -40,6 +42,7 @@
 #include <string.h>
 
 #include "bell.h"
+#include "core/diverge.h"
 #include "core/host.h"
 #include "poll.h"
 #include "core/proto.h"
@@ -182,7 +185,10 @@ static void die(const char *fmt, ...)
 #define TREE_DISCARD_MAX ((size_t)1 << 30)
 
 /* Why child c's message (bytes, in its buffer) cannot be trusted, or
- * NULL when it can; the text is static or written into why. */
+ * NULL when it can; the text is static or written into why.  A
+ * well-formed answer holding a value that is not finite is trusted, and
+ * becomes this worker's report up: the method diverged (the one check
+ * of a child's values; the child does not check what it sends). */
 static const char *check(struct node *k, int c, int bytes, char *why,
                          size_t whylen)
 {
@@ -201,8 +207,14 @@ static const char *check(struct node *k, int c, int bytes, char *why,
         return "an answer to a query it was not sent";
     if (h->rows == 0 || h->rows > ((uint64_t)1 << 53))
         return "an answer of no rows or of more rows than a job can have";
-    if (!wire_answer_values(NULL, h, NULL, why, whylen))
+    size_t at;
+    const double *x = wire_answer_values(NULL, h, NULL, &at, why, whylen);
+    if (!x)
         return why;
+    if (at < h->len && !k->report[0]) /* not malformed: diverged */
+        diverge_answer(k->report, sizeof k->report, k->child[c],
+                       k->s->alg->h.name, h->round, at, x[at],
+                       k->s->facts.smoothness);
     return NULL;
 }
 

@@ -17,7 +17,6 @@
 
 #include "bell.h"
 #include "core/codec.h"
-#include "core/diverge.h"
 #include "eval.h"
 #include "core/host.h"
 #include "poll.h"
@@ -192,20 +191,8 @@ static int answer(struct worker *k, int got)
         report(k, text);
         return 0;
     }
-    /* the coordinator's check, on the answer before it goes (wire.c) */
-    size_t i = wire_nonfinite(out, s->shape.answer_len);
-    if (i < s->shape.answer_len) {
-        char hint[200];
-        diverge_hint(hint, sizeof hint, NAN, NULL, s->facts.smoothness);
-        snprintf(text, sizeof text,
-                 "algorithm '%s': answer to round %llu holds %g at "
-                 "index %zu: the method diverged, or the plugin is "
-                 "wrong%s",
-                 s->alg->h.name, (unsigned long long)q->round, out[i],
-                 i, hint);
-        report(k, text);
-        return 0;
-    }
+    /* what it sends is checked where it is received, once (coord.c,
+     * tree.c, shard.c): a value that is not finite stops the run there */
     size_t bytes = s->shape.answer_len * sizeof(double);
     if (k->araw && codec_encode(&k->ac, out, WIRE_PAYLOAD(k->abuf), &bytes,
                                 &err) < 0) {

@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/diverge.h"
 #include "core/host.h"
 #include "core/util.h"
+#include "facts.h"
 #include "record/report.h"
 
 int lead_init(struct lead *l, struct setup *s, const struct codec *acodec,
@@ -29,6 +31,7 @@ int lead_init(struct lead *l, struct setup *s, const struct codec *acodec,
     l->n = s->nworkers;
     l->ops = ops;
     l->status = RUN_OK;
+    memset(&l->call_err, 0, sizeof l->call_err);
     if (!(l->st = calloc((size_t)l->n, sizeof *l->st)) ||
         proto_init(&l->p, l->n, job->pool.mode,
                    job->pool.topology == JOB_TREE ? job->pool.arity : 0,
@@ -74,11 +77,12 @@ static int recorded(struct lead *l, int rc)
 int lead_query(struct lead *l, double *query)
 {
     const struct setup *s = l->s;
-    struct aia_error e = {""};
-    if (s->alg->query(s->alg_s, query, &e) == 0)
+    struct aia_error *e = &l->call_err;
+    e->text[0] = '\0';
+    if (s->alg->query(s->alg_s, query, e) == 0)
         return 0;
     lead_fail(l, "algorithm '%s': query: %s", s->alg->h.name,
-              util_error_text(&e));
+              util_error_text(e));
     return -1;
 }
 
@@ -150,16 +154,17 @@ void lead_answer(struct lead *l, int w, const struct lead_answer *a,
         .total_rows = s->total_rows,
         .compute_s = a->compute_s,
     };
-    struct aia_error e = {""};
+    struct aia_error *e = &l->call_err;
+    e->text[0] = '\0';
     if (l->ops->absorbed)
         l->ops->absorbed(l, w, &info);
     double t = l->timed ? util_now() : 0;
-    int rc = s->alg->absorb(s->alg_s, a->values, &info, &e);
+    int rc = s->alg->absorb(s->alg_s, a->values, &info, e);
     if (l->timed) /* two clock reads an answer only where they are used */
         l->plugin_s += util_now() - t;
     if (rc < 0) {
         lead_fail(l, "algorithm '%s': absorb (answer of rank %d): %s",
-                  s->alg->h.name, s->ranks[w], util_error_text(&e));
+                  s->alg->h.name, s->ranks[w], util_error_text(e));
         return;
     }
     switch (proto_absorbed(&l->p, w, staleness)) {
@@ -184,6 +189,18 @@ void lead_distrust(struct lead *l, int w, const char *why, size_t bytes)
                l->s->ranks[w], why, bytes, live);
     if (live == 0)
         lead_fail(l, "no worker of the pool is left to trust");
+}
+
+void lead_nonfinite(struct lead *l, int w, uint64_t round, size_t index,
+                    double value)
+{
+    char text[AIA_ERROR_LEN];
+    l->st[w].discarded++; /* received, not absorbed */
+    /* L is found once, then kept (as for the loss's divergence) */
+    diverge_answer(text, sizeof text, l->s->ranks[w], l->s->alg->h.name,
+                   round, index, value,
+                   facts_smoothness((struct setup *)l->s));
+    lead_fail(l, "stopping: %s", text);
 }
 
 void lead_dead(struct lead *l, int w, const char *why)

@@ -44,6 +44,10 @@ struct lead {
     struct wstats *st;   /* each worker's figures */
     int status;          /* the run's exit status so far */
     struct aia_error err; /* the first failure's text */
+    /* a plugin call's error text in the round (query, absorb): zeroed
+     * with the struct, its first byte reset before each call, so that a
+     * call does not clear AIA_ERROR_LEN bytes every answer */
+    struct aia_error call_err;
     int timed;            /* plugin_s is kept (the simulator's overhead) */
     double plugin_s;      /* wall seconds in the algorithm's absorb */
     const struct lead_ops *ops;
@@ -91,6 +95,14 @@ void lead_end_round(struct lead *l, double now);
  * size): it gets no more queries and counts no more; the run fails when
  * no worker is left to trust. */
 void lead_distrust(struct lead *l, int w, const char *why, size_t bytes);
+
+/* Worker w's well-formed answer to round holds value (NaN or infinite) at
+ * index: the method diverged or the plugin is wrong, and the run stops
+ * with exit status 1, its history and summary kept, the message naming
+ * them (diverge_answer).  The only check of an answer's values is the
+ * receiving rank's (wire_answer_values). */
+void lead_nonfinite(struct lead *l, int w, uint64_t round, size_t index,
+                    double value);
 
 /* Worker w is declared dead (why: for what); the run fails when none is
  * left alive. */

@@ -19,6 +19,7 @@
 #include "session/facts.h"
 #include "session/guard.h"
 #include "session/session.h"
+#include "core/diverge.h"
 #include "core/host.h"
 #include "conf/params.h"
 #include "core/proto.h"
@@ -305,15 +306,6 @@ void simpool_close(struct simpool *sp)
     memset(sp, 0, sizeof *sp);
 }
 
-/* 1 when every value is finite. */
-static int all_finite(const double *v, size_t n)
-{
-    double z = 0;
-    for (size_t i = 0; i < n; i++)
-        z += v[i] * 0.0;
-    return z == 0.0;
-}
-
 int simpool_answer(struct simpool *sp, int w, const double *query,
                    const void *qenc, size_t qbytes, uint64_t round,
                    struct aia_error *err)
@@ -342,13 +334,16 @@ int simpool_answer(struct simpool *sp, int w, const double *query,
     if (rc < 0)
         return aia_seterr(err, "rank %d: algorithm '%s': worker step: %s",
                           s->ranks[w], s->alg->h.name, util_error_text(&e));
-    size_t alen = s->shape.answer_len;
-    if (!all_finite(k->answer, alen))
-        return aia_seterr(err,
-                          "rank %d: algorithm '%s': answer to round "
-                          "%llu holds a value that is not finite",
-                          s->ranks[w], s->alg->h.name,
-                          (unsigned long long)round);
+    /* as rank 0 says it of an answer it receives (lead_nonfinite) */
+    size_t alen = s->shape.answer_len, bad = wire_nonfinite(k->answer, alen);
+    if (bad < alen) {
+        char text[AIA_ERROR_LEN];
+        return aia_seterr(err, "%s",
+                          diverge_answer(text, sizeof text, s->ranks[w],
+                                         s->alg->h.name, round, bad,
+                                         k->answer[bad],
+                                         facts_smoothness((struct setup *)s)));
+    }
     k->bytes = alen * sizeof(double);
     if (k->enc && codec_encode(&k->ac, k->answer, k->enc, &k->bytes, &e) < 0)
         return aia_seterr(err, "rank %d: answer to round %llu: %s", s->ranks[w],
