@@ -31,6 +31,7 @@ static const struct aia_param sgd_params[] = {
     {"decay", AIA_DOUBLE, "0.5", "", NULL, 0, 1},
     {"decay_every", AIA_INT, "100", "", NULL, 1, 1e12},
     {"momentum", AIA_DOUBLE, "0", "", NULL, 0, 0.9999},
+    {"momentum_every", AIA_ENUM, "answer", "", "answer|round", 0, 0},
     {"staleness_scaling", AIA_BOOL, "false", "", NULL, 0, 0},
     {NULL, 0, NULL, NULL, NULL, 0, 0},
 };
