@@ -1,4 +1,4 @@
-# race.sh - case race (only when named: BENCH_CASES=race, about 4
+# race.sh - case race (only when named: BENCH_CASES=race, 2 to 4
 # minutes a repetition): etc/mlp-fashion-mnist.yaml, the MLP 784-128-10 on
 # Fashion-MNIST, to 87% test accuracy with 4 workers, side by side with
 # PyTorch's SGD on the same network in one process of one thread, and

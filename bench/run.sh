@@ -8,7 +8,7 @@
 #                  stragglers accuracy compute scaling tree local compress
 #                  python pyalg methods memory mlp large shards; autostep,
 #                  about half an hour, peers, about 10 minutes a repetition,
-#                  peerspca, about a minute a repetition, and race, about
+#                  peerspca, about a minute a repetition, and race, 2 to
 #                  4 minutes a repetition, run only when named)
 #   BENCH_REPS     repetitions of every measurement (default 5)
 #   BENCH_RESULTS  where to write the results (default

@@ -32,6 +32,7 @@ static const struct aia_param sgd_params[] = {
     {"decay", AIA_DOUBLE, "0.5", "", NULL, 0, 1},
     {"decay_every", AIA_INT, "100", "", NULL, 1, 1000000000000},
     {"momentum", AIA_DOUBLE, "0", "", NULL, 0, 0.9999},
+    {"momentum_every", AIA_ENUM, "answer", "", "answer|round", 0, 0},
     {"staleness_scaling", AIA_ENUM, "false", "", "false|true|adaptive", 0, 0},
     {"weighting", AIA_ENUM, "rows", "", "rows|equal", 0, 0},
     {"update", AIA_ENUM, "auto", "", "auto|answer|table", 0, 0},

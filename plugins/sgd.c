@@ -11,6 +11,20 @@
  * parameter servers; the round-based pool decides how stale the x behind
  * a gradient may be.
  *
+ * momentum_every: round applies the momentum once a round instead, to the
+ * sum of the steps of the round's k answers:
+ *
+ *     a <- sum_i step_t,i * g_i   (absorb),   v <- beta * v - a,
+ *     x <- x + v                  (the round's end, query)
+ *
+ * which is heavy-ball momentum on the round's summed gradient, i.e.
+ * PyTorch's momentum on a batch k times an answer's: the velocity decays
+ * once a round rather than k times, and the coordinator writes one array
+ * an answer rather than two.  In async mode every answer is a round and
+ * the two rules are the same to the bit.  Each answer's step is the one
+ * the per-answer rule would take (schedule, staleness, weighting, and
+ * with update: table the table's mean as its direction).
+ *
  * The step of an answer depends on the current round t (first is 1):
  *
  *     constant   step_t = step
@@ -118,6 +132,10 @@ enum { WEIGH_ROWS, WEIGH_EQUAL };
 static const char *const weightings[] = {
     [WEIGH_ROWS] = "rows", [WEIGH_EQUAL] = "equal"};
 
+enum { EVERY_ANSWER, EVERY_ROUND };
+static const char *const everys[] = {[EVERY_ANSWER] = "answer",
+                                     [EVERY_ROUND] = "round"};
+
 enum { UPDATE_AUTO, UPDATE_ANSWER, UPDATE_TABLE };
 static const char *const updates[] = {[UPDATE_AUTO] = "auto",
                                       [UPDATE_ANSWER] = "answer",
@@ -142,6 +160,11 @@ static const struct aia_param params[] = {
      "rounds between decays of the step (schedule: step)", NULL, 1, 1e12},
     {"momentum", AIA_DOUBLE, "0",
      "heavy-ball momentum beta on the coordinator (0: none)", NULL, 0, 0.9999},
+    {"momentum_every", AIA_ENUM, "answer",
+     "answer: the momentum step at each answer; round: once a round, along "
+     "the sum of the round's answers' steps (the same in async mode, where "
+     "every answer is a round)",
+     "answer|round", 0, 0},
     {"staleness_scaling", AIA_ENUM, "false",
      "true: divide the step of an answer by its staleness + 1; adaptive: "
      "multiply it by min(1, n/staleness), n workers (delay-adaptive, "
@@ -164,9 +187,14 @@ static const struct aia_param params[] = {
 struct sgd {
     struct aia_method m; /* first: its descriptor functions take the state */
     double decay, momentum;
-    int schedule, scale, by_rows, nworkers, by_table;
+    int schedule, scale, by_rows, nworkers, by_table, per_round;
     uint64_t decay_every;
     double *v; /* coordinator: the velocity (momentum only) */
+    /* coordinator, momentum_every: round: the sum of the round's steps
+     * h * g, valid in its first `pending` answers' worth (the first
+     * answer of a round assigns it) */
+    double *acc;
+    uint64_t pending;
     /* coordinator, update: table: every worker's latest answer, its
      * weight (rows) and round, in running sums */
     struct aia_table table;
@@ -178,6 +206,7 @@ static void destroy(void *state)
     if (s) {
         aia_table_free(&s->table);
         free(s->v);
+        free(s->acc);
     }
     aia_method_destroy(s);
 }
@@ -208,14 +237,25 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
     s->scale = aia_arg_enum(a, "staleness_scaling", scalings, 3);
     int weighting = aia_arg_enum(a, "weighting", weightings, 2);
     s->by_rows = weighting == WEIGH_ROWS;
-    if (s->schedule < 0 || s->scale < 0 || weighting < 0 || update < 0) {
+    int every = aia_arg_enum(a, "momentum_every", everys, 2);
+    s->per_round = every == EVERY_ROUND;
+    if (s->schedule < 0 || s->scale < 0 || weighting < 0 || update < 0 ||
+        every < 0) {
         destroy(s);
-        return aia_seterr(err, "schedule, staleness_scaling, weighting or "
-                               "update: a value sgd does not know");
+        return aia_seterr(err, "schedule, staleness_scaling, weighting, "
+                               "update or momentum_every: a value sgd does "
+                               "not know");
+    }
+    if (s->per_round && !(s->momentum > 0)) {
+        destroy(s);
+        return aia_seterr(err, "momentum_every: round needs a momentum "
+                               "above 0 (momentum: 0 applies every answer "
+                               "as it arrives)");
     }
     if (ctx->role == AIA_ROLE_COORDINATOR) {
         size_t d = s->m.dim;
-        if (s->momentum > 0 && !(s->v = calloc(d ? d : 1, sizeof *s->v))) {
+        if ((s->momentum > 0 && !(s->v = calloc(d ? d : 1, sizeof *s->v))) ||
+            (s->per_round && !(s->acc = calloc(d ? d : 1, sizeof *s->acc)))) {
             destroy(s);
             return aia_seterr(err, "out of memory");
         }
@@ -287,6 +327,17 @@ static int absorb(void *state, const double *answer,
          * weighted by its share, a round of answers adds up to the whole
          * gradient. */
         h *= aia_row_weight(info, s->nworkers);
+    if (s->per_round) {
+        /* the round's end applies the momentum to the sum (query) */
+        double *acc = s->acc;
+        if (s->pending++ == 0)
+            for (size_t j = 0; j < s->m.dim; j++)
+                acc[j] = h * answer[j];
+        else
+            for (size_t j = 0; j < s->m.dim; j++)
+                acc[j] += h * answer[j];
+        return 0;
+    }
     if (!s->v) {
         for (size_t j = 0; j < s->m.dim; j++)
             x[j] -= h * answer[j];
@@ -299,14 +350,37 @@ static int absorb(void *state, const double *answer,
     return 0;
 }
 
+/* momentum_every: round: the end of a round, v <- beta v - acc (acc the
+ * sum of the round's steps h g), x <- x + v; then the query, x.  The
+ * first answer of a round assigns acc, so that a round of one answer
+ * (every round, in async mode) is the per-answer rule to the bit. */
+static int query(void *state, double *q, struct aia_error *err)
+{
+    struct sgd *s = state;
+    if (s->per_round && s->pending > 0) {
+        double *x = s->m.x, *v = s->v, beta = s->momentum;
+        const double *acc = s->acc;
+        for (size_t j = 0; j < s->m.dim; j++) {
+            v[j] = beta * v[j] - acc[j];
+            x[j] += v[j];
+        }
+        s->pending = 0;
+    }
+    return aia_method_init(state, q, err);
+}
+
 /* Checkpoints: the iterate, then the velocity when there is momentum,
  * then with update: table the table (aia_table_save: its gradients,
- * their rows and their rounds). */
+ * their rows and their rounds), then with momentum_every: round the
+ * round's sum and the count of answers in it (a state saved within a
+ * round resumes it). */
 static size_t state_size(void *state)
 {
     struct sgd *s = state;
     size_t n = s->by_table ? (size_t)s->nworkers : 0;
-    return ((s->v ? 2 : 1) * s->m.dim + n * (s->m.dim + 2)) * sizeof(double);
+    size_t r = s->per_round ? s->m.dim + 1 : 0;
+    return ((s->v ? 2 : 1) * s->m.dim + n * (s->m.dim + 2) + r) *
+           sizeof(double);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -320,23 +394,43 @@ static int save(void *state, void *buf, struct aia_error *err)
         memcpy(p, s->v, s->m.dim * sizeof *p);
         p += s->m.dim;
     }
-    if (s->by_table)
+    if (s->by_table) {
         aia_table_save(&s->table, p);
+        p += (size_t)s->nworkers * (s->m.dim + 2);
+    }
+    if (s->per_round) {
+        memcpy(p, s->acc, s->m.dim * sizeof *p);
+        p[s->m.dim] = (double)s->pending;
+    }
     return 0;
 }
 
-/* The table first: a bad entry leaves the state as it was. */
+/* The round's count and the table first: a bad one leaves the state as
+ * it was. */
 static int load(void *state, const void *buf, size_t len, struct aia_error *err)
 {
     struct sgd *s = state;
     const double *p = buf;
     size_t dim = s->m.dim, head = (s->v ? 2 : 1) * dim;
-    if (aia_state_len(len, state_size(state), err) < 0 ||
-        (s->by_table && !aia_table_restore(&s->table, p + head, err)))
+    const double *round =
+        p + head + (s->by_table ? (size_t)s->nworkers * (dim + 2) : 0);
+    if (aia_state_len(len, state_size(state), err) < 0)
+        return -1;
+    double pending = s->per_round ? round[dim] : 0;
+    if (!(pending >= 0 && pending <= 9007199254740992.0 &&
+          pending == floor(pending)))
+        return aia_seterr(err, "the round's count of answers is %g, not a "
+                               "count",
+                          pending);
+    if (s->by_table && !aia_table_restore(&s->table, p + head, err))
         return -1;
     memcpy(s->m.x, p, dim * sizeof *p);
     if (s->v)
         memcpy(s->v, p + dim, dim * sizeof *p);
+    if (s->per_round) {
+        memcpy(s->acc, round, dim * sizeof *p);
+        s->pending = (uint64_t)pending;
+    }
     return 0;
 }
 
@@ -353,7 +447,7 @@ const struct aia_algorithm_plugin aia_algorithm_plugin = {
     .init = aia_method_init,
     .worker = aia_method_worker,
     .absorb = absorb,
-    .query = aia_method_init,
+    .query = query,
     .state_size = state_size,
     .save = save,
     .load = load,

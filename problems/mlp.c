@@ -316,9 +316,16 @@ static void backward_f32(struct mlp *p, size_t b, double *g)
 }
 
 /* w = w0 + x (and its float copy with precision: float32, in the same
- * pass: the model is read once an answer) */
+ * pass: the model is read once an answer).  In float32 the layers read
+ * only the copy, and w serves the penalty alone: without one, only the
+ * copy is written. */
 static void weights(struct mlp *p, const double *x)
 {
+    if (p->xf && !(p->l2 > 0)) {
+        for (size_t j = 0; j < p->dim; j++)
+            p->wf[j] = (float)(p->w0[j] + x[j]);
+        return;
+    }
     if (p->xf) {
         for (size_t j = 0; j < p->dim; j++) {
             double v = p->w0[j] + x[j];
@@ -395,8 +402,13 @@ static int mlp_gradient(void *state, const double *x, const size_t *idx,
         outputs(p, sel, b, &good);
         backward(p, b, g);
     }
-    /* the penalty is on w = w0 + x */
-    aia_gradient_end(g, p->w, p->dim, count, p->l2);
+    /* the penalty is on w = w0 + x (not written in float32 without one) */
+    if (p->xf && !(p->l2 > 0)) {
+        double inv = 1.0 / (double)count;
+        for (size_t j = 0; j < p->dim; j++)
+            g[j] *= inv;
+    } else
+        aia_gradient_end(g, p->w, p->dim, count, p->l2);
     return 0;
 }
 

@@ -379,5 +379,7 @@ int main(void)
     float32("softmax", "classes: 3");
     mlp();
     float32("mlp", "classes: 3, hidden: [7, 5]");
+    /* with a penalty, float32 keeps w = w0 + x in double for it */
+    float32("mlp", "classes: 3, hidden: [7, 5], l2: 0.01");
     return done_testing();
 }

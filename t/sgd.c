@@ -2,7 +2,8 @@
  * update rule under each step schedule, momentum and staleness scaling,
  * convergence with fresh, stale and mini-batch gradients, and the table
  * of latest answers (update: table) against the answer alone in an
- * asynchronous order. */
+ * asynchronous order, and momentum applied once a round (momentum_every:
+ * round). */
 #include <config.h>
 
 #include <math.h>
@@ -478,6 +479,160 @@ static void table(void)
                          &Pb, W);
 }
 
+
+/* momentum_every: round.  The round's answers' steps are summed, and the
+ * round's end applies v <- beta v - sum, x <- x + v: x does not move
+ * before the query. */
+static void round_rule(void)
+{
+    struct algtest t;
+    struct aia_error err;
+    double g[N], h[N], want_v[N], want_x[N], x0[N];
+    for (int j = 0; j < N; j++)
+        g[j] = j - 3, h[j] = 2 * (j + 1);
+    coordinator(&t, "{step: 0.5, momentum: 0.5, momentum_every: round}");
+    struct aia_answer_info info = {.rank = 1, .worker = 0, .round = 1,
+                                   .sent_round = 1, .rows = 200,
+                                   .total_rows = 800};
+    t.alg->absorb(t.as[0], g, &info, &err);
+    info.rank = 2, info.worker = 1;
+    t.alg->absorb(t.as[0], h, &info, &err);
+    size_t len = t.alg->state_size(t.as[0]);
+    double *st = malloc(len);
+    if (!st)
+        bail_out("out of memory");
+    t.alg->save(t.as[0], st, &err);
+    memcpy(x0, st, sizeof x0);
+    double zero[N] = {0};
+    ok(memcmp(x0, zero, sizeof x0) == 0,
+       "momentum_every: round: absorbing leaves x where it was");
+    ok(len == (3 * N + 1) * sizeof(double) && st[3 * N] == 2,
+       "the state is x, v, the round's sum and its count of answers (%zu "
+       "bytes, count %g)",
+       len, st[3 * N]);
+    free(st);
+    algtest_end_round(&t);
+    for (int j = 0; j < N; j++) {
+        want_v[j] = 0.5 * 0 - (0.5 * g[j] + 0.5 * h[j]);
+        want_x[j] = want_v[j];
+    }
+    ok(memcmp(algtest_query(&t, t.round), want_x, sizeof want_x) == 0,
+       "the round's end: v = beta v - (step g + step h), x = x + v");
+    info.round = info.sent_round = 2, info.rank = 1, info.worker = 0;
+    t.alg->absorb(t.as[0], g, &info, &err);
+    info.rank = 3, info.worker = 2;
+    t.alg->absorb(t.as[0], g, &info, &err);
+    info.rank = 4, info.worker = 3, info.sent_round = 1, info.staleness = 1;
+    t.alg->absorb(t.as[0], h, &info, &err);
+    algtest_end_round(&t);
+    for (int j = 0; j < N; j++) {
+        want_v[j] = 0.5 * want_v[j] - (0.5 * g[j] + 0.5 * g[j] + 0.5 * h[j]);
+        want_x[j] += want_v[j];
+    }
+    ok(memcmp(algtest_query(&t, t.round), want_x, sizeof want_x) == 0,
+       "the next round of 3 answers, one stale: v decays once, by beta");
+    algtest_end_round(&t);
+    ok(memcmp(algtest_query(&t, t.round), want_x, sizeof want_x) == 0,
+       "a round without answers leaves x and v as they were");
+    coordinator_close(&t);
+
+    /* With a staleness-scaled step and a schedule, each answer's step is
+     * the per-answer rule's: one answer a round is that rule. */
+    const char *pairs[][2] = {
+        {"{step: 0.1, momentum: 0.5, staleness_scaling: true, "
+         "schedule: step, decay_every: 7}",
+         "{step: 0.1, momentum: 0.5, staleness_scaling: true, "
+         "schedule: step, decay_every: 7, momentum_every: round}"},
+        {"{step: 0.1, momentum: 0.5, update: table}",
+         "{step: 0.1, momentum: 0.5, update: table, momentum_every: round}"},
+    };
+    for (int k = 0; k < 2; k++) {
+        struct algtest a, b;
+        struct plugtest pb;
+        coordinator(&a, pairs[k][0]);
+        plugtest_load(&pb, "sgd", AIA_KIND_ALGORITHM, pairs[k][1]);
+        algtest_open(&b, &pb, &Pb, W, NULL, 11);
+        run_async(&a, 300);
+        run_async(&b, 300);
+        ok(memcmp(algtest_model(&a), algtest_model(&b), N * sizeof(double)) ==
+               0,
+           "async order, %s: momentum_every: round is the per-answer rule, "
+           "to the bit",
+           k ? "update: table" : "staleness scaling and a schedule");
+        algtest_close(&b);
+        plugtest_free(&pb);
+        coordinator_close(&a);
+    }
+
+    /* Rounds of 4: the velocity decays once a round, not 4 times, and
+     * both converge. */
+    double each = converge("{step: 0.02, momentum: 0.5}", 30, -1, 0),
+           once = converge("{step: 0.02, momentum: 0.5, momentum_every: "
+                           "round}",
+                           30, -1, 0);
+    ok(each != once, "rounds of 4 answers: the two rules differ (gap %.3g "
+                     "against %.3g per answer)",
+       once, each);
+    once = converge("{step: 0.05, momentum: 0.5, momentum_every: round}", 150,
+                    2, 3);
+    ok(fabs(once) < 1e-3,
+       "momentum_every: round with a worker 3 rounds stale gets near the "
+       "optimum (gap %.2g)",
+       once);
+
+    /* A state saved within a round (2 answers absorbed) resumes the round:
+     * the run goes on as the uninterrupted one, to the bit. */
+    struct algtest u;
+    coordinator(&t, "{step: 0.05, momentum: 0.5, momentum_every: round}");
+    algtest_open(&u, &A, &Pb, W, NULL, 11);
+    algtest_rounds(&t, 10, 2, 1);
+    algtest_answer(&t, 0, t.round);
+    algtest_answer(&t, 1, t.round - 1);
+    algtest_resume(&u, &t);
+    for (int k = 0; k < 2; k++) {
+        struct algtest *c = k ? &u : &t;
+        algtest_answer(c, 2, c->round);
+        algtest_answer(c, 3, c->round);
+        algtest_end_round(c);
+        algtest_rounds(c, 20, 2, 1);
+    }
+    ok(memcmp(algtest_model(&t), algtest_model(&u), N * sizeof(double)) == 0,
+       "a state saved between two answers of a round resumes it to the bit");
+    algtest_close(&u);
+    coordinator_close(&t);
+    algtest_resume_check("sgd", "{step: 0.1, momentum: 0.5, "
+                         "momentum_every: round}",
+                         &Pb, W);
+    algtest_resume_check("sgd", "{step: 0.1, momentum: 0.5, update: table, "
+                         "momentum_every: round}",
+                         &Pb, W);
+}
+
+/* momentum_every: round without momentum is refused by create. */
+static void round_refused(void)
+{
+    struct aia_error err = {""};
+    struct aia_shape shape;
+    struct rank c;
+    plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM,
+                  "{step: 0.1, momentum_every: round}");
+    const struct aia_algorithm_plugin *sgd = (const void *)A.p->h;
+    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
+    struct aia_context ctx = plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0,
+                                          W, 11);
+    if (prob->open(&ctx, &part, &c.prob, &err) < 0)
+        bail_out("open: %s", err.text);
+    ctx.args = A.args;
+    ctx.problem = prob;
+    ctx.problem_state = c.prob;
+    c.alg = NULL;
+    ok(sgd->create(&ctx, &shape, &c.alg, &err) < 0 && !c.alg &&
+           strstr(err.text, "momentum_every: round needs a momentum"),
+       "momentum_every: round with momentum 0 is refused (%s)", err.text);
+    prob->close(c.prob);
+    plugtest_free(&A);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -549,6 +704,8 @@ int main(void)
     schedules_converge();
     uneven();
     table();
+    round_rule();
+    round_refused();
 
     plugtest_free(&Pb);
     return done_testing();

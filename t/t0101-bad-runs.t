@@ -20,6 +20,22 @@ like "$err" "aiarun\[0\]: typo.yaml:1:26: algorithm.stpe: unknown key" \
     "rank 0 names file, line and key"
 is "$(said)" 1 "once, not once per rank"
 
+# sgd's momentum once a round needs a momentum; an unknown rule is no rule
+cat > every.yaml <<'YAML'
+algorithm: {plugin: sgd, step: 0.1, momentum_every: round}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+YAML
+run 5 every.yaml
+is "$rc" 2 "momentum_every: round without momentum exits 2"
+like "$err" "aiarun\[0\]: every.yaml:1:1: algorithm: momentum_every: round needs a momentum above 0" \
+    "naming the file, the line and the key"
+expect_status 2 "momentum_every: often is refused by --check" \
+    "$AIARUN" --check -o algorithm.momentum=0.5 -o algorithm.momentum_every=often every.yaml
+run 5 -o algorithm.momentum=0.5 -o algorithm.momentum_every=often every.yaml
+like "$err" "algorithm.momentum_every: 'often' is not one of answer\|round" \
+    "and named with its choices"
+
 cat > missing.yaml <<'YAML'
 algorithm: {plugin: nosuch}
 problem: {plugin: lrmse}

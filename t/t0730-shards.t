@@ -44,6 +44,22 @@ like "$out" "
   shards     rank 0 \\(slice 0 to 75\\): received [0-9]+, sent [0-9]+" \
     "the report gives each coordinator rank's slice and bytes"
 
+# sgd with its momentum once a round (momentum_every: round): the
+# round's sum and the velocity are per element, so 2 shards end at one
+# coordinator's iterate; the answers' order within a round is their
+# arrival's, which differs between runs, so to rounding, not to the bit.
+sgdr='algorithm={plugin: sgd, step: 0.05, momentum: 0.5, momentum_every: round}'
+run 5 -o "$sgdr" -o output.history= job.yaml
+is "$rc" 0 "sgd, momentum once a round, one coordinator: exits 0"
+mv x.txt xr1.txt
+run 6 -o pool.shards=2 -o "$sgdr" -o output.history= job.yaml
+is "$rc" 0 "sgd, momentum once a round, 2 shards: exits 0"
+d=$(paste -d' ' x.txt xr1.txt | awk '{ n++; s = $2 < 0 ? -$2 : $2; if (s > m) m = s
+    d = $1 - $2; if (d < 0) d = -d; if (d > e) e = d }
+    END { if (n < 301) print "inf"; else printf "%.3g\n", e / m }')
+expect_ok "and it ends at one coordinator's iterate, to rounding ($d)" \
+    float_le "$d" 1e-9
+
 # step: auto on every shard rank: L is the pool's, as on rank 0
 run 5 -o 'algorithm={plugin: sag}' -o output.history= job.yaml
 mv x.txt xa1.txt
