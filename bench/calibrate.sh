@@ -11,10 +11,13 @@
 # scheduling on an oversubscribed machine) is split over the two links'
 # simulate.latency_us.
 # Then jobs where rank 0's work matters (CASES=coordinator runs only
-# them): gd on 10^5 columns with a few rows a worker, so that absorbing
-# an answer and writing a query cost as much as a worker's step; mpirun
-# against --simulate with simulate.coordinator measured and the default
-# model (none, too, to show what charging nothing gives): time to the same
+# them): gd on 10^5 columns with a few rows a worker (1, 2, 4 and 8
+# workers), so that absorbing an answer and writing a query cost as much
+# as a worker's step; mpirun against --simulate of one node
+# (simulate.cores: this machine's, the latency, the copy rate and the
+# model's coordinator_ns from calibration runs of their own) with
+# simulate.coordinator measured and the model (and measured with a core
+# a rank, and none, to show what each term gives): time to the same
 # iteration (waiting for all, the iterates are the same each way) and
 # coordinator_busy each way.
 #   sh bench/calibrate.sh   (from the build folder; REPS=3 by default)
@@ -55,18 +58,61 @@ mpi() { # WORKERS ARGS...
         "$AIARUN" -q "$@" "$dir/job.yaml" | tail -n 1
 }
 
+# The node's constants, each from a calibration run of its own (1 worker,
+# 1 row, 300 rounds: no case below): the latency from 10 columns (half a
+# round trip's median less its compute), the copy rate from 10^5 (the
+# same with 800 KB each way), and the model's coordinator_ns from
+# simulate.coordinator: measured on that 10^5-column job; the cores are
+# this machine's.
+node_constants() {
+    cores=$(getconf _NPROCESSORS_ONLN)
+    for cols in 10 100000; do
+        cat > "$dir/link.yaml" <<YAML
+seed: 5
+algorithm: {plugin: gd, step: auto}
+problem: {plugin: lrmse, rows: 1, cols: $cols}
+pool: {wait: {nwait: 0}}
+stop: {iterations: 300}
+YAML
+        : > "$dir/comm"
+        r=0
+        while [ "$r" -lt "$REPS" ]; do
+            timeout -k 5 120 "$MPIRUN" -np 2 --oversubscribe --bind-to none \
+                "$AIARUN" -q -o output.workers="$dir/lw.csv" "$dir/link.yaml" |
+                tail -n 1 > "$dir/link"
+            awk -F, 'NR == 2 { print $17 }' "$dir/lw.csv" >> "$dir/comm"
+            r=$((r + 1))
+        done
+        comm=$(median < "$dir/comm")
+        if [ "$cols" = 10 ]; then
+            lat=$(awk -v c="$comm" 'BEGIN { printf "%.3g", c / 2 * 1e6 }')
+        else
+            bytes=$(awk -v s="$(field sent_bytes < "$dir/link")" \
+                -v q="$(field iterations < "$dir/link")" 'BEGIN { print s / q }')
+            mbps=$(awk -v c="$comm" -v l="$lat" -v b="$bytes" \
+                'BEGIN { printf "%.4g", 2 * b * 8 / (c - 2 * l * 1e-6) / 1e6 }')
+        fi
+    done
+    ns=$("$AIARUN_SIM" --simulate 1 -o simulate.coordinator=measured \
+        "$dir/link.yaml" 2>&1 >/dev/null |
+        sed -n 's/.*coordinator_us: 0 with coordinator_ns: \([0-9.e+-]*\).*/\1/p')
+    printf '# node: %s cores, latency_us %s, bandwidth_mbps %s (%s bytes a message), coordinator_ns %s\n' \
+        "$cores" "$lat" "$mbps" "$bytes" "$ns"
+}
+
 coordinator_cases() {
+    node_constants
     printf '\n# rank 0 bound: gd, 100000 columns, 8 rows a worker\n'
     printf '%-8s %-6s | %9s %6s | %-9s %9s %6s | %6s\n' workers mode \
         "mpi s" "busy" "sim" "sim s" "busy" "sim/mpi"
-    for n in 2 4; do
+    for n in 1 2 4 8; do
         for mode in all async; do
             cat > "$dir/big.yaml" <<YAML
 seed: 5
 algorithm: {plugin: gd, step: auto}
 problem: {plugin: lrmse, rows: $((8 * n)), cols: 100000}
 pool: {$(if [ "$mode" = async ]; then echo 'mode: async'; else echo 'wait: {nwait: 0}'; fi)}
-simulate: {compute: measured, latency_us: 50}
+simulate: {compute: measured, latency_us: $lat, bandwidth_mbps: $mbps, cores: $cores, coordinator_us: 0, coordinator_ns: $ns}
 stop: {iterations: $(if [ "$mode" = async ]; then echo $((100 * n)); else echo 100; fi)}
 YAML
             : > "$dir/mpi"
@@ -79,10 +125,13 @@ YAML
             done
             mt=$(field time < "$dir/mpi" | median)
             mb=$(field coordinator_busy < "$dir/mpi" | median)
-            for c in measured model none; do
+            # measured and model on the node; measured with a core a
+            # rank (cores 0) and none, to show what each term gives
+            for c in measured model measured/0 none/0; do
                 "$AIARUN_SIM" -q --simulate "$n" \
-                    -o simulate.coordinator="$c" "$dir/big.yaml" \
-                    2>/dev/null | tail -n 1 > "$dir/sim"
+                    -o simulate.coordinator="${c%/0}" \
+                    $(case $c in */0) echo -o simulate.cores=0 ;; esac) \
+                    "$dir/big.yaml" 2>/dev/null | tail -n 1 > "$dir/sim"
                 st=$(field time < "$dir/sim")
                 sb=$(field coordinator_busy < "$dir/sim")
                 printf '%-8s %-6s | %9s %6s | %-9s %9s %6s | %6.3f\n' "$n" \

@@ -47,9 +47,11 @@
 
 /* What is in flight to and from one worker. */
 struct flight {
+    double busy_from;          /* simulate.cores: when its compute begins */
     double compute_end;        /* when its compute ends (the delay follows) */
     double sent_end;           /* when its answer leaves it */
     double compute_s, delay_s; /* as its answer's header would say */
+    double copy_up;            /* simulate.cores: rank 0's copy of it */
     size_t rows;               /* the rows its answer stands for */
     int corrupt;               /* it arrives malformed */
 };
@@ -76,6 +78,9 @@ struct sim {
      * at (virtual; wall; the wall seconds not its own), what the model
      * has charged it, and the virtual seconds it was busy in all */
     int working;
+    double work_f; /* simulate.cores: the piece's stretch, fixed at its
+                      start */
+    double copied; /* simulate.cores: the answers' bytes it copied */
     double work_t0, work_wall0, work_skip0, charged, busy_s;
     double msgs, doubles; /* what it handled in all (any mode) */
     /* pool.shards: ranks 1 .. shards-1, each free of its earlier work at
@@ -124,16 +129,39 @@ static double not_rank0(const struct sim *m)
     return m->worker_s + m->l.r.eval_s;
 }
 
+/* simulate.cores: the workers other than skip whose compute spans time
+ * t. */
+static int computing(const struct sim *m, int skip, double t)
+{
+    int k = 0;
+    for (int w = 0; w < m->l.n; w++)
+        k += w != skip && m->fl[w].busy_from <= t && t < m->fl[w].compute_end;
+    return k;
+}
+
+/* simulate.cores: how many times as long work takes that starts when k
+ * ranks (itself included) are running on the node's cores. */
+static double stretch(const struct sim *m, int k)
+{
+    int cores = m->l.job->simulate.cores;
+    return cores > 0 && k > cores ? (double)k / cores : 1.0;
+}
+
 /* Rank 0 starts a piece of work (an answer taken, a round ended) at the
  * current time, which its earlier work has already moved on: answers
- * that arrived meanwhile waited. */
+ * that arrived meanwhile waited.  With simulate.cores it shares the
+ * cores with the workers computing now, for the whole piece. */
 static void work_begin(struct sim *m)
 {
     if (m->l.job->simulate.coordinator == LATENCY_COORD_NONE)
         return;
     m->working = 1;
+    m->work_f = m->l.job->simulate.cores > 0
+                    ? stretch(m, 1 + computing(m, -1, m->now))
+                    : 1.0;
     m->work_t0 = m->now;
     m->charged = 0;
+    m->copied = 0;
     for (int k = 1; k < m->shards; k++)
         m->charged_k[k] = 0;
     if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED) {
@@ -203,8 +231,9 @@ static double work_clock(struct sim *m)
     }
     double busy = m->charged;
     if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED)
-        busy = (util_now() - m->work_wall0) - (not_rank0(m) - m->work_skip0);
-    return fmax(m->now, m->work_t0 + fmax(busy, 0.0));
+        busy = fmax(
+            (util_now() - m->work_wall0) - (not_rank0(m) - m->work_skip0), 0);
+    return fmax(m->now, m->work_t0 + (busy + m->copied) * m->work_f);
 }
 
 /* The work is done: the clock stands at its end. */
@@ -321,6 +350,21 @@ static void send_query(struct sim *m, int w)
     latency_next(&k->lat, sizeof(struct wire_hdr) + m->qbytes,
                  sizeof(struct wire_hdr) + k->bytes, k->work, &d);
     struct flight *f = &m->fl[w];
+    if (m->l.job->simulate.cores > 0) {
+        /* the query's bytes are copied, then the step computed, on a
+         * share of the cores fixed as it starts: it, the workers
+         * computing then, and rank 0 if its work goes on past then */
+        double at = m->now + latency_trip(&k->lat, 0);
+        int run = 1 + computing(m, w, at) + (m->working && work_clock(m) > at);
+        double f_run = stretch(m, run);
+        double copy = d.down - (at - m->now);
+        f->busy_from = at;
+        d.compute = (copy + d.compute) * f_run - copy;
+        /* the answer's bytes are rank 0's to copy as it takes it */
+        f->copy_up = latency_trip(&k->lat, sizeof(struct wire_hdr) + k->bytes) -
+                     latency_trip(&k->lat, 0);
+        d.up -= f->copy_up;
+    }
     f->compute_end = m->now + d.down + d.compute;
     f->sent_end = f->compute_end + d.delay;
     f->compute_s = d.compute + d.delay; /* a worker times both */
@@ -418,6 +462,8 @@ static void take(struct sim *m, const struct simq_event *ev)
         return; /* never read again, as under MPI */
     charge_slices(m, 1, 0, 1);
     count_slices(m, m->l.s->shape.answer_len, 1);
+    if (m->working)
+        m->copied += m->fl[w].copy_up; /* simulate.cores */
     if (m->fl[w].corrupt && !proto_untrusted(&m->l.p, w)) {
         /* stragglers.corrupt: as under MPI, not trusted any more */
         lead_distrust(&m->l, w, "not an aiarun message",
