@@ -119,7 +119,8 @@ YAML
             r=0
             while [ "$r" -lt "$REPS" ]; do
                 timeout -k 5 300 "$MPIRUN" -np $((n + 1)) --oversubscribe \
-                    --bind-to none "$AIARUN" -q "$dir/big.yaml" |
+                    --bind-to none "$AIARUN" -q \
+                    -o output.workers="$dir/mw$r.csv" "$dir/big.yaml" |
                     tail -n 1 >> "$dir/mpi"
                 r=$((r + 1))
             done
@@ -128,7 +129,7 @@ YAML
             # measured and model on the node; measured with a core a
             # rank (cores 0) and none, to show what each term gives
             for c in measured model measured/0 none/0; do
-                "$AIARUN_SIM" -q --simulate "$n" \
+                "$AIARUN_SIM" -q --simulate "$n" -o output.workers="$dir/sw.csv" \
                     -o simulate.coordinator="${c%/0}" \
                     $(case $c in */0) echo -o simulate.cores=0 ;; esac) \
                     "$dir/big.yaml" 2>/dev/null | tail -n 1 > "$dir/sim"
@@ -137,7 +138,30 @@ YAML
                 printf '%-8s %-6s | %9s %6s | %-9s %9s %6s | %6.3f\n' "$n" \
                     "$mode" "$mt" "$mb" "$c" "$st" "${sb:--}" \
                     "$(awk -v a="$st" -v b="$mt" 'BEGIN { print a / b }')"
+                [ "$c" = measured ] && cp "$dir/sw.csv" "$dir/swm.csv" &&
+                    sbm=$sb && stm=$st
             done
+            # a round (an iteration) in ms: its time, rank 0's busy part,
+            # and a worker's compute and the rest of its round trip (the
+            # messages, and waiting for rank 0 or a core): medians over
+            # the workers (mpirun's median run's)
+            r=0
+            while [ "$r" -lt "$REPS" ]; do
+                [ "$(field time < "$dir/mpi" | sed -n "$((r + 1))p")" = "$mt" ] &&
+                    cp "$dir/mw$r.csv" "$dir/mwm.csv"
+                r=$((r + 1))
+            done
+            it=$(field iterations < "$dir/sim")
+            for side in mpi sim; do
+                if [ $side = mpi ]; then f=$dir/mwm.csv t=$mt b=$mb
+                else f=$dir/swm.csv t=$stm b=$sbm; fi
+                printf '#   %s: round %.3f ms, rank 0 busy %.3f, compute %.3f, rest of the trip %.3f\n' \
+                    $side "$(awk -v t="$t" -v i="$it" 'BEGIN { print t / i * 1e3 }')" \
+                    "$(awk -v t="$t" -v i="$it" -v b="$b" 'BEGIN { print t * b / i * 1e3 }')" \
+                    "$(awk -F, 'NR > 1 { print $14 * 1e3 }' "$f" | median)" \
+                    "$(awk -F, 'NR > 1 { print $17 * 1e3 }' "$f" | median)"
+            done
+            rm -f "$dir"/mw*.csv
         done
     done
 }
