@@ -143,8 +143,9 @@ YAML
             done
             # a round (an iteration) in ms: its time, rank 0's busy part,
             # and a worker's compute and the rest of its round trip (the
-            # messages, and waiting for rank 0 or a core): medians over
-            # the workers (mpirun's median run's)
+            # messages, and waiting for rank 0 or a core): each worker's
+            # mean and median, the median over the workers (mpirun's
+            # median run's)
             r=0
             while [ "$r" -lt "$REPS" ]; do
                 [ "$(field time < "$dir/mpi" | sed -n "$((r + 1))p")" = "$mt" ] &&
@@ -155,10 +156,12 @@ YAML
             for side in mpi sim; do
                 if [ $side = mpi ]; then f=$dir/mwm.csv t=$mt b=$mb
                 else f=$dir/swm.csv t=$stm b=$sbm; fi
-                printf '#   %s: round %.3f ms, rank 0 busy %.3f, compute %.3f, rest of the trip %.3f\n' \
+                printf '#   %s: round %.3f ms, rank 0 busy %.3f, compute %.3f (median %.3f), rest of the trip %.3f (%.3f)\n' \
                     $side "$(awk -v t="$t" -v i="$it" 'BEGIN { print t / i * 1e3 }')" \
                     "$(awk -v t="$t" -v i="$it" -v b="$b" 'BEGIN { print t * b / i * 1e3 }')" \
+                    "$(awk -F, 'NR > 1 { print $13 * 1e3 }' "$f" | median)" \
                     "$(awk -F, 'NR > 1 { print $14 * 1e3 }' "$f" | median)" \
+                    "$(awk -F, 'NR > 1 { print $16 * 1e3 }' "$f" | median)" \
                     "$(awk -F, 'NR > 1 { print $17 * 1e3 }' "$f" | median)"
             done
             rm -f "$dir"/mw*.csv

@@ -19,6 +19,10 @@
  * every message taken, absorbed, written and sent) is charged to a clock
  * of its own: a query leaves when every rank has done its part, and the
  * busiest rank's share of the run is the summary's coordinator_busy.
+ * With simulate.cores the ranks share one node's cores: a worker's
+ * compute (its query's copy first) and a piece of rank 0's work take
+ * k/cores times as long when k ranks run as it starts, and an answer's
+ * bytes are rank 0's to copy as it takes it.
  */
 #include <config.h>
 
