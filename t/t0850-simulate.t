@@ -246,9 +246,8 @@ sim --simulate 4 -o simulate.coordinator=fast coord.yaml
 is "$rc" 2 "an unknown coordinator model is refused"
 like "$err" "simulate.coordinator" "naming the key"
 # simulate.cores: the ranks share a node's cores.  4 workers, 1 ms of
-# compute each, all sent at once: the 3rd starts beside 2 others (1.5
-# ms on 2 cores), the 4th beside 3 (2 ms), so a round takes 2 ms, the
-# 4 ms of work over 2 cores; on 1 core the 4th takes 4 ms.
+# compute each, all sent at once, share 2 cores: each at half speed, a
+# round takes 2 ms, the 4 ms of work over 2 cores; 4 ms on 1 core.
 cat > cores.yaml <<'YAML'
 seed: 3
 algorithm: {plugin: gd, step: 0.1}
@@ -263,18 +262,21 @@ for c in 0:0.010000 4:0.010000 2:0.020000 1:0.040000; do
 done
 # Rank 0 shares them too: 2 workers answering asynchronously after 1 ms
 # of compute, rank 0 100 us for each answer taken and each query sent,
-# 1 core.  Worker 1's query leaves at 0.1 ms (1 ms alone: answer at
-# 1.1), worker 2's at 0.2 (beside worker 1: 2 ms, answer at 2.2);
-# rank 0 takes worker 1's answer beside worker 2 (0.4 ms: the query
-# leaves at 1.5, 2 ms beside worker 2, answer at 3.5), worker 2's beside
-# worker 1 (query at 2.6, answer at 4.6), and the 4th answer ends at 4.8.
+# 1 core.  Worker 1's query leaves at 0.1 ms, worker 2's at 0.2: worker
+# 1 goes at half speed beside rank 0, then beside worker 2, done at 2.1
+# ms; worker 2 at 2.15.  Rank 0 takes worker 1's answer beside worker
+# 2, at half speed (0.4 ms: the query leaves at 2.5, worker 1 alone
+# until 3.5), then worker 2's, which waited (2.5 to 2.9, beside worker
+# 1: its step ends at 4.2), then worker 1's at 3.5, and the 4th answer
+# at 4.2 ends at 4.4.
 sim --simulate 2 -o simulate.cores=1 -o pool.mode=async \
     -o problem.rows=2000 -o stop.iterations=4 -o simulate.coordinator=model \
     -o simulate.coordinator_us=100 -o simulate.coordinator_ns=0 \
     -o output.answers=ca.csv cores.yaml
-is "$(field time "$out")" 0.004800 "rank 0's work shares the core: 4.8 ms"
+is "$(field time "$out")" 0.004400 "rank 0's work shares the core: 4.4 ms"
 is "$(awk -F, 'NR > 1 { printf "%s ", $1 }' ca.csv)" \
-    "0.001100 0.002200 0.003500 0.004600 " "the answers come at 1.1, 2.2, 3.5, 4.6"
+    "0.002100 0.002500 0.003500 0.004200 " \
+    "the answers are taken at 2.1, 2.5, 3.5, 4.2"
 sim --simulate 2 -o simulate.cores=0 -o pool.mode=async \
     -o problem.rows=2000 -o stop.iterations=4 -o simulate.coordinator=model \
     -o simulate.coordinator_us=100 -o simulate.coordinator_ns=0 cores.yaml

@@ -90,10 +90,10 @@ const struct job_key latency_keys_simulate[] = {
       "every rank, each on a link of its own): a message's bytes "
       "(bandwidth_mbps) are then its receiver's to copy, a query's as part "
       "of its worker's compute, an answer's as part of rank 0's work, one "
-      "after another; a worker's compute and a piece of rank 0's work take "
-      "k/cores times as long when k ranks (itself, the workers computing "
-      "and rank 0 working) run as it starts; not in a tree or with "
-      "pool.shards",
+      "after another; the workers' compute shares the cores with rank 0's "
+      "work (each of k running ranks at cores/k of its speed), and a piece "
+      "of rank 0's work takes k/cores times as long when k ranks run as it "
+      "starts; not in a tree or with pool.shards",
       NULL, 0, 1000000},
      .kind = JF_INT,
      .off = SIM(cores),
