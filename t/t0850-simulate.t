@@ -269,6 +269,71 @@ like "$err" "measured rank 0 busy .*coordinator_us: [0-9.e+-]+ with coordinator_
 sim --simulate 4 -o simulate.coordinator=fast coord.yaml
 is "$rc" 2 "an unknown coordinator model is refused"
 like "$err" "simulate.coordinator" "naming the key"
+# simulate.cores: the ranks share a node's cores.  4 workers, 1 ms of
+# compute each, all sent at once, share 2 cores: each at half speed, a
+# round takes 2 ms, the 4 ms of work over 2 cores; 4 ms on 1 core.
+cat > cores.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse, rows: 4000, cols: 10}
+simulate: {row_us: 1, latency_us: 0, coordinator: none}
+stop: {iterations: 10}
+YAML
+for c in 0:0.010000 4:0.010000 2:0.020000 1:0.040000; do
+    sim --simulate 4 -o simulate.cores="${c%:*}" cores.yaml
+    is "$(field time "$out")" "${c#*:}" \
+        "simulate.cores ${c%:*}: 10 rounds in ${c#*:} s"
+done
+# Rank 0 shares them too: 2 workers answering asynchronously after 1 ms
+# of compute, rank 0 100 us for each answer taken and each query sent,
+# 1 core.  Worker 1's query leaves at 0.1 ms, worker 2's at 0.2: worker
+# 1 goes at half speed beside rank 0, then beside worker 2, done at 2.1
+# ms; worker 2 at 2.15.  Rank 0 takes worker 1's answer beside worker
+# 2, at half speed (0.4 ms: the query leaves at 2.5, worker 1 alone
+# until 3.5), then worker 2's, which waited (2.5 to 2.9, beside worker
+# 1: its step ends at 4.2), then worker 1's at 3.5, and the 4th answer
+# at 4.2 ends at 4.4.
+sim --simulate 2 -o simulate.cores=1 -o pool.mode=async \
+    -o problem.rows=2000 -o stop.iterations=4 -o simulate.coordinator=model \
+    -o simulate.coordinator_us=100 -o simulate.coordinator_ns=0 \
+    -o output.answers=ca.csv cores.yaml
+is "$(field time "$out")" 0.004400 "rank 0's work shares the core: 4.4 ms"
+is "$(awk -F, 'NR > 1 { printf "%s ", $1 }' ca.csv)" \
+    "0.002100 0.002500 0.003500 0.004200 " \
+    "the answers are taken at 2.1, 2.5, 3.5, 4.2"
+sim --simulate 2 -o simulate.cores=0 -o pool.mode=async \
+    -o problem.rows=2000 -o stop.iterations=4 -o simulate.coordinator=model \
+    -o simulate.coordinator_us=100 -o simulate.coordinator_ns=0 cores.yaml
+is "$(field time "$out")" 0.002600 "a core a rank: 2.6 ms"
+# On a node a message's bytes are copied by its receiver: a query's by
+# its worker, beside the others, an answer's by rank 0, one after
+# another.  1 byte a microsecond (8 Mbit/s), 144 bytes a message, 2
+# workers: a round is 144 + 144 us on links of their own, 144 + 2 x 144
+# us on a node of 2 cores, rank 0 busy copying 2/3 of it.
+cat > copy.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse, rows: 2000, cols: 10}
+simulate: {row_us: 0, latency_us: 0, bandwidth_mbps: 8, coordinator_us: 0,
+           coordinator_ns: 0}
+stop: {iterations: 10}
+YAML
+sim --simulate 2 copy.yaml
+is "$(field sent_bytes "$out")" 2880 "20 queries of 144 bytes"
+is "$(field time "$out")" 0.002880 "a link a worker: 288 us a round"
+sim --simulate 2 -o simulate.cores=2 copy.yaml
+is "$(field time "$out")" 0.004320 "on 2 cores: 432 us a round"
+is "$(field coordinator_busy "$out")" 0.6667 "rank 0 copying 2/3 of it"
+sim --simulate 4 -o simulate.cores=-1 cores.yaml
+is "$rc" 2 "simulate.cores below 0 is refused"
+like "$err" "simulate.cores: must be between 0" "naming the key"
+sim --simulate 4 -o simulate.cores=2 -o pool.topology=tree cores.yaml
+is "$rc" 2 "simulate.cores in a tree is refused"
+like "$err" "command line \\(-o\\): simulate.cores in a tree.*not supported" \
+    "naming the key"
+sim --simulate 4 -o simulate.cores=2 -o pool.shards=2 cores.yaml
+is "$rc" 2 "simulate.cores with shards is refused"
+like "$err" "simulate.cores with pool.shards" "naming both keys"
 # A worker's compute follows the rows its step reads (the problem's
 # gradient and loss counted): 10 us a row of 1,000, nothing else.
 cat > work.yaml <<'YAML'

@@ -126,6 +126,8 @@ struct job_simulate {
     int coordinator;             /* enum latency_coordinator */
     double coord_msg_s;          /* model: each message taken or sent */
     double coord_double_s;       /* model: each double absorbed or written */
+    int cores;                   /* the ranks' shared cores; 0: one a rank */
+    const struct mnode *cores_node;
 };
 
 struct job {

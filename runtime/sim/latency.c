@@ -85,6 +85,19 @@ const struct job_key latency_keys_simulate[] = {
      .kind = JF_DOUBLE,
      .off = SIM(coord_double_s),
      .scale = 1e-9},
+    {{"cores", AIA_INT, "0",
+      "the cores the run's ranks share, as on one node (0: a core for "
+      "every rank, each on a link of its own): a message's bytes "
+      "(bandwidth_mbps) are then its receiver's to copy, a query's as part "
+      "of its worker's compute, an answer's as part of rank 0's work, one "
+      "after another; the workers' compute shares the cores with rank 0's "
+      "work (each of k running ranks at cores/k of its speed), and a piece "
+      "of rank 0's work takes k/cores times as long when k ranks run as it "
+      "starts; not in a tree or with pool.shards",
+      NULL, 0, 1000000},
+     .kind = JF_INT,
+     .off = SIM(cores),
+     JOB_NODE(SIM(cores_node))},
     JOB_KEYS_END,
 };
 

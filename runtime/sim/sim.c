@@ -19,6 +19,13 @@
  * every message taken, absorbed, written and sent) is charged to a clock
  * of its own: a query leaves when every rank has done its part, and the
  * busiest rank's share of the run is the summary's coordinator_busy.
+ * With simulate.cores the ranks share one node's cores: the workers sent
+ * a query in one piece of rank 0's work are planned together at its end,
+ * their copies and steps sharing the cores with those still computing
+ * and with rank 0's piece (each of k running ranks at cores/k of its
+ * speed); a piece of rank 0's work takes k/cores times as long when k
+ * ranks run as it starts; an answer's bytes are rank 0's to copy as it
+ * takes it.
  */
 #include <config.h>
 
@@ -47,9 +54,14 @@
 
 /* What is in flight to and from one worker. */
 struct flight {
+    double busy_from;          /* simulate.cores: when its compute begins */
     double compute_end;        /* when its compute ends (the delay follows) */
     double sent_end;           /* when its answer leaves it */
     double compute_s, delay_s; /* as its answer's header would say */
+    double copy_up;            /* simulate.cores: rank 0's copy of it */
+    double work, up;           /* simulate.cores, until it is planned: its
+                                  copy and compute alone, its trip up */
+    uint64_t round;            /* the round of its query */
     size_t rows;               /* the rows its answer stands for */
     int corrupt;               /* it arrives malformed */
 };
@@ -76,6 +88,12 @@ struct sim {
      * at (virtual; wall; the wall seconds not its own), what the model
      * has charged it, and the virtual seconds it was busy in all */
     int working;
+    double work_f; /* simulate.cores: the piece's stretch, fixed at its
+                      start */
+    double copied; /* simulate.cores: the answers' bytes it copied */
+    int *pend;     /* simulate.cores: the workers sent a query in the
+                      current piece, planned together at its end */
+    int npend;
     double work_t0, work_wall0, work_skip0, charged, busy_s;
     double msgs, doubles; /* what it handled in all (any mode) */
     /* pool.shards: ranks 1 .. shards-1, each free of its earlier work at
@@ -124,16 +142,39 @@ static double not_rank0(const struct sim *m)
     return m->worker_s + m->l.r.eval_s;
 }
 
+/* simulate.cores: the workers other than skip whose compute spans time
+ * t (those not planned yet have none). */
+static int computing(const struct sim *m, int skip, double t)
+{
+    int k = 0;
+    for (int w = 0; w < m->l.n; w++)
+        k += w != skip && m->fl[w].busy_from <= t && t < m->fl[w].compute_end;
+    return k;
+}
+
+/* simulate.cores: how many times as long work takes that starts when k
+ * ranks (itself included) are running on the node's cores. */
+static double stretch(const struct sim *m, int k)
+{
+    int cores = m->l.job->simulate.cores;
+    return cores > 0 && k > cores ? (double)k / cores : 1.0;
+}
+
 /* Rank 0 starts a piece of work (an answer taken, a round ended) at the
  * current time, which its earlier work has already moved on: answers
- * that arrived meanwhile waited. */
+ * that arrived meanwhile waited.  With simulate.cores it shares the
+ * cores with the workers computing now, for the whole piece. */
 static void work_begin(struct sim *m)
 {
     if (m->l.job->simulate.coordinator == LATENCY_COORD_NONE)
         return;
     m->working = 1;
+    m->work_f = m->l.job->simulate.cores > 0
+                    ? stretch(m, 1 + computing(m, -1, m->now))
+                    : 1.0;
     m->work_t0 = m->now;
     m->charged = 0;
+    m->copied = 0;
     for (int k = 1; k < m->shards; k++)
         m->charged_k[k] = 0;
     if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED) {
@@ -203,15 +244,94 @@ static double work_clock(struct sim *m)
     }
     double busy = m->charged;
     if (m->l.job->simulate.coordinator == LATENCY_COORD_MEASURED)
-        busy = (util_now() - m->work_wall0) - (not_rank0(m) - m->work_skip0);
-    return fmax(m->now, m->work_t0 + fmax(busy, 0.0));
+        busy = fmax(
+            (util_now() - m->work_wall0) - (not_rank0(m) - m->work_skip0), 0);
+    return fmax(m->now, m->work_t0 + (busy + m->copied) * m->work_f);
+}
+
+/* simulate.cores: how many of the workers computing, not in the
+ * current plan, are still at it at time t. */
+static int planned_at(const struct sim *m, double t)
+{
+    int k = 0;
+    for (int w = 0; w < m->l.n; w++)
+        k += m->fl[w].busy_from <= t && t < m->fl[w].compute_end &&
+             !isinf(m->fl[w].compute_end);
+    return k;
+}
+
+/* simulate.cores: the workers sent a query in the piece that ends at
+ * rank 0's time r0_end share the cores from their queries' arrival, with
+ * the workers still computing (as planned before) and rank 0 until
+ * r0_end: each of k running ranks goes at min(1, cores/k).  Their
+ * answers are then queued. */
+static void plan(struct sim *m, double r0_end)
+{
+    const double cores = m->l.job->simulate.cores;
+    int left = m->npend;
+    double t = INFINITY;
+    for (int i = 0; i < m->npend; i++)
+        t = fmin(t, m->fl[m->pend[i]].busy_from);
+    while (left > 0) {
+        int k = planned_at(m, t) + (t < r0_end);
+        double next = INFINITY;
+        for (int i = 0; i < m->npend; i++) {
+            const struct flight *f = &m->fl[m->pend[i]];
+            if (!isinf(f->compute_end))
+                continue;
+            if (f->busy_from <= t)
+                k++;
+            else
+                next = fmin(next, f->busy_from);
+        }
+        double rate = k > cores ? cores / k : 1.0;
+        if (t < r0_end)
+            next = fmin(next, r0_end);
+        for (int w = 0; w < m->l.n; w++) /* the others' ends */
+            if (m->fl[w].compute_end > t && !isinf(m->fl[w].compute_end))
+                next = fmin(next, m->fl[w].compute_end);
+        for (int i = 0; i < m->npend; i++) {
+            const struct flight *f = &m->fl[m->pend[i]];
+            if (isinf(f->compute_end) && f->busy_from <= t)
+                next = fmin(next, t + f->work / rate);
+        }
+        for (int i = 0; i < m->npend; i++) {
+            struct flight *f = &m->fl[m->pend[i]];
+            if (!isinf(f->compute_end) || f->busy_from > t)
+                continue;
+            if (t + f->work / rate <= next) { /* done at next */
+                f->compute_end = next;
+                left--;
+            } else {
+                f->work -= (next - t) * rate;
+            }
+        }
+        t = next;
+    }
+    for (int i = 0; i < m->npend; i++) {
+        int w = m->pend[i];
+        struct flight *f = &m->fl[w];
+        f->sent_end = f->compute_end + f->delay_s;
+        /* a worker times its step and the delay after it */
+        f->compute_s = f->compute_end - f->busy_from + f->delay_s;
+        if (isinf(f->delay_s))
+            continue; /* it hangs: its answer never comes */
+        if (simq_push(&m->q,
+                      (struct simq_event){f->sent_end + f->up, w, f->round}) <
+            0)
+            sim_fail(m, "out of memory for the event queue");
+    }
+    m->npend = 0;
 }
 
 /* The work is done: the clock stands at its end. */
 static void work_end(struct sim *m)
 {
-    if (!m->working)
+    if (!m->working) {
+        if (m->npend)
+            plan(m, m->now);
         return;
+    }
     if (m->shards > 1 && m->l.job->simulate.coordinator == LATENCY_COORD_MODEL) {
         /* rank 0 goes on at its own end; a shard rank still busy
          * delays only the queries it must send */
@@ -227,6 +347,8 @@ static void work_end(struct sim *m)
     m->now = work_clock(m);
     m->busy_s += m->now - m->work_t0;
     m->working = 0;
+    if (m->npend)
+        plan(m, m->now);
 }
 
 /* pool.shards: the bytes a message to or from worker w moves on each
@@ -321,6 +443,24 @@ static void send_query(struct sim *m, int w)
     latency_next(&k->lat, sizeof(struct wire_hdr) + m->qbytes,
                  sizeof(struct wire_hdr) + k->bytes, k->work, &d);
     struct flight *f = &m->fl[w];
+    if (m->l.job->simulate.cores > 0) {
+        /* the query's bytes are copied, then the step computed, on a
+         * share of the cores: planned with the piece's other queries
+         * when it ends (plan) */
+        f->busy_from = m->now + latency_trip(&k->lat, 0);
+        f->work = d.down - (f->busy_from - m->now) + d.compute;
+        f->compute_end = INFINITY;
+        /* the answer's bytes are rank 0's to copy as it takes it */
+        f->copy_up = latency_trip(&k->lat, sizeof(struct wire_hdr) + k->bytes) -
+                     latency_trip(&k->lat, 0);
+        f->up = d.up - f->copy_up;
+        f->delay_s = d.delay;
+        f->rows = m->l.s->rows[w];
+        f->corrupt = d.corrupt;
+        f->round = m->l.p.round;
+        m->pend[m->npend++] = w;
+        return;
+    }
     f->compute_end = m->now + d.down + d.compute;
     f->sent_end = f->compute_end + d.delay;
     f->compute_s = d.compute + d.delay; /* a worker times both */
@@ -418,6 +558,8 @@ static void take(struct sim *m, const struct simq_event *ev)
         return; /* never read again, as under MPI */
     charge_slices(m, 1, 0, 1);
     count_slices(m, m->l.s->shape.answer_len, 1);
+    if (m->working)
+        m->copied += m->fl[w].copy_up; /* simulate.cores */
     if (m->fl[w].corrupt && !proto_untrusted(&m->l.p, w)) {
         /* stragglers.corrupt: as under MPI, not trusted any more */
         lead_distrust(&m->l, w, "not an aiarun message",
@@ -636,9 +778,10 @@ static int alloc(struct sim *m, struct aia_error *err)
             return aia_seterr(err, "out of memory for %d shards", m->shards);
     }
     m->fl = calloc((size_t)m->l.n, sizeof *m->fl);
+    m->pend = calloc((size_t)m->l.n, sizeof *m->pend);
     m->qbuf[0] = calloc(qlen + 1, sizeof(double));
     m->qbuf[1] = calloc(qlen + 1, sizeof(double));
-    if (!m->fl || !m->qbuf[0] || !m->qbuf[1] ||
+    if (!m->fl || !m->pend || !m->qbuf[0] || !m->qbuf[1] ||
         (job->codec.query != CODEC_NONE &&
          !(m->qenc = malloc(codec_bound(&m->qcodec) + 1))) ||
         (job->codec.answer != CODEC_NONE &&
@@ -660,6 +803,7 @@ static void sim_free(struct sim *m)
     codec_free(&m->qcodec);
     codec_free(&m->acodec);
     free(m->fl);
+    free(m->pend);
     free(m->qbuf[0]);
     free(m->qbuf[1]);
     free(m->qenc);

@@ -51,6 +51,14 @@ static int check_job(const struct job *job, int n, struct aia_error *err)
                       "pool.shards with simulate.coordinator: measured "
                       "(rank 0's measured work is not split over the shard "
                       "ranks: the model, or none)");
+    if (job->simulate.cores > 0 && job->pool.shards > 1)
+        return refuse(job, job->simulate.cores_node, err,
+                      "simulate.cores with pool.shards (the shard ranks' "
+                      "share of the cores is not modelled)");
+    if (job->simulate.cores > 0 && job->pool.topology == JOB_TREE)
+        return refuse(job, job->simulate.cores_node, err,
+                      "simulate.cores in a tree (the inner nodes' share of "
+                      "the cores is not modelled)");
     if (job->stragglers.ncorrupt && job->pool.topology == JOB_TREE)
         return refuse(job, job->stragglers.corrupt_node, err,
                       "stragglers.corrupt in a tree");
