@@ -402,13 +402,9 @@ static int mlp_gradient(void *state, const double *x, const size_t *idx,
         outputs(p, sel, b, &good);
         backward(p, b, g);
     }
-    /* the penalty is on w = w0 + x (not written in float32 without one) */
-    if (p->xf && !(p->l2 > 0)) {
-        double inv = 1.0 / (double)count;
-        for (size_t j = 0; j < p->dim; j++)
-            g[j] *= inv;
-    } else
-        aia_gradient_end(g, p->w, p->dim, count, p->l2);
+    /* the penalty is on w = w0 + x (w is neither written in float32 nor
+     * read without one) */
+    aia_gradient_end(g, p->w, p->dim, count, p->l2);
     return 0;
 }
 

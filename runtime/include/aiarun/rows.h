@@ -387,11 +387,17 @@ static inline size_t aia_gradient_begin(const struct aia_rowset *rs,
     return count;
 }
 
-/* End a gradient summed over count rows: g = g / count + l2 x. */
+/* End a gradient summed over count rows: g = g / count + l2 x.  Without
+ * a penalty (l2 0) x is not read. */
 static inline void aia_gradient_end(double *g, const double *x, size_t n,
                                     size_t count, double l2)
 {
     double inv = 1.0 / (double)count;
+    if (l2 == 0) {
+        for (size_t j = 0; j < n; j++)
+            g[j] *= inv;
+        return;
+    }
     for (size_t j = 0; j < n; j++)
         g[j] = g[j] * inv + l2 * x[j];
 }
