@@ -45,11 +45,6 @@ static inline void note(struct hist *h, double seconds)
     h->sum += seconds;
 }
 
-void hist_note(struct hist *h, double seconds)
-{
-    note(h, seconds);
-}
-
 void hist_add(struct hist *h, double seconds)
 {
     note(h, seconds);

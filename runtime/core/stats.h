@@ -29,7 +29,7 @@
 
 struct hist {
     uint64_t count;   /* values seen: count, sum, min and max take all */
-    uint64_t sampled; /* values in the buckets (hist_add; not hist_note) */
+    uint64_t sampled; /* values in the buckets (hist_add) */
     double sum, min, max;
     uint32_t bucket[HIST_BUCKETS];
 };
@@ -57,10 +57,9 @@ struct wstats {
     int hidden;          /* tree mode: not a child of the coordinator */
 };
 
-/* Count seconds in h and place it in its bucket; hist_note only counts
- * it (count, sum, min, max), for a value left out of the sample. */
+/* Count seconds in h and place it in its bucket (stats_answer only
+ * counts a value left out of the sample: count, sum, min, max). */
 void hist_add(struct hist *h, double seconds);
-void hist_note(struct hist *h, double seconds);
 
 /* The q-quantile (0 <= q <= 1) of h, from the values in its buckets
  * (bounded by the min and max of all); 0 when h is empty. */
