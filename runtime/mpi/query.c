@@ -179,9 +179,7 @@ int query_first(struct coord *c, int q)
     } else {
         memcpy(query, k->query, k->query_len * sizeof *query);
     }
-    c->l.p.iteration = c->l.r.saved = c->l.r.ckpt_iter = k->iteration;
-    c->l.p.epoch = c->l.r.saved_epoch = k->epoch;
-    c->l.p.round = k->round;
+    lead_resume_counters(&c->l);
     return 0;
 }
 

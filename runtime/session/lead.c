@@ -98,6 +98,14 @@ static int measure_loss(void *ctx, double *loss)
     return recorded(l, record_loss(&l->r, loss));
 }
 
+void lead_resume_counters(struct lead *l)
+{
+    const struct checkpoint *k = &l->r.resume;
+    l->p.iteration = l->r.saved = l->r.ckpt_iter = k->iteration;
+    l->p.epoch = l->r.saved_epoch = k->epoch;
+    l->p.round = k->round;
+}
+
 int lead_begin(struct lead *l, double now)
 {
     if (recorded(l, record_iteration(&l->r, RECORD_FIRST, now)) < 0)

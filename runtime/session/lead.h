@@ -76,6 +76,11 @@ void lead_fail(struct lead *l, const char *fmt, ...)
  * with the run failed. */
 int lead_query(struct lead *l, double *query);
 
+/* A resumed run's counters from its checkpoint (l->r.resume): the
+ * iteration, epoch and round, and the recorder's marks of the last
+ * history row and checkpoint, as both drivers go on from them. */
+void lead_resume_counters(struct lead *l);
+
 /* The first row of the history, and with stop.diverge the initial loss
  * that bounds the later ones.  0, or -1 with the run failed. */
 int lead_begin(struct lead *l, double now);

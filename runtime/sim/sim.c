@@ -877,10 +877,8 @@ static int start(struct sim *m, struct aia_error *err)
         /* on from the checkpoint, as under mpirun (query.c): the
          * algorithm's state and query, the counters; the workers and the
          * simulated machine start afresh */
-        struct lead *l = &m->l;
         memcpy(m->qbuf[0], k->query, k->query_len * sizeof *k->query);
-        l->p.iteration = l->r.saved = l->r.ckpt_iter = k->iteration;
-        l->p.epoch = l->r.saved_epoch = k->epoch;
+        lead_resume_counters(&m->l);
     }
     if (job->simulate.compute == LATENCY_MEASURED) {
         double row_s;
@@ -927,7 +925,7 @@ static int simulate(struct job *job, int n, int resume)
     /* a resumed run's clock goes on from the checkpoint's (virtual
      * seconds when a simulation wrote it), its time limit with it */
     double elapsed = m.l.r.resumed ? m.l.r.resume.elapsed : 0;
-    proto_start(&m.l.p, m.l.r.resumed ? m.l.r.resume.round : 1, 0, elapsed);
+    proto_start(&m.l.p, m.l.r.resumed ? m.l.p.round : 1, 0, elapsed);
     m.stop_at = job->stop.time > 0 ? job->stop.time - elapsed : INFINITY;
     guard_call("the first history row (the loss)", 0);
     int begun = seal(&m) == 0 && lead_begin(&m.l, m.now) == 0;
