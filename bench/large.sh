@@ -1,7 +1,8 @@
 # large.sh - case large: rounds of large models.  A round of aiarun with
 # bench/noop.c on bench/nullprob.c (as case 1) at 1e5, 1e6 and 1e7
 # doubles with 1, 2 and 4 workers, side by side with bench/star.c (the
-# plain MPI star) and against a memcpy of the round's bytes (2 messages a
+# plain MPI star, with malloc's buffers and with buffers on huge pages
+# as aiarun's) and against a memcpy of the round's bytes (2 messages a
 # worker, timed by bench/coordcost); rank 0's peak resident memory
 # (VmHWM, from aiarun -v) per worker in message sizes; and the
 # coordinator's work per answer at 1e6 doubles (bench/coordcost: absorb,
@@ -17,8 +18,8 @@
 large_rounds() {
     case $1 in
     100000) echo 100 ;;
-    1000000) echo 12 ;;
-    *) echo 3 ;;
+    1000000) echo 40 ;;
+    *) echo 10 ;;
     esac
 }
 
@@ -49,8 +50,11 @@ YAML
             rounds=$(large_rounds "$dim")
             for nw in $LARGE_WORKERS; do
                 np=$((nw + 1))
-                order="aiarun plain"
-                [ $((rep % 2)) = 0 ] && order="plain aiarun"
+                case $((rep % 3)) in
+                1) order="aiarun plain huge" ;;
+                2) order="plain huge aiarun" ;;
+                *) order="huge aiarun plain" ;;
+                esac
                 for prog in $order; do
                     us=
                     case $prog in
@@ -65,8 +69,10 @@ YAML
                             "$OUT/large.err")
                         record large "rss0/$dim/$nw" "$rep" "$kb"
                         ;;
-                    plain)
-                        line=$(brun "$np" "$BIN/star" "$dim" "$rounds" 0 waitsome)
+                    plain | huge)
+                        mode=waitsome
+                        [ "$prog" = huge ] && mode=huge
+                        line=$(brun "$np" "$BIN/star" "$dim" "$rounds" 0 "$mode")
                         us=$(field us_per_round "$line")
                         ;;
                     esac
@@ -92,23 +98,26 @@ large_table() {
 coordinator sends a query of 64 + 8·N bytes to every worker and waits
 for all of them to answer with as many bytes: **aiarun** (`bench/noop.c`
 on `bench/nullprob.c`, as in case 1) and **plain** (`bench/star.c`),
-side by side; **memcpy** is one memcpy of a message's bytes on rank 0
-(`bench/coordcost`) times the round's 2 × workers messages, the cost of
+side by side, and **huge**, the plain star with its buffers on huge
+pages as aiarun's are from 2 MiB (`star ... huge`); **memcpy** is one
+memcpy of a message's bytes on rank 0 (`bench/coordcost`) times the round's 2 × workers messages, the cost of
 moving the round's bytes once in memory. **rank 0 peak** is its VmHWM
 (`aiarun -v`), and **per worker** that peak over workers × message size:
 how many copies of a message rank 0 holds per worker (send buffers,
 receive buffer, the plugin's model). Target: aiarun within 1.2x of plain
 at 1e6 and 1e7 doubles.
 
-| doubles | workers | aiarun µs | plain µs | memcpy µs | aiarun / plain | ≤ 1.2 | aiarun / memcpy | rank 0 peak MB | per worker, messages |
-|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|
+| doubles | workers | aiarun µs | plain µs | huge µs | memcpy µs | aiarun / plain | ≤ 1.2 | aiarun / huge | aiarun / memcpy | rank 0 peak MB | per worker, messages |
+|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|---:|---:|
 EOF2
     for dim in $LARGE_DIMS; do
         mc=$(large_cost "$dim" memcpy)
         for nw in $LARGE_WORKERS; do
             a=$(med large "aiarun/$dim/$nw")
             p=$(med large "plain/$dim/$nw")
+            h=$(med large "huge/$dim/$nw")
             r=$(ratio large "aiarun/$dim/$nw" "plain/$dim/$nw")
+            rh=$(ratio large "aiarun/$dim/$nw" "huge/$dim/$nw")
             kb=$(med large "rss0/$dim/$nw")
             m=
             [ -n "$mc" ] && m=$(calc "$mc * 2 * $nw")
@@ -120,7 +129,7 @@ EOF2
             case $dim in 100000) ;; *) holds "$r <= 1.2" || ok=0 ;; esac
             v=$(verdict "$ok")
             [ "$dim" = 100000 ] && v="-"
-            echo "| $dim | $nw | $(fmt "$a") | $(fmt "$p") | $(fmt "$m") | $r | $v | $(fmt "$rm") | $(fmt "$mb") | $(fmt "$per") |"
+            echo "| $dim | $nw | $(fmt "$a") | $(fmt "$p") | $(fmt "$h") | $(fmt "$m") | $r | $v | $rh | $(fmt "$rm") | $(fmt "$mb") | $(fmt "$per") |"
         done
     done
     cat <<'EOF2'

@@ -1,6 +1,6 @@
 /* star.c - the plain MPI program aiarun's protocol is measured against.
  *
- *     mpirun -np P star DIM ROUNDS [NWAIT [waitsome|poll|persistent
+ *     mpirun -np P star DIM ROUNDS [NWAIT [waitsome|poll|persistent|huge
  *                                          [WORK_MS]]]
  *
  * Rank 0 sends a query of 64 + 8*DIM bytes (aiarun's header and payload)
@@ -20,7 +20,10 @@
  * "persistent" is "waitsome" with persistent requests: every send and
  * receive is set up once (MPI_Send_init, MPI_Recv_init, one send per
  * worker and query buffer) and started each round (MPI_Start), the MPI
- * means made for a loop that repeats the same exchange.
+ * means made for a loop that repeats the same exchange.  "huge" is
+ * "waitsome" with every message buffer of 2 MiB or more on huge pages
+ * (aligned to 2 MiB and madvise(MADV_HUGEPAGE)), as aiarun allocates
+ * them (runtime/core/util.c): the plain star given the same pages.
  *
  * Rank 0 prints one line: rounds=R time=SECONDS us_per_round=U, the time
  * taken from the first send to the end of the last round, as aiarun's
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "benchlib.h"
 
@@ -43,8 +47,25 @@
 #define TAG_STOP 2
 #define TAG_ANSWER 3
 
-static int use_poll, use_persistent;
+static int use_poll, use_persistent, use_huge;
 static double work_s;
+
+/* A zeroed message buffer: malloc's, or with "huge" one on huge pages
+ * from 2 MiB up. */
+static char *buffer(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    void *p = NULL;
+    if (!use_huge || bytes < huge)
+        return calloc(1, bytes);
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE);
+#endif
+    memset(p, 0, bytes);
+    return p;
+}
 
 /* runtime/poll.c's strategy, for the "poll" variant: keep it in step. */
 static int poll_some(int n, MPI_Request *reqs, int *idx, MPI_Status *st)
@@ -105,7 +126,7 @@ static void send_query(char *q, size_t bytes, int w, int cur,
 
 static void coordinator(int nw, size_t bytes, long rounds, int nwait)
 {
-    char *qb[2] = {calloc(1, bytes), calloc(1, bytes)};
+    char *qb[2] = {buffer(bytes), buffer(bytes)};
     int *from = calloc((size_t)nw, sizeof *from); /* the buffer sreq[w] reads */
     char **a = calloc((size_t)nw, sizeof *a);
     MPI_Request *rreq = malloc((size_t)nw * sizeof *rreq);
@@ -119,7 +140,7 @@ static void coordinator(int nw, size_t bytes, long rounds, int nwait)
         !busy || !ps)
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (int w = 0; w < nw; w++) {
-        if (!(a[w] = malloc(bytes)))
+        if (!(a[w] = buffer(bytes)))
             MPI_Abort(MPI_COMM_WORLD, 1);
         if (use_persistent) {
             MPI_Recv_init(a[w], (int)bytes, MPI_BYTE, w + 1, TAG_ANSWER,
@@ -209,7 +230,7 @@ static void coordinator(int nw, size_t bytes, long rounds, int nwait)
 
 static void worker(size_t bytes)
 {
-    char *q = malloc(bytes), *a = malloc(bytes);
+    char *q = buffer(bytes), *a = buffer(bytes);
     if (!q || !a)
         MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Request pr = MPI_REQUEST_NULL, ps = MPI_REQUEST_NULL;
@@ -269,7 +290,7 @@ int main(int argc, char **argv)
     if (argc < 3 || size < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: mpirun -np P star DIM ROUNDS [NWAIT "
-                            "[waitsome|poll|persistent [WORK_MS]]] (P >= "
+                            "[waitsome|poll|persistent|huge [WORK_MS]]] (P >= "
                             "2)\n");
         MPI_Finalize();
         return 2;
@@ -279,6 +300,7 @@ int main(int argc, char **argv)
     int nwait = argc > 3 ? atoi(argv[3]) : 0;
     use_poll = argc > 4 && strcmp(argv[4], "poll") == 0;
     use_persistent = argc > 4 && strcmp(argv[4], "persistent") == 0;
+    use_huge = argc > 4 && strcmp(argv[4], "huge") == 0;
     work_s = argc > 5 ? strtod(argv[5], NULL) / 1e3 : 0;
     bench_sleep_setup();
     size_t bytes = HDR + dim * sizeof(double);

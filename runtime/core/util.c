@@ -11,16 +11,34 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+/* A buffer this large starts on a huge page's boundary and asks for huge
+ * pages (where the kernel gives them on request only, as with
+ * transparent_hugepage=madvise): a message's copy between ranks by the
+ * kernel (Open MPI's single-copy transfer) pins the buffer's pages at
+ * every message, and 4 KiB pages made that most of a large round's cost
+ * (bench/ANALYSIS.md, "Case large: huge pages"). */
+#define UTIL_HUGE_PAGE ((size_t)2 << 20)
+
 void *util_alloc_aligned(size_t bytes)
 {
     size_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;
-    void *p = aligned_alloc(64, rounded);
-    if (p)
-        memset(p, 0, rounded);
+    size_t align = rounded >= UTIL_HUGE_PAGE ? UTIL_HUGE_PAGE : 64;
+    void *p = NULL;
+    if (posix_memalign(&p, align, rounded) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    /* the whole huge pages inside the buffer; a refusal (no THP) leaves
+     * small pages, which work the same */
+    if (align == UTIL_HUGE_PAGE)
+        (void)madvise(p, rounded / UTIL_HUGE_PAGE * UTIL_HUGE_PAGE,
+                      MADV_HUGEPAGE);
+#endif
+    memset(p, 0, rounded);
     return p;
 }
 
