@@ -112,18 +112,25 @@ like "$err" "rank 3 sent .*not trusted any more; going on with 3 workers" \
 is "$(field iterations "$out")" 40 "the others finish the 40 iterations"
 
 # An answer holding NaN in a shard rank's slice: that rank, the one that
-# checks the slice, names the worker, the round and the index (in the
-# whole answer) and ends the job.
+# checks the slice, tells rank 0, which stops the run as for its own
+# slice: the worker, the round and the index (in the whole answer) named
+# once, exit 1, the summary printed and the history kept.
 cat > nan.yaml <<YAML
 algorithm: {plugin: $FIXTURES/nanstep.so, rank: 3, after: 3}
 problem: {plugin: lrmse, rows: 400, cols: 4}
 pool: {shards: 2}
 stop: {iterations: 40}
+output: {history: h.csv, every: 1}
 YAML
+rm -f h.csv
 run 6 nan.yaml
-expect_ok "an answer holding NaN on a shard rank: a failure ($rc)" [ "$rc" != 0 ]
-like "$err" "aiarun\[1\]: shard: an answer slice: rank 3: algorithm 'nanstep': answer to round [0-9]+ holds nan at index 2: the method diverged" \
-    "shard rank 1 names the worker, the round and the index"
+is "$rc" 1 "an answer holding NaN on a shard rank: exit 1"
+like "$err" "aiarun\[0\]: stopping: rank 3: algorithm 'nanstep': answer to round [0-9]+ holds nan at index 2: the method diverged.* \(shard rank 1\)" \
+    "rank 0 names the worker, the round, the index and the shard rank"
+is "$(echo "$err" | grep -c 'holds nan')" 1 "once"
+expect_nogrep "no rank aborts the job" "MPI_ABORT|aborting the job" err.txt
+like "$out" "^stop=error iterations=[0-9]+ " "the summary is printed, with the stop's reason"
+expect_ok "the history written so far is kept" [ "$(wc -l <h.csv)" -ge 2 ]
 
 # A worker killed mid-run (mpirun --enable-recovery): rank 0 declares it
 # dead and the shard ranks, told of no more of its answers, go on.

@@ -44,9 +44,10 @@
 #define WIRE_ERROR_TEXT 1024
 
 /* pool.shards: rank 0 tells a shard rank on TAG_SHARD what to do (shard.h),
- * and a shard rank exchanges its slices with workers on TAG_SLICE. */
+ * a shard rank exchanges its slices with workers on TAG_SLICE, and tells
+ * rank 0 on TAG_SHARD_FAIL that its part of the run failed. */
 enum wire_tag { TAG_QUERY = 101, TAG_CTRL = 102, TAG_ANSWER = 103,
-                TAG_SHARD = 104, TAG_SLICE = 105 };
+                TAG_SHARD = 104, TAG_SLICE = 105, TAG_SHARD_FAIL = 106 };
 
 enum wire_kind {
     WIRE_QUERY = 1,
@@ -162,6 +163,15 @@ struct shard_msg {
     int32_t w;      /* pool index */
     uint32_t pad;
     struct aia_answer_info info; /* SHARD_ABSORB */
+};
+
+/* A shard rank to rank 0, once, on TAG_SHARD_FAIL: an answer slice held
+ * a value that is not finite (the method diverged) or the algorithm
+ * failed on the slice; rank 0 stops the run with the text. */
+struct shard_fail {
+    uint32_t magic; /* WIRE_MAGIC */
+    uint32_t pad;
+    char text[WIRE_ERROR_TEXT];
 };
 
 #endif

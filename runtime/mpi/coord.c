@@ -272,6 +272,7 @@ static void loop(struct coord *c)
          * left out would never be heard saying goodbye */
         for (int i = 0; i < k; i++)
             coord_take(c, c->idx[i], &c->mst[i], now);
+        shard_heard(c);
         if (c->l.p.why)
             break;
         if (proto_time_stop(&c->l.p, &c->l.job->stop, now))

@@ -1,13 +1,17 @@
 /* shard.c - shard ranks (pool.shards, shard.h): rank 0's side (its word
- * to the shard ranks, the model gathered from them) and a shard rank's
- * loop.  Rank 0 talks to shard ranks with nonblocking sends only; a
- * shard rank waits for rank 0's word and for the answer slices it names
- * without spinning (poll.c), and a slice that does not come within
- * pool.shutdown_timeout ends the job with the worker named. */
+ * to the shard ranks, the model gathered from them, their failures) and
+ * a shard rank's loop.  Rank 0 talks to shard ranks with nonblocking
+ * sends only; a shard rank waits for rank 0's word and for the answer
+ * slices it names without spinning (poll.c), and a slice that does not
+ * come within pool.shutdown_timeout ends the job with the worker named.
+ * A slice that holds a value that is not finite, or that the algorithm
+ * fails to absorb, is reported to rank 0, which stops the run as it does
+ * for its own slice (exit 1, the history and summary kept). */
 #include <config.h>
 
 #include <math.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +37,8 @@ struct shard_lead {
     unsigned next;
     uint64_t sent, recv; /* rank 0's bytes to and from shard ranks */
     int ended;
+    struct shard_fail *fail; /* n: each shard rank's failure, if it comes */
+    MPI_Request *freq;       /* n: their receives, posted at the start */
 };
 
 /* Wait for one request within seconds; 0, or -1 when it did not
@@ -73,6 +79,27 @@ void shard_tell(struct coord *c, enum shard_cmd cmd, int w,
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
         }
     sh->sent += (uint64_t)sh->n * sizeof *m;
+}
+
+void shard_heard(struct coord *c)
+{
+    struct shard_lead *sh = c->sh;
+    if (!sh)
+        return;
+    for (int j = 0; j < sh->n; j++) {
+        int done = 0;
+        if (sh->freq[j] == MPI_REQUEST_NULL ||
+            MPI_Test(&sh->freq[j], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+            !done)
+            continue;
+        struct shard_fail *f = &sh->fail[j];
+        sh->recv += sizeof *f;
+        f->text[sizeof f->text - 1] = '\0';
+        if (f->magic != WIRE_MAGIC)
+            lead_fail(&c->l, "shard rank %d sent a malformed report", j + 1);
+        else
+            lead_fail(&c->l, "stopping: %s (shard rank %d)", f->text, j + 1);
+    }
 }
 
 /* The recorder's model (record_model): rank 0's slice, then each shard
@@ -294,6 +321,15 @@ int shard_lead_init(struct coord *c)
         return -1;
     for (size_t i = 0; i < (size_t)SHARD_RING * (size_t)sh->n; i++)
         sh->req[i] = MPI_REQUEST_NULL;
+    sh->fail = calloc((size_t)sh->n, sizeof *sh->fail);
+    sh->freq = malloc((size_t)sh->n * sizeof *sh->freq);
+    if (!sh->fail || !sh->freq)
+        return -1;
+    for (int j = 0; j < sh->n; j++)
+        if (MPI_Irecv(&sh->fail[j], (int)sizeof sh->fail[j], MPI_BYTE, j + 1,
+                      TAG_SHARD_FAIL, MPI_COMM_WORLD,
+                      &sh->freq[j]) != MPI_SUCCESS)
+            return -1;
     c->l.r.nranks = s->shards;
     c->l.r.model = gather;
     c->l.r.shard_change = change;
@@ -311,7 +347,14 @@ void shard_lead_free(struct coord *c)
          i++)
         if (sh->req[i] != MPI_REQUEST_NULL)
             MPI_Wait(&sh->req[i], MPI_STATUS_IGNORE);
+    for (int j = 0; sh->freq && j < sh->n; j++)
+        if (sh->freq[j] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&sh->freq[j]);
+            MPI_Wait(&sh->freq[j], MPI_STATUS_IGNORE);
+        }
     free(sh->req);
+    free(sh->freq);
+    free(sh->fail);
     free(sh);
     c->sh = NULL;
     free(c->l.r.rank_bytes);
@@ -342,6 +385,9 @@ void shard_bytes(struct coord *c)
         b[2 * j] = got[0];
         b[2 * j + 1] = got[1];
     }
+    /* a failure a shard rank sent before its counts has come by now (MPI
+     * keeps a pair of ranks' messages in order): the run fails with it */
+    shard_heard(c);
     /* rank 0's own traffic with the workers is the report's to add */
     b[0] = sh->recv;
     b[1] = sh->sent;
@@ -372,6 +418,7 @@ struct shard {
     double *abuf;      /* an answer slice and its tail */
     double *mbuf;      /* the model's slice, for rank 0 */
     uint64_t recv, sent;
+    int failed; /* a failure was reported: absorb and query no more */
 };
 
 static void die(const char *what, const char *text)
@@ -380,16 +427,31 @@ static void die(const char *what, const char *text)
     MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
 }
 
+/* This rank's part of the run failed: rank 0 is told, once, and stops
+ * the run; this rank keeps its last good state and goes on serving rank
+ * 0's word (the query slices, the model) until the end. */
+static void report(struct shard *k, const char *text)
+{
+    struct shard_fail f = {.magic = WIRE_MAGIC};
+    if (k->failed)
+        return;
+    snprintf(f.text, sizeof f.text, "%s", text);
+    if (bell_send(&f, (int)sizeof f, 0, TAG_SHARD_FAIL) != MPI_SUCCESS)
+        die("a failure report", text);
+    k->sent += sizeof f;
+    k->failed = 1;
+}
+
 /* The one check of an answer slice's values before it is absorbed (the
  * worker does not check what it sends; rank 0 checks its own part): a
- * value that is not finite means the method diverged.  A shard rank
- * cannot stop the run from here, so it ends the job naming it. */
-static void check_slice(struct shard *k, const struct aia_answer_info *info)
+ * value that is not finite means the method diverged, which is reported
+ * to rank 0.  0, or -1 when reported. */
+static int check_slice(struct shard *k, const struct aia_answer_info *info)
 {
     const struct setup *s = k->s;
     size_t n = s->shape.answer_len, i = wire_nonfinite(k->abuf, n);
     if (i == n)
-        return;
+        return 0;
     /* the index in the whole answer: this rank's slice, then the tail */
     size_t at = i < s->slice_len
                     ? s->slice[s->shard] + i
@@ -398,7 +460,19 @@ static void check_slice(struct shard *k, const struct aia_answer_info *info)
     char text[AIA_ERROR_LEN];
     diverge_answer(text, sizeof text, info->rank, s->alg->h.name,
                    info->sent_round, at, k->abuf[i], s->facts.smoothness);
-    die("an answer slice", text);
+    report(k, text);
+    return -1;
+}
+
+/* The algorithm's call (its name and whose answer) failed on this
+ * rank's slice: reported in the words rank 0 uses for its own. */
+static void fail_call(struct shard *k, const char *call,
+                      struct aia_error *err)
+{
+    char text[AIA_ERROR_LEN + 128];
+    snprintf(text, sizeof text, "algorithm '%s': %s: %s", k->s->alg->h.name,
+             call, util_error_text(err));
+    report(k, text);
 }
 
 static int acquire(struct shard *k)
@@ -583,16 +657,23 @@ int shard_run(struct setup *s)
             if (m.w < 0 || m.w >= n)
                 die("rank 0's word", "a worker outside the pool");
             take_slice(&k, m.w);
-            if (m.cmd == SHARD_ABSORB)
-                check_slice(&k, &m.info);
-            if (m.cmd == SHARD_ABSORB &&
-                s->alg->absorb(s->alg_s, k.abuf, &m.info, &err) < 0)
-                die("absorb", util_error_text(&err));
+            if (m.cmd == SHARD_ABSORB && !k.failed &&
+                check_slice(&k, &m.info) == 0 &&
+                s->alg->absorb(s->alg_s, k.abuf, &m.info, &err) < 0) {
+                char call[64];
+                snprintf(call, sizeof call, "absorb (answer of rank %d)",
+                         m.info.rank);
+                fail_call(&k, call, &err);
+            }
             break;
         case SHARD_NEXT: {
+            if (k.failed) /* the last good query stays */
+                break;
             int q = acquire(&k);
-            if (s->alg->query(s->alg_s, k.q[q].buf, &err) < 0)
-                die("query", util_error_text(&err));
+            if (s->alg->query(s->alg_s, k.q[q].buf, &err) < 0) {
+                fail_call(&k, "query", &err);
+                break;
+            }
             k.prev = k.cur;
             k.cur = q;
             break;

@@ -32,6 +32,11 @@ void shard_lead_free(struct coord *c);
 void shard_tell(struct coord *c, enum shard_cmd cmd, int w,
                 const struct aia_answer_info *info);
 
+/* Rank 0: a shard rank's failure that has come (an answer slice not
+ * finite, absorb or query failed on its slice) fails the run with its
+ * text.  Does nothing without shards. */
+void shard_heard(struct coord *c);
+
 /* Rank 0, resuming: load each coordinator rank's state and query slice
  * from checkpoint k (written by the recorder's shard_save: every rank's
  * state, the whole query), rank 0's into its algorithm and query (its
