@@ -2,7 +2,9 @@
  * one process, without MPI: an algorithm's absorb of one answer and its
  * query at the end of a round (sgd, gd and average on bench/nullprob.c),
  * against a memcpy of the same doubles and the float32 encoding a query
- * takes with pool.codec.query: float32.
+ * takes with pool.codec.query: float32; and a running table's update by
+ * one answer and its sum afresh (aia_table_add, aia_table_resum: what
+ * gd, sag and sgd's table do for an answer in async mode).
  *
  *     coordcost DIM [REPS]
  *
@@ -16,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <aiarun/alg.h>
 
 #include "core/codec.h"
 #include "../t/algtest.h"
@@ -93,6 +97,35 @@ static void algorithm(const char *name, size_t dim, int reps, double *t)
     plugtest_free(&p);
 }
 
+/* A running table of NW entries: one answer's update, then the sum
+ * afresh of all NW entries (once every NW answers). */
+static void table(size_t dim, int reps, double *t)
+{
+    struct aia_table tab;
+    double *g = malloc(dim * sizeof *g);
+    if (!g || aia_table_init(&tab, NW, dim) < 0)
+        bail_out("out of memory");
+    tab.running = 1;
+    for (size_t j = 0; j < dim; j++)
+        g[j] = 1e-3 * (double)(j % 7);
+    for (int e = 0; e < NW; e++)
+        aia_table_add(&tab, (size_t)e, g, 1, 1);
+    for (int r = 0; r < reps; r++) {
+        g[(size_t)r % dim] += 1e-3;
+        tab.since = 0; /* no sum afresh inside the timed update */
+        double t0 = bench_now();
+        aia_table_add(&tab, (size_t)r % NW, g, 1 + r % 3, (uint64_t)r + 2);
+        double t1 = bench_now();
+        aia_table_resum(&tab);
+        t[r] = t1 - t0;
+        t[reps + r] = bench_now() - t1;
+    }
+    report("table-add", t, reps);
+    report("table-resum", t + reps, reps);
+    aia_table_free(&tab);
+    free(g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -133,6 +166,7 @@ int main(int argc, char **argv)
     algorithm("sgd", dim, reps, t);
     algorithm("gd", dim, reps, t);
     algorithm("average", dim, reps, t);
+    table(dim, reps, t);
     free(t);
     free(x);
     free(y);

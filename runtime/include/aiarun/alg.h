@@ -339,8 +339,13 @@ static inline double aia_row_weight(const struct aia_answer_info *info,
  * it, so the results do not change. */
 #ifdef AIA_OMP_SIMD
 #define AIA_SIMD _Pragma("omp simd")
+/* The same for a loop that also sums into mass, which is then found in
+ * partial sums, in another order (a table's mass says when to sum
+ * afresh; no result is made of it). */
+#define AIA_SIMD_MASS _Pragma("omp simd reduction(+:mass)")
 #else
 #define AIA_SIMD
+#define AIA_SIMD_MASS
 #endif
 
 /* The rows of a table's entries from the two latest steps stored, for
@@ -454,15 +459,18 @@ static inline void aia_table_heard(struct aia_table *t, uint64_t now)
  * afresh in entry order from the entries. */
 static inline void aia_table_resum(struct aia_table *t)
 {
-    memset(t->sum, 0, t->dim * sizeof *t->sum);
-    t->total = t->when_sum = t->mass = 0;
+    double *sum = t->sum, mass = 0;
+    memset(sum, 0, t->dim * sizeof *sum);
+    t->total = t->when_sum = 0;
     for (size_t e = 0; e < t->entries; e++) {
         const double *g = t->g + e * t->dim;
-        if (t->n[e] == 0)
+        const double n = t->n[e];
+        if (n == 0)
             continue;
+        AIA_SIMD_MASS
         for (size_t j = 0; j < t->dim; j++) {
-            t->sum[j] += t->n[e] * g[j];
-            t->mass += fabs(t->n[e] * g[j]);
+            sum[j] += n * g[j];
+            mass += fabs(n * g[j]);
         }
         t->total += t->n[e];
         t->when_sum += t->n[e] * (double)t->when[e];
@@ -476,6 +484,7 @@ static inline void aia_table_resum(struct aia_table *t)
     for (size_t e = 0; e < t->entries; e++)
         if (t->n[e] > 0)
             aia_recent_move(&t->recent, t->when[e], t->n[e], 1);
+    t->mass = mass;
     t->since = 0;
     t->big = 0;
 }
@@ -489,11 +498,13 @@ static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
                                  double rows, uint64_t sent)
 {
     const double *old = t->g + e * t->dim;
-    double n = t->n[e], big = t->big, mass = 0;
+    double *sum = t->sum, n = t->n[e], big = t->big, mass = 0;
+    /* a vectorised loop with big's largest is slower here (measured by
+     * bench/coordcost's table-add): the update is bound by memory */
     for (size_t j = 0; j < t->dim; j++) {
         double in = rows * g[j], out = n * old[j];
         double a = fabs(in), b = fabs(out), m = a > b ? a : b;
-        t->sum[j] += in - out;
+        sum[j] += in - out;
         big = m > big ? m : big; /* fmax, without a libm call a value */
         mass += a - b;
     }
