@@ -120,17 +120,21 @@ algorithm: {plugin: $FIXTURES/nanstep.so, rank: 3, after: 3}
 problem: {plugin: lrmse, rows: 400, cols: 4}
 pool: {shards: 2}
 stop: {iterations: 40}
-output: {history: h.csv, every: 1}
+output: {history: h.csv, every: 1, final: nanx.txt, checkpoint: nan.ck, checkpoint_every: 1}
 YAML
-rm -f h.csv
+rm -f h.csv nanx.txt nan.ck
 run 6 nan.yaml
 is "$rc" 1 "an answer holding NaN on a shard rank: exit 1"
-like "$err" "aiarun\[0\]: stopping: rank 3: algorithm 'nanstep': answer to round [0-9]+ holds nan at index 2: the method diverged.* \(shard rank 1\)" \
-    "rank 0 names the worker, the round, the index and the shard rank"
+like "$err" "aiarun\[0\]: stopping: shard rank 1: rank 3: algorithm 'nanstep': answer to round [0-9]+ holds nan at index 2: the method diverged" \
+    "rank 0 names the shard rank, the worker, the round and the index"
 is "$(echo "$err" | grep -c 'holds nan')" 1 "once"
 expect_nogrep "no rank aborts the job" "MPI_ABORT|aborting the job" err.txt
 like "$out" "^stop=error iterations=[0-9]+ " "the summary is printed, with the stop's reason"
 expect_ok "the history written so far is kept" [ "$(wc -l <h.csv)" -ge 2 ]
+expect_ok "no final model: its slices would be from different iterations" \
+    [ ! -e nanx.txt ]
+expect_ok "the checkpoint of an iteration before it is kept" [ -s nan.ck ]
+expect_nogrep "no checkpoint is refused or failed on the way" "checkpoint" err.txt
 
 # A worker killed mid-run (mpirun --enable-recovery): rank 0 declares it
 # dead and the shard ranks, told of no more of its answers, go on.

@@ -270,9 +270,11 @@ static void loop(struct coord *c)
         /* every completed receive is taken, even after a stop decision (a
          * signal's too), so that each worker is listened to again: one
          * left out would never be heard saying goodbye */
+        /* a shard rank's failure first: the answers that came with it
+         * are then late, not absorbed */
+        shard_heard(c);
         for (int i = 0; i < k; i++)
             coord_take(c, c->idx[i], &c->mst[i], now);
-        shard_heard(c);
         if (c->l.p.why)
             break;
         if (proto_time_stop(&c->l.p, &c->l.job->stop, now))

@@ -25,6 +25,10 @@
 #include "run.h"
 #include "shard.h"
 
+/* A failed shard rank's answer to SHARD_SAVE, in place of its state's
+ * length: nothing follows. */
+#define SHARD_STATE_NONE UINT64_MAX
+
 /* Rank 0's messages in flight: a ring of them, each sent to every shard
  * rank.  Small messages complete at once (eager); a slot is waited on
  * only when it comes round again. */
@@ -39,6 +43,7 @@ struct shard_lead {
     int ended;
     struct shard_fail *fail; /* n: each shard rank's failure, if it comes */
     MPI_Request *freq;       /* n: their receives, posted at the start */
+    int failed;              /* the first shard rank heard to fail, or 0 */
 };
 
 /* Wait for one request within seconds; 0, or -1 when it did not
@@ -81,25 +86,38 @@ void shard_tell(struct coord *c, enum shard_cmd cmd, int w,
     sh->sent += (uint64_t)sh->n * sizeof *m;
 }
 
-void shard_heard(struct coord *c)
+/* Shard rank j's failure report (j >= 1), if it has come, or with wait
+ * once it comes (its rank said it sent one): the run fails with it. */
+static void take_report(struct coord *c, int j, int wait)
 {
     struct shard_lead *sh = c->sh;
-    if (!sh)
+    MPI_Request *r = &sh->freq[j - 1];
+    struct shard_fail *f = &sh->fail[j - 1];
+    int done = 0;
+    if (*r == MPI_REQUEST_NULL)
         return;
-    for (int j = 0; j < sh->n; j++) {
-        int done = 0;
-        if (sh->freq[j] == MPI_REQUEST_NULL ||
-            MPI_Test(&sh->freq[j], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-            !done)
-            continue;
-        struct shard_fail *f = &sh->fail[j];
-        sh->recv += sizeof *f;
-        f->text[sizeof f->text - 1] = '\0';
-        if (f->magic != WIRE_MAGIC)
-            lead_fail(&c->l, "shard rank %d sent a malformed report", j + 1);
-        else
-            lead_fail(&c->l, "stopping: %s (shard rank %d)", f->text, j + 1);
-    }
+    if (wait)
+        done = await(r, c->l.job->pool.shutdown_timeout) == 0;
+    else if (MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        done = 0;
+    if (!done)
+        return;
+    *r = MPI_REQUEST_NULL;
+    sh->recv += sizeof *f;
+    sh->failed = sh->failed ? sh->failed : j;
+    f->text[sizeof f->text - 1] = '\0';
+    if (f->magic != WIRE_MAGIC)
+        lead_fail(&c->l, "shard rank %d sent a malformed report", j);
+    else
+        lead_fail(&c->l, "stopping: shard rank %d: %s", j, f->text);
+}
+
+void shard_heard(struct coord *c)
+{
+    if (!c->sh)
+        return;
+    for (int j = 1; j <= c->sh->n; j++)
+        take_report(c, j, 0);
 }
 
 /* The recorder's model (record_model): rank 0's slice, then each shard
@@ -127,7 +145,13 @@ static int gather(void *ctx, double *x, struct aia_error *err)
                                    "(pool.shutdown_timeout)",
                               j, c->l.job->pool.shutdown_timeout);
         sh->recv += len * sizeof *x;
+        /* a failure it reported came before its slice */
+        take_report(c, j, 0);
     }
+    if (sh->failed)
+        return aia_seterr(err, "shard rank %d failed: no model whose slices "
+                               "are from different iterations",
+                          sh->failed);
     return 0;
 }
 
@@ -202,10 +226,17 @@ static int save(void *ctx, void **state, size_t *len, double **query,
     memcpy(whole, c->l.r.query, n0 * sizeof *whole);
     memcpy(whole + s->dim, c->l.r.query + n0, tail * sizeof *whole);
     shard_tell(c, SHARD_SAVE, -1, NULL);
+    int failed = 0;
     for (int j = 1; j < ranks; j++) {
         size_t slen = s->slice[j + 1] - s->slice[j];
-        if (recv_within(&lens[j], sizeof lens[j], j, bound) < 0 ||
-            !(parts[j] = malloc(lens[j] ? lens[j] : 1)) ||
+        int got = recv_within(&lens[j], sizeof lens[j], j, bound) == 0;
+        if (got && lens[j] == SHARD_STATE_NONE) { /* it failed: no more */
+            sh->recv += sizeof lens[j];
+            lens[j] = 0;
+            failed = failed ? failed : j;
+            continue;
+        }
+        if (!got || !(parts[j] = malloc(lens[j] ? lens[j] : 1)) ||
             recv_within(parts[j], lens[j], j, bound) < 0 ||
             recv_within(whole + s->slice[j], slen * sizeof *whole, j,
                         bound) < 0) {
@@ -216,6 +247,13 @@ static int save(void *ctx, void **state, size_t *len, double **query,
             MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
         }
         sh->recv += sizeof lens[j] + lens[j] + slen * sizeof *whole;
+    }
+    if (failed) { /* its slice is older than the others: no checkpoint */
+        take_report(c, failed, 1);
+        aia_seterr(err, "shard rank %d failed: no checkpoint of a model "
+                        "whose slices are from different iterations",
+                   failed);
+        goto out;
     }
     size_t total = block_head(ranks);
     for (int j = 0; j < ranks; j++)
@@ -326,6 +364,8 @@ int shard_lead_init(struct coord *c)
     if (!sh->fail || !sh->freq)
         return -1;
     for (int j = 0; j < sh->n; j++)
+        sh->freq[j] = MPI_REQUEST_NULL;
+    for (int j = 0; j < sh->n; j++)
         if (MPI_Irecv(&sh->fail[j], (int)sizeof sh->fail[j], MPI_BYTE, j + 1,
                       TAG_SHARD_FAIL, MPI_COMM_WORLD,
                       &sh->freq[j]) != MPI_SUCCESS)
@@ -373,7 +413,7 @@ void shard_bytes(struct coord *c)
     uint64_t *b = c->l.r.rank_bytes;
     for (int j = 1; j <= sh->n; j++) {
         MPI_Request r;
-        uint64_t got[2] = {0, 0};
+        uint64_t got[3] = {0, 0, 0};
         if (MPI_Irecv(got, (int)sizeof got, MPI_BYTE, j, TAG_SHARD,
                       MPI_COMM_WORLD, &r) != MPI_SUCCESS ||
             await(&r, c->l.job->pool.shutdown_timeout) < 0) {
@@ -384,9 +424,10 @@ void shard_bytes(struct coord *c)
         sh->recv += sizeof got;
         b[2 * j] = got[0];
         b[2 * j + 1] = got[1];
+        /* it reported a failure: the report was sent, so it comes */
+        if (got[2])
+            take_report(c, j, 1);
     }
-    /* a failure a shard rank sent before its counts has come by now (MPI
-     * keeps a pair of ranks' messages in order): the run fails with it */
     shard_heard(c);
     /* rank 0's own traffic with the workers is the report's to add */
     b[0] = sh->recv;
@@ -565,6 +606,12 @@ static void send_state(struct shard *k)
 {
     const struct setup *s = k->s;
     struct aia_error err = {""};
+    if (k->failed) { /* its state is older than rank 0's: none to save */
+        uint64_t none = SHARD_STATE_NONE;
+        bell_send(&none, (int)sizeof none, 0, TAG_SHARD);
+        k->sent += sizeof none;
+        return;
+    }
     uint64_t len = s->alg->state_size(s->alg_s);
     void *buf = malloc(len ? len : 1);
     if (!buf)
@@ -694,7 +741,8 @@ int shard_run(struct setup *s)
             load_state(&k);
             break;
         case SHARD_BYTES: {
-            uint64_t b[2] = {k.recv, k.sent + 2 * sizeof(uint64_t)};
+            uint64_t b[3] = {k.recv, k.sent + 3 * sizeof(uint64_t),
+                             (uint64_t)k.failed};
             bell_send(b, (int)sizeof b, 0, TAG_SHARD);
             break;
         }
