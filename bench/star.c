@@ -31,6 +31,8 @@
  */
 #include <config.h>
 
+#define _DEFAULT_SOURCE 1 /* posix_memalign, madvise */
+
 #include <math.h>
 #include <mpi.h>
 #include <sched.h>

@@ -2,6 +2,8 @@
  * the runtime. */
 #include <config.h>
 
+#define _DEFAULT_SOURCE 1 /* posix_memalign, madvise */
+
 #include "util.h"
 
 #include <errno.h>

@@ -8,7 +8,8 @@
 #include <aiarun/aiarun.h>
 
 /* bytes, rounded up to a whole number of 64-byte lines (at least one),
- * aligned to 64 and zeroed: a message buffer.  Free with free(); NULL
+ * aligned to 64 and zeroed: a message buffer.  From 2 MiB, aligned to a
+ * huge page and asking for huge pages (util.c).  Free with free(); NULL
  * when out of memory. */
 void *util_alloc_aligned(size_t bytes);
 

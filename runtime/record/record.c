@@ -37,11 +37,14 @@ int record_init(struct recorder *r, const struct setup *s,
     size_t total = s->data.d.total_rows;
     r->sampling = output_sample_rows(&s->job->output, s->job->data.path != NULL,
                                      s->job->stop.gap > 0, total, total) > 0;
-    r->x = calloc(s->dim ? s->dim : 1, sizeof *r->x);
+    /* the model's copies, touched now (on huge pages when large), not by
+     * the run's first record */
+    r->x = util_alloc_aligned((s->dim ? s->dim : 1) * sizeof *r->x);
     if (!r->x)
         return -1;
     if (s->job->data.path && (s->job->stop.loss > 0 || s->job->stop.gap > 0) &&
-        !(r->judged = calloc(s->dim ? s->dim : 1, sizeof *r->judged)))
+        !(r->judged = util_alloc_aligned((s->dim ? s->dim : 1) *
+                                         sizeof *r->judged)))
         return -1;
     return 0;
 }

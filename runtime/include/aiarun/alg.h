@@ -339,9 +339,10 @@ static inline double aia_row_weight(const struct aia_answer_info *info,
  * it, so the results do not change. */
 #ifdef AIA_OMP_SIMD
 #define AIA_SIMD _Pragma("omp simd")
-/* The same for a loop that also sums into mass, which is then found in
- * partial sums, in another order (a table's mass says when to sum
- * afresh; no result is made of it). */
+/* The same for a loop that also sums into a local mass, which is then
+ * found in partial sums, in another order: a table's mass is no value of
+ * the model, it only says when to sum afresh (a tie at that threshold
+ * could move a sum afresh by an answer). */
 #define AIA_SIMD_MASS _Pragma("omp simd reduction(+:mass)")
 #else
 #define AIA_SIMD
