@@ -498,14 +498,17 @@ static inline void aia_table_resum(struct aia_table *t)
 static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
                                  double rows, uint64_t sent)
 {
-    const double *old = t->g + e * t->dim;
+    double *old = t->g + e * t->dim;
     double *sum = t->sum, n = t->n[e], big = t->big, mass = 0;
-    /* a vectorised loop with big's largest is slower here (measured by
-     * bench/coordcost's table-add): the update is bound by memory */
+    /* one pass: the entry is replaced as it is read (aia_table_put's
+     * copy, fused), and the loop left plain: vectorised with big's
+     * largest it is slower (bench/coordcost's table-add), being bound by
+     * memory */
     for (size_t j = 0; j < t->dim; j++) {
-        double in = rows * g[j], out = n * old[j];
+        double gj = g[j], in = rows * gj, out = n * old[j];
         double a = fabs(in), b = fabs(out), m = a > b ? a : b;
         sum[j] += in - out;
+        old[j] = gj;
         big = m > big ? m : big; /* fmax, without a libm call a value */
         mass += a - b;
     }
@@ -517,7 +520,8 @@ static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
         aia_recent_move(&t->recent, t->when[e], n, -1);
     if (rows > 0)
         aia_recent_move(&t->recent, sent, rows, 1);
-    aia_table_put(t, e, g, rows, sent);
+    t->n[e] = rows;
+    t->when[e] = sent;
     /* each term's rounding stays in the sums until they are summed
      * afresh: once every entries answers, and at once when the table's
      * whole mass has shrunk a thousandfold below one term added or taken

@@ -246,9 +246,12 @@ static inline int aia_segtable_put(struct aia_segtable *t, int w, size_t lo,
     s[a].slot = slot;
     s[a].when = sent;
     const double r = (double)(hi - lo);
-    memcpy(t->g + slot * t->dim, g, t->dim * sizeof *g);
-    for (size_t j = 0; j < t->dim; j++)
-        t->sum[j] += r * g[j];
+    double *to = t->g + slot * t->dim, *sum = t->sum;
+    for (size_t j = 0; j < t->dim; j++) { /* stored and added in one pass */
+        double gj = g[j];
+        to[j] = gj;
+        sum[j] += r * gj;
+    }
     t->total += r;
     t->when_sum += r * (double)sent;
     aia_recent_move(&t->recent, sent, r, 1);
