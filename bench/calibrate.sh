@@ -19,7 +19,8 @@
 # simulate.coordinator measured and the model (and measured with a core
 # a rank, and none, to show what each term gives): time to the same
 # iteration (waiting for all, the iterates are the same each way) and
-# coordinator_busy each way.
+# coordinator_busy each way, and mpirun's spread (its slowest repetition
+# over its fastest: what the machine moved under the same job).
 #   sh bench/calibrate.sh   (from the build folder; REPS=3 by default;
 #   WORKERS="1 2" picks the coordinator cases' pool sizes)
 set -u
@@ -117,8 +118,8 @@ YAML
 coordinator_cases() {
     node_constants
     printf '\n# rank 0 bound: gd, 100000 columns, 8 rows a worker\n'
-    printf '%-8s %-6s | %9s %6s | %-9s %9s %6s | %6s\n' workers mode \
-        "mpi s" "busy" "sim" "sim s" "busy" "sim/mpi"
+    printf '%-8s %-6s | %9s %6s %6s | %-9s %9s %6s | %6s\n' workers mode \
+        "mpi s" "spread" "busy" "sim" "sim s" "busy" "sim/mpi"
     for n in $WORKERS; do
         for mode in all async; do
             cat > "$dir/big.yaml" <<YAML
@@ -140,6 +141,9 @@ YAML
             done
             mt=$(field time < "$dir/mpi" | median)
             mb=$(field coordinator_busy < "$dir/mpi" | median)
+            # mpirun's own spread: its slowest repetition over its fastest
+            ms=$(field time < "$dir/mpi" | sort -g |
+                awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f", hi / lo }')
             # measured and model on the node; measured with a core a
             # rank (cores 0) and none, to show what each term gives
             for c in measured model measured/0 none/0; do
@@ -149,8 +153,8 @@ YAML
                     "$dir/big.yaml" 2>/dev/null | tail -n 1 > "$dir/sim"
                 st=$(field time < "$dir/sim")
                 sb=$(field coordinator_busy < "$dir/sim")
-                printf '%-8s %-6s | %9s %6s | %-9s %9s %6s | %6.3f\n' "$n" \
-                    "$mode" "$mt" "$mb" "$c" "$st" "${sb:--}" \
+                printf '%-8s %-6s | %9s %6s %6s | %-9s %9s %6s | %6.3f\n' "$n" \
+                    "$mode" "$mt" "$ms" "$mb" "$c" "$st" "${sb:--}" \
                     "$(awk -v a="$st" -v b="$mt" 'BEGIN { print a / b }')"
                 [ "$c" = measured ] && cp "$dir/sw.csv" "$dir/swm.csv" &&
                     sbm=$sb && stm=$st
