@@ -66,10 +66,14 @@ static int check_gap(const struct proto *p, const struct proto_limits *lim,
 }
 
 /* In the order they are checked. */
+/* the rows proto_stop_check's path without measures names */
+enum { RULE_ITERATIONS, RULE_TIME, RULE_EPOCHS };
+
 const struct proto_stop_rule proto_stop_rules[] = {
-    {"iterations", check_iterations, "the iteration limit was reached", 1},
-    {"time", NULL, "the time limit passed", 1},
-    {"epochs", check_epochs, "the epoch limit was reached", 1},
+    [RULE_ITERATIONS] = {"iterations", check_iterations,
+                         "the iteration limit was reached", 1},
+    [RULE_TIME] = {"time", NULL, "the time limit passed", 1},
+    [RULE_EPOCHS] = {"epochs", check_epochs, "the epoch limit was reached", 1},
     {"precision", check_precision,
      "the query changed less than the precision asked for", 1},
     {"loss", check_loss, "the loss reached its target", 1},
@@ -97,8 +101,8 @@ const struct proto_stop_rule *proto_stop_check(struct proto *p,
         /* no rule needs a measure (the usual round): the two counts,
          * in the table's order, without a call each rule */
         const struct proto_stop_rule *r =
-            check_iterations(p, lim, m) ? &proto_stop_rules[0]
-            : check_epochs(p, lim, m)   ? &proto_stop_rules[2]
+            check_iterations(p, lim, m) ? &proto_stop_rules[RULE_ITERATIONS]
+            : check_epochs(p, lim, m)   ? &proto_stop_rules[RULE_EPOCHS]
                                         : NULL;
         return r ? (p->why = r) : NULL;
     }

@@ -267,12 +267,12 @@ static void loop(struct coord *c)
             proto_stop(&c->l.p, "signal");
         else if (record_progress(&c->l.r, now) < 0)
             coord_fail(c, "%s", c->l.r.err.text);
-        /* every completed receive is taken, even after a stop decision (a
-         * signal's too), so that each worker is listened to again: one
-         * left out would never be heard saying goodbye */
         /* a shard rank's failure first: the answers that came with it
          * are then late, not absorbed */
         shard_heard(c);
+        /* every completed receive is taken, even after a stop decision (a
+         * signal's too), so that each worker is listened to again: one
+         * left out would never be heard saying goodbye */
         for (int i = 0; i < k; i++)
             coord_take(c, c->idx[i], &c->mst[i], now);
         if (c->l.p.why)

@@ -41,8 +41,7 @@ struct pending {
     MPI_Request *req;
     unsigned char *got;
     int absent; /* workers gone before it was sent */
-    int64_t at; /* the iteration of its model */
-    double at_row[3]; /* that iteration, its epoch and time */
+    double at_row[3]; /* its model's iteration, epoch and time */
     double sent_at;
     double sum[EVAL_LEN];
 };
@@ -182,7 +181,6 @@ static int send_eval(struct coord *c, const double *x, const double *row,
         return 0;
     struct pending *p = push(e, row);
     if (p) {
-        p->at = c->l.p.iteration;
         p->at_row[0] = (double)c->l.p.iteration;
         p->at_row[1] = (double)c->l.p.epoch;
         p->at_row[2] = util_now() - c->l.p.t0;
@@ -298,8 +296,8 @@ static void settle(struct coord *c, int force)
         e->count--;
         double v[4] = {p->sum[0] / p->sum[2], p->sum[1] / p->sum[2],
                        p->sum[3] / p->sum[5], p->sum[4] / p->sum[5]};
-        if (p->sent)
-            c->l.r.ev_at = p->at; /* the progress line's loss's age */
+        if (p->sent) /* the progress line's loss's age */
+            c->l.r.ev_at = (int64_t)p->at_row[0];
         if (record_evaluated(&c->l.r, p->has_row ? p->row : NULL,
                              p->sent ? v : NULL, missing + p->absent,
                              (uint64_t)p->sum[2], p->sent && p->sampled) < 0)

@@ -424,11 +424,11 @@ void shard_bytes(struct coord *c)
         sh->recv += sizeof got;
         b[2 * j] = got[0];
         b[2 * j + 1] = got[1];
-        /* it reported a failure: the report was sent, so it comes */
+        /* it reported a failure: the report was sent, so it comes (a
+         * rank that did not says so here: nothing more is to come) */
         if (got[2])
             take_report(c, j, 1);
     }
-    shard_heard(c);
     /* rank 0's own traffic with the workers is the report's to add */
     b[0] = sh->recv;
     b[1] = sh->sent;

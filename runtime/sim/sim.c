@@ -142,13 +142,15 @@ static double not_rank0(const struct sim *m)
     return m->worker_s + m->l.r.eval_s;
 }
 
-/* simulate.cores: the workers other than skip whose compute spans time
- * t (those not planned yet have none). */
-static int computing(const struct sim *m, int skip, double t)
+/* simulate.cores: how many of the workers computing, not in the
+ * current plan, are still at it at time t (as a piece of rank 0's work
+ * starts there is none in a plan: each piece's end plans its queries). */
+static int planned_at(const struct sim *m, double t)
 {
     int k = 0;
     for (int w = 0; w < m->l.n; w++)
-        k += w != skip && m->fl[w].busy_from <= t && t < m->fl[w].compute_end;
+        k += m->fl[w].busy_from <= t && t < m->fl[w].compute_end &&
+             !isinf(m->fl[w].compute_end);
     return k;
 }
 
@@ -170,7 +172,7 @@ static void work_begin(struct sim *m)
         return;
     m->working = 1;
     m->work_f = m->l.job->simulate.cores > 0
-                    ? stretch(m, 1 + computing(m, -1, m->now))
+                    ? stretch(m, 1 + planned_at(m, m->now))
                     : 1.0;
     m->work_t0 = m->now;
     m->charged = 0;
@@ -247,17 +249,6 @@ static double work_clock(struct sim *m)
         busy = fmax(
             (util_now() - m->work_wall0) - (not_rank0(m) - m->work_skip0), 0);
     return fmax(m->now, m->work_t0 + (busy + m->copied) * m->work_f);
-}
-
-/* simulate.cores: how many of the workers computing, not in the
- * current plan, are still at it at time t. */
-static int planned_at(const struct sim *m, double t)
-{
-    int k = 0;
-    for (int w = 0; w < m->l.n; w++)
-        k += m->fl[w].busy_from <= t && t < m->fl[w].compute_end &&
-             !isinf(m->fl[w].compute_end);
-    return k;
 }
 
 /* simulate.cores: the workers sent a query in the piece that ends at

@@ -473,8 +473,8 @@ static inline void aia_table_resum(struct aia_table *t)
             sum[j] += n * g[j];
             mass += fabs(n * g[j]);
         }
-        t->total += t->n[e];
-        t->when_sum += t->n[e] * (double)t->when[e];
+        t->total += n;
+        t->when_sum += n * (double)t->when[e];
     }
     /* the latest step stored and the one before it, then their rows */
     uint64_t top = 0;
