@@ -5,12 +5,14 @@
 # the bytes each coordinator rank received and sent (the summary's
 # recv_bytes and sent_bytes for S = 1, coord_recv_bytes and
 # coord_sent_bytes for S > 1), as ratios to S = 1.  Sourced by
-# bench/run.sh.  SHARDS_DIM, SHARDS_LIST and SHARDS_ROUNDS choose the
-# cells.
+# bench/run.sh.  SHARDS_DIM, SHARDS_LIST, SHARDS_ROUNDS and
+# SHARDS_WORKERS choose the cells (bench/device.sh runs 12 workers, so
+# that S = 4 makes 16 ranks).
 
 : "${SHARDS_DIM:=1000000}"
 : "${SHARDS_LIST:=1 2 4}"
 : "${SHARDS_ROUNDS:=20}"
+: "${SHARDS_WORKERS:=4}"
 
 # shards_max LIST : the largest of comma-separated numbers.
 shards_max() {
@@ -40,7 +42,7 @@ YAML
         order=$SHARDS_LIST
         [ $((rep % 2)) = 0 ] && order=$(printf '%s\n' $SHARDS_LIST | sort -rn)
         for S in $order; do
-            line=$(aia $((4 + S)) "$job" -o "problem.dim=$SHARDS_DIM" \
+            line=$(aia $((SHARDS_WORKERS + S)) "$job" -o "problem.dim=$SHARDS_DIM" \
                 -o "pool.shards=$S" -o "stop.iterations=$SHARDS_ROUNDS")
             t=$(field time "$line")
             it=$(field iterations "$line")
@@ -71,8 +73,8 @@ shards_table() {
 ## Shard ranks: the model on S coordinator ranks
 
 gd on \`bench/nullprob.c\` (no data, gradient 0) at $SHARDS_DIM doubles,
-4 workers, every worker every round, $SHARDS_ROUNDS rounds a run, with
-\`pool.shards\` S = $(echo $SHARDS_LIST | sed 's/ /, /g') (\`mpirun -np\` 4 + S), side by side
+$SHARDS_WORKERS workers, every worker every round, $SHARDS_ROUNDS rounds a run, with
+\`pool.shards\` S = $(echo $SHARDS_LIST | sed 's/ /, /g') (\`mpirun -np\` $SHARDS_WORKERS + S), side by side
 in every repetition: µs per round (median), and the megabytes
 (10^6 bytes) received and sent over the run by rank 0 and by the
 busiest coordinator rank, with the ratios to S = 1 (medians of the
