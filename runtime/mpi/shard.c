@@ -87,19 +87,28 @@ void shard_tell(struct coord *c, enum shard_cmd cmd, int w,
 }
 
 /* Shard rank j's failure report (j >= 1), if it has come, or with wait
- * once it comes (its rank said it sent one): the run fails with it. */
+ * once it comes (its rank said it sent one): the run fails with it, and
+ * as well when the report cannot be received or does not come. */
 static void take_report(struct coord *c, int j, int wait)
 {
     struct shard_lead *sh = c->sh;
     MPI_Request *r = &sh->freq[j - 1];
     struct shard_fail *f = &sh->fail[j - 1];
-    int done = 0;
+    int done = 1;
     if (*r == MPI_REQUEST_NULL)
         return;
-    if (wait)
-        done = await(r, c->l.job->pool.shutdown_timeout) == 0;
-    else if (MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        done = 0;
+    if (wait ? await(r, c->l.job->pool.shutdown_timeout) < 0
+             : MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        /* no report will be read into f once the receive is cancelled */
+        MPI_Cancel(r);
+        MPI_Wait(r, MPI_STATUS_IGNORE);
+        *r = MPI_REQUEST_NULL;
+        sh->failed = sh->failed ? sh->failed : j;
+        lead_fail(&c->l, "stopping: shard rank %d: its failure report %s", j,
+                  wait ? "did not come within pool.shutdown_timeout"
+                       : "could not be received");
+        return;
+    }
     if (!done)
         return;
     *r = MPI_REQUEST_NULL;

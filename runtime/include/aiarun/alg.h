@@ -339,14 +339,15 @@ static inline double aia_row_weight(const struct aia_answer_info *info,
  * it, so the results do not change. */
 #ifdef AIA_OMP_SIMD
 #define AIA_SIMD _Pragma("omp simd")
-/* The same for a loop that also sums into a local mass, which is then
- * found in partial sums, in another order: a table's mass is no value of
- * the model, it only says when to sum afresh (a tie at that threshold
- * could move a sum afresh by an answer). */
-#define AIA_SIMD_MASS _Pragma("omp simd reduction(+:mass)")
+/* The same for a loop that also adds into the local variable var, which
+ * is then found in partial sums, in another order: only for a sum that is
+ * no value of the model (a table's mass only says when to sum afresh; a
+ * tie at that threshold could move a sum afresh by an answer). */
+#define AIA_PRAGMA_(text) _Pragma(#text)
+#define AIA_SIMD_SUM(var) AIA_PRAGMA_(omp simd reduction(+ : var))
 #else
 #define AIA_SIMD
-#define AIA_SIMD_MASS
+#define AIA_SIMD_SUM(var)
 #endif
 
 /* The rows of a table's entries from the two latest steps stored, for
@@ -468,7 +469,7 @@ static inline void aia_table_resum(struct aia_table *t)
         const double n = t->n[e];
         if (n == 0)
             continue;
-        AIA_SIMD_MASS
+        AIA_SIMD_SUM(mass)
         for (size_t j = 0; j < t->dim; j++) {
             sum[j] += n * g[j];
             mass += fabs(n * g[j]);
