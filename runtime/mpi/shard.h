@@ -14,6 +14,7 @@
 #ifndef AIARUN_SHARD_H
 #define AIARUN_SHARD_H
 
+#include <mpi.h>
 #include <stdint.h>
 
 #include "core/wire.h"
@@ -52,7 +53,19 @@ void shard_bytes(struct coord *c);
 /* Rank 0, once the report is out: the shard ranks stop. */
 void shard_end(struct coord *c);
 
-/* A shard rank (1 .. shards-1): carry out rank 0's word until it ends,
+/* A failed shard rank's answer to SHARD_SAVE, in place of its state's
+ * length: nothing follows. */
+#define SHARD_STATE_NONE UINT64_MAX
+
+/* Wait for one request within seconds, without spinning; 0, or -1 when
+ * it did not complete (or MPI failed). */
+int shard_await(MPI_Request *req, double seconds);
+
+/* Receive bytes from rank src on TAG_SHARD into buf within seconds; 0 or
+ * -1. */
+int shard_recv_within(void *buf, size_t bytes, int src, double seconds);
+
+/* A shard rank (1 .. shards-1, shard_rank.c): carry out rank 0's word until it ends,
  * then stop as a rank outside the pool.  Returns the job's exit status. */
 int shard_run(struct setup *s);
 

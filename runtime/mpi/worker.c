@@ -192,7 +192,7 @@ static int answer(struct worker *k, int got)
         return 0;
     }
     /* what it sends is checked where it is received, once (coord.c,
-     * tree.c, shard.c): a value that is not finite stops the run there */
+     * tree.c, shard_rank.c): a value that is not finite stops the run there */
     size_t bytes = s->shape.answer_len * sizeof(double);
     if (k->araw && codec_encode(&k->ac, out, WIRE_PAYLOAD(k->abuf), &bytes,
                                 &err) < 0) {
