@@ -1,9 +1,9 @@
-/* record.c - the recorder: the loss and the optimum, the history, the
- * answer log, saved iterates, progress lines, the checkpoint, and the
- * report at the end of a run (see record.h). */
+/* record.c - the recorder (see record.h): the loss and the optimum, the
+ * history's rows (their columns are history.c's), the answer log, saved
+ * iterates and the checkpoint.  Its progress lines and the report at the
+ * end of a run are report.c's. */
 #include <config.h>
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +12,9 @@
 #include "session/facts.h"
 #include "core/host.h"
 #include "conf/params.h"
+#include "history.h"
 #include "record.h"
 #include "core/util.h"
-#include "core/wire.h"
 
 int record_init(struct recorder *r, const struct setup *s,
                 const struct proto *p, const struct wstats *st,
@@ -218,155 +218,6 @@ void record_optimum(struct recorder *r)
     free(xs);
 }
 
-/* ---------------------------------------------------- history columns */
-
-/* What a history row is made of, before it is columns: the coordinator's
- * own loss (record_iteration) or the workers' evaluation
- * (record_evaluated) fills one. */
-struct sample {
-    double iteration, epoch, time, loss, change, metric, test_loss, test_metric;
-    double rows; /* the training rows that loss and metric read */
-};
-
-/* A column of the history: its name ("%m" stands for the problem's metric
- * name, and such a column is written only for a problem that has one),
- * how it is written, its value, and when it is written (NULL: always).
- * Adding a column is one entry here plus its value function. */
-struct history_column {
-    const char *name;
-    enum output_kind kind;
-    double (*value)(const struct recorder *r, const struct sample *h);
-    int (*shown)(const struct recorder *r);
-};
-
-static double h_iteration(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->iteration;
-}
-
-static double h_epoch(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->epoch;
-}
-
-static double h_time(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->time;
-}
-
-static double h_loss(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->loss;
-}
-
-static double h_suboptimality(const struct recorder *r, const struct sample *h)
-{
-    return r->opt_known ? h->loss - r->fopt : NAN;
-}
-
-static double h_change(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->change;
-}
-
-static double h_metric(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->metric;
-}
-
-static double h_test_loss(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->test_loss;
-}
-
-static double h_test_metric(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->test_metric;
-}
-
-static int with_test(const struct recorder *r)
-{
-    return r->job->test.path != NULL;
-}
-
-static double h_rows(const struct recorder *r, const struct sample *h)
-{
-    (void)r;
-    return h->rows;
-}
-
-static int with_sample(const struct recorder *r)
-{
-    return r->sampling;
-}
-
-static const struct history_column history_columns[] = {
-    {"iteration", OUT_INT, h_iteration, NULL},
-    {"epoch", OUT_INT, h_epoch, NULL},
-    {"time", OUT_TIME, h_time, NULL},
-    {"loss", OUT_REAL, h_loss, NULL},
-    {"suboptimality", OUT_REAL, h_suboptimality, NULL},
-    {"change", OUT_REAL, h_change, NULL},
-    {"%m", OUT_REAL, h_metric, NULL},
-    {"test_loss", OUT_REAL, h_test_loss, with_test},
-    {"test_%m", OUT_REAL, h_test_metric, with_test},
-    {"loss_rows", OUT_INT, h_rows, with_sample},
-};
-
-#define NHISTORY (sizeof history_columns / sizeof history_columns[0])
-
-/* Whether column c is in this run's history. */
-static int history_shown(const struct recorder *r,
-                         const struct history_column *c)
-{
-    if (strstr(c->name, "%m") && !r->s->metric_name)
-        return 0;
-    return !c->shown || c->shown(r);
-}
-
-/* The history's columns for this run into cols (names in names, which
- * must outlive the file).  Returns their count. */
-static int history_header(const struct recorder *r, struct output_column *cols,
-                          char (*names)[64])
-{
-    const char *mname = r->s->metric_name;
-    int n = 0;
-    for (size_t i = 0; i < NHISTORY; i++) {
-        const struct history_column *c = &history_columns[i];
-        if (!history_shown(r, c))
-            continue;
-        const char *m = strstr(c->name, "%m");
-        if (m)
-            snprintf(names[n], 64, "%.*s%s%s", (int)(m - c->name), c->name,
-                     mname, m + 2);
-        else
-            snprintf(names[n], 64, "%s", c->name);
-        cols[n] = (struct output_column){names[n], c->kind};
-        n++;
-    }
-    return n;
-}
-
-/* Write the history row of sample h.  0, or -1 with err. */
-static int history_write(const struct recorder *r, const struct sample *h,
-                         struct aia_error *err)
-{
-    double row[NHISTORY];
-    int n = 0;
-    for (size_t i = 0; i < NHISTORY; i++)
-        if (history_shown(r, &history_columns[i]))
-            row[n++] = history_columns[i].value(r, h);
-    return output_row(r->hist, row, err);
-}
-
 static const struct output_column answer_cols[] = {
     {"time", OUT_TIME},     {"rank", OUT_INT},      {"sent_round", OUT_INT},
     {"round", OUT_INT},     {"staleness", OUT_INT}, {"iteration", OUT_INT},
@@ -376,17 +227,12 @@ static const struct output_column answer_cols[] = {
 int record_open(struct recorder *r)
 {
     const struct job *job = r->job;
-    static struct output_column cols[NHISTORY];
-    static char names[NHISTORY][64];
-    int ncols = history_header(r, cols, names);
     /* a resumed run appends, from where its checkpoint was written */
     const struct checkpoint *k = &r->resume;
     long long keep_h = r->resumed ? (long long)k->history_bytes : -1;
     long long keep_a = r->resumed ? (long long)k->answers_bytes : -1;
     long long keep_i = r->resumed ? (long long)k->iterates_bytes : -1;
-    if (job->output.history &&
-        !(r->hist = output_open(job->output.history, job->output.format, cols,
-                                ncols, keep_h, &r->err)))
+    if (job->output.history && !(r->hist = history_open(r, keep_h, &r->err)))
         return -1;
     if (job->output.answers &&
         !(r->answers = output_open(job->output.answers, job->output.format,
@@ -700,81 +546,6 @@ uint64_t record_answers(const struct recorder *r)
     for (int w = 0; w < r->p->n; w++)
         n += r->st[w].answers;
     return n;
-}
-
-/* The progress line's share of the run: " of N, P%, S s left" after the
- * iteration, from the stop limits (iterations, epochs, time) that make
- * one computable; the largest share done, and the time left by the
- * limit that comes first at the pace so far. */
-static void progress_done(const struct recorder *r, double elapsed, char *buf,
-                          size_t len)
-{
-    const struct proto_limits *lim = &r->job->stop;
-    double f[3] = {-1, -1, -1};
-    if (lim->iterations > 0)
-        f[0] = (double)r->p->iteration / (double)lim->iterations;
-    if (lim->epochs > 0)
-        f[1] = (double)r->p->epoch / (double)lim->epochs;
-    if (lim->time > 0)
-        f[2] = elapsed / lim->time;
-    double most = -1, left = INFINITY;
-    for (int i = 0; i < 3; i++) {
-        if (f[i] < 0)
-            continue;
-        most = fmax(most, fmin(f[i], 1.0));
-        if (f[i] > 0)
-            left = fmin(left, elapsed * fmax(0.0, 1.0 - f[i]) / f[i]);
-    }
-    size_t n = 0;
-    if (lim->iterations > 0)
-        n = (size_t)snprintf(buf, len, " of %lld", (long long)lim->iterations);
-    if (most >= 0 && n < len)
-        n += (size_t)snprintf(buf + n, len - n, ", %.0f%%", 100 * most);
-    if (isfinite(left) && n < len)
-        snprintf(buf + n, len - n, ", %.0f s left", left);
-}
-
-int record_progress(struct recorder *r, double now)
-{
-    if (now < r->progress_at)
-        return 0;
-    if (host_verbosity() <= AIA_LOG_ERROR ||
-        host_progress() == HOST_PROGRESS_OFF) {
-        /* never due: the wait loop must not wake for it */
-        r->progress_at = INFINITY;
-        return 0;
-    }
-    double elapsed = now - r->p->t0, loss;
-    if (record_loss(r, &loss) < 0)
-        return -1;
-    /* the latest evaluation read a sample: its loss, so marked */
-    const char *on = r->evaluate && r->ev_sampled && !r->ev_missing
-                         ? " (sampled rows)" : "";
-    if (*on)
-        loss = r->ev[0];
-    /* the workers' loss is their latest evaluation's, up to
-     * output.every iterations old: the line says of which iteration */
-    int64_t loss_it = r->evaluate ? r->ev_at : r->p->iteration;
-    char line[320], done[80] = "", at[48] = "";
-    progress_done(r, elapsed, done, sizeof done);
-    if (loss_it != r->p->iteration)
-        snprintf(at, sizeof at, loss_it < 0 ? " (none yet)" : " at iteration %lld",
-                 (long long)loss_it);
-    snprintf(line, sizeof line,
-             "iteration %lld%s, epoch %lld, %.1f s, loss %.6g%s%s, %.0f "
-             "answers/s",
-             (long long)r->p->iteration, done, (long long)r->p->epoch, elapsed,
-             loss, on, at, (double)record_answers(r) / elapsed);
-    if (r->progress_tty) {
-        /* one line, rewritten in place */
-        fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);
-        fflush(stderr);
-        r->progress_at = now + 0.25;
-    } else {
-        host_log(AIA_LOG_WARN, "progress: %s", line);
-        r->progress_at = now + (elapsed < 10 ? 1 : 10);
-    }
-    return 0;
 }
 
 int record_close(struct recorder *r)

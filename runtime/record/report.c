@@ -1,6 +1,7 @@
-/* report.c - the end of a run on rank 0, the same under mpirun and
- * --simulate: the files closed, the final loss and iterate, what ran and
- * why it stopped (-v), the summary line and the per-worker table. */
+/* report.c - what rank 0 says of a run, the same under mpirun and
+ * --simulate: its progress lines while it runs; at its end the files
+ * closed, the final loss and iterate, what ran and why it stopped (-v),
+ * the summary line and the per-worker table. */
 #include <config.h>
 
 #include "report.h"
@@ -390,4 +391,79 @@ void report_end(struct recorder *r, int ok,
     if (job->output.workers &&
         stats_write(job->output.workers, r->st, r->p->n, &err) < 0)
         fail(ctx, err.text);
+}
+
+/* The progress line's share of the run: " of N, P%, S s left" after the
+ * iteration, from the stop limits (iterations, epochs, time) that make
+ * one computable; the largest share done, and the time left by the
+ * limit that comes first at the pace so far. */
+static void progress_done(const struct recorder *r, double elapsed, char *buf,
+                          size_t len)
+{
+    const struct proto_limits *lim = &r->job->stop;
+    double f[3] = {-1, -1, -1};
+    if (lim->iterations > 0)
+        f[0] = (double)r->p->iteration / (double)lim->iterations;
+    if (lim->epochs > 0)
+        f[1] = (double)r->p->epoch / (double)lim->epochs;
+    if (lim->time > 0)
+        f[2] = elapsed / lim->time;
+    double most = -1, left = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        if (f[i] < 0)
+            continue;
+        most = fmax(most, fmin(f[i], 1.0));
+        if (f[i] > 0)
+            left = fmin(left, elapsed * fmax(0.0, 1.0 - f[i]) / f[i]);
+    }
+    size_t n = 0;
+    if (lim->iterations > 0)
+        n = (size_t)snprintf(buf, len, " of %lld", (long long)lim->iterations);
+    if (most >= 0 && n < len)
+        n += (size_t)snprintf(buf + n, len - n, ", %.0f%%", 100 * most);
+    if (isfinite(left) && n < len)
+        snprintf(buf + n, len - n, ", %.0f s left", left);
+}
+
+int record_progress(struct recorder *r, double now)
+{
+    if (now < r->progress_at)
+        return 0;
+    if (host_verbosity() <= AIA_LOG_ERROR ||
+        host_progress() == HOST_PROGRESS_OFF) {
+        /* never due: the wait loop must not wake for it */
+        r->progress_at = INFINITY;
+        return 0;
+    }
+    double elapsed = now - r->p->t0, loss;
+    if (record_loss(r, &loss) < 0)
+        return -1;
+    /* the latest evaluation read a sample: its loss, so marked */
+    const char *on = r->evaluate && r->ev_sampled && !r->ev_missing
+                         ? " (sampled rows)" : "";
+    if (*on)
+        loss = r->ev[0];
+    /* the workers' loss is their latest evaluation's, up to
+     * output.every iterations old: the line says of which iteration */
+    int64_t loss_it = r->evaluate ? r->ev_at : r->p->iteration;
+    char line[320], done[80] = "", at[48] = "";
+    progress_done(r, elapsed, done, sizeof done);
+    if (loss_it != r->p->iteration)
+        snprintf(at, sizeof at, loss_it < 0 ? " (none yet)" : " at iteration %lld",
+                 (long long)loss_it);
+    snprintf(line, sizeof line,
+             "iteration %lld%s, epoch %lld, %.1f s, loss %.6g%s%s, %.0f "
+             "answers/s",
+             (long long)r->p->iteration, done, (long long)r->p->epoch, elapsed,
+             loss, on, at, (double)record_answers(r) / elapsed);
+    if (r->progress_tty) {
+        /* one line, rewritten in place */
+        fprintf(stderr, "\raiarun[0]: progress: %s\033[K", line);
+        fflush(stderr);
+        r->progress_at = now + 0.25;
+    } else {
+        host_log(AIA_LOG_WARN, "progress: %s", line);
+        r->progress_at = now + (elapsed < 10 ? 1 : 10);
+    }
+    return 0;
 }
