@@ -307,22 +307,7 @@ static void eigen(double *h, double *u, double *ev, size_t c)
             for (size_t i = 0; i < c; i++)
                 u[i * c + a] = -u[i * c + a];
     }
-    for (size_t a = 0; a < c; a++) { /* selection sort, descending */
-        size_t best = a;
-        for (size_t b = a + 1; b < c; b++)
-            if (ev[b] > ev[best])
-                best = b;
-        if (best == a)
-            continue;
-        double t = ev[a];
-        ev[a] = ev[best];
-        ev[best] = t;
-        for (size_t i = 0; i < c; i++) {
-            t = u[i * c + a];
-            u[i * c + a] = u[i * c + best];
-            u[i * c + best] = t;
-        }
-    }
+    aia_eig_descending(u, ev, c);
 }
 
 /* out (n x c) += a (n x c) times b (c x c). */

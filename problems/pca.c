@@ -357,7 +357,6 @@ static int pca_loss(void *state, const double *x, double *f,
                     struct aia_error *err)
 {
     struct pca *p = state;
-    (void)err;
     set_v(p, x);
     *f = p->rs.k ? 0.5 * pass(p, NULL, p->rs.k, NULL) / (double)p->rs.k : 0;
     return 0;
@@ -451,7 +450,6 @@ static int pca_smoothness(void *state, double *L, struct aia_error *err)
     return 0;
 }
 
-
 static int solve(void *state, struct aia_error *err)
 {
     struct pca *p = state;
@@ -481,38 +479,25 @@ static int solve(void *state, struct aia_error *err)
     for (size_t j = 0; j < n; j++)
         for (size_t l = j + 1; l < n; l++)
             E[l * n + j] = E[j * n + l];
-    size_t *top = malloc(k * sizeof *top);
 #ifdef HAVE_LAPACKE
     /* ascending eigenvalues; the vectors replace E, in its columns */
     int info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'U', (lapack_int)n, E,
                              (lapack_int)n, ev);
     memcpy(Q, E, n * n * sizeof *Q);
-    for (size_t a = 0; top && a < k; a++)
-        top[a] = n - 1 - a;
 #else
     int info = 0;
     aia_jacobi(E, Q, ev, n);
-    for (size_t a = 0; top && a < k; a++) { /* the k largest, in order */
-        size_t best = n;
-        for (size_t j = 0; j < n; j++) {
-            int used = 0;
-            for (size_t c = 0; c < a; c++)
-                used |= top[c] == j;
-            if (!used && (best == n || ev[j] > ev[best]))
-                best = j;
-        }
-        top[a] = best;
-    }
 #endif
+    aia_eig_descending(Q, ev, n); /* the k largest first */
     int rc = 0;
-    if (info != 0 || !top) {
+    if (info != 0) {
         rc = aia_seterr(err, "the eigen-solve failed (%d)", info);
     } else {
         double kept = 0;
         for (size_t a = 0; a < k; a++) {
-            kept += ev[top[a]];
+            kept += ev[a];
             for (size_t j = 0; j < n; j++)
-                p->rs.xopt[j * k + a] = Q[j * n + top[a]] - p->v0[j * k + a];
+                p->rs.xopt[j * k + a] = Q[j * n + a] - p->v0[j * k + a];
         }
         p->rs.fopt = 0.5 * (p->trace / (double)m - kept);
         if (p->host && p->host->log)
@@ -521,7 +506,6 @@ static int solve(void *state, struct aia_error *err)
                          "%.12f of the variance",
                          k, kept * (double)m / p->trace);
     }
-    free(top);
     free(E);
     free(Q);
     free(ev);

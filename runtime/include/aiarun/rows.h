@@ -519,6 +519,30 @@ static inline void aia_jacobi(double *S, double *Q, double *ev, size_t n)
         ev[i] = S[i * n + i];
 }
 
+/* Eigenpairs in descending order of ev: the eigenvalues ev (n) and the
+ * eigenvectors in the columns of Q (row-major, n x n), as aia_jacobi or
+ * LAPACKE's dsyev leave them, sorted together in place (a selection
+ * sort: n column swaps at most). */
+static inline void aia_eig_descending(double *Q, double *ev, size_t n)
+{
+    for (size_t a = 0; a < n; a++) {
+        size_t best = a;
+        for (size_t b = a + 1; b < n; b++)
+            if (ev[b] > ev[best])
+                best = b;
+        if (best == a)
+            continue;
+        double t = ev[a];
+        ev[a] = ev[best];
+        ev[best] = t;
+        for (size_t i = 0; i < n; i++) {
+            t = Q[i * n + a];
+            Q[i * n + a] = Q[i * n + best];
+            Q[i * n + best] = t;
+        }
+    }
+}
+
 /* The largest eigenvalue (in magnitude) *lambda of the symmetric matrix H
  * that hv multiplies by, by power iteration from a fixed start (entries
  * 1 + sin(1 + j)/2, normalised): the same H gives the same figure on
