@@ -47,7 +47,8 @@ libpsm2-2 libucx0 libmunge2 libudev1 libuuid1
 libatomic1 libyaml-0-2 libzstd1 zlib1g libopenblas0-pthread libgfortran5
 libquadmath0 liblapacke libtmglib3"
 # Open MPI's packages go together: where the machine has an Open MPI of
-# its own, it is used whole rather than mixed with these.
+# its own (library and launcher), it is used whole rather than mixed with
+# these.
 MPI_PACKAGES="openmpi-bin openmpi-common libopenmpi3 libpmix2"
 PROGRAMS="star coordcost allreduce allreduce_gd gradbw answer mlpflops"
 
@@ -102,7 +103,7 @@ extract() {
 unpack() {
     stage=$(mktemp -d) || exit 1
     skip_mpi=
-    installed libopenmpi3 && skip_mpi=yes
+    installed libopenmpi3 && installed openmpi-bin && skip_mpi=yes
     for deb in "$PWD/$DEVICE_DIR"/debs/*.deb; do
         pkg=${deb##*/}
         pkg=${pkg%%_*}
@@ -146,7 +147,9 @@ run() {
     : "${OUT:?set OUT to the folder for the results}"
     [ -x "$DEVICE_DIR/build/aiarun" ] || die "no $DEVICE_DIR/build/aiarun: run 'pack' first, and carry $DEVICE_DIR"
     unpack
-    MPIRUN=$(command -v mpirun || command -v mpirun.openmpi || command -v orterun) ||
+    # Open MPI's launcher by its own name first: a plain mpirun may be
+    # another MPI's, whose ranks would not speak to an Open MPI build
+    MPIRUN=$(command -v mpirun.openmpi || command -v orterun || command -v mpirun) ||
         die "no mpirun after unpacking"
     # Open MPI's components for network hardware the machine has not
     # (PSM, OFI) would say at every start that a library is missing
