@@ -24,11 +24,12 @@
 #   overhead   bench case 1, the round against the plain MPI star
 #   large      bench case large, 10^5 to 10^7 doubles
 # DEVICE_REPS repetitions each (default 3).  Every case runs under a
-# limit of its own (DEVICE_LIMIT seconds, default 150), so that the
-# tables of the cases that finished come back when one overruns.
+# limit of its own (DEVICE_LIMIT seconds, default 110: the four fit one
+# 10-minute call), so that the tables of the cases that finished come
+# back when one overruns.
 set -u
 
-: "${DEVICE_DIR:=.device}" "${DEVICE_REPS:=3}" "${DEVICE_LIMIT:=150}"
+: "${DEVICE_DIR:=.device}" "${DEVICE_REPS:=3}" "${DEVICE_LIMIT:=110}"
 : "${DEVICE_CASES:=shards calibrate overhead large}"
 
 say() { printf 'device: %s\n' "$*" >&2; }
