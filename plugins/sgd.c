@@ -103,8 +103,8 @@
  * autostep in bench/ANALYSIS.md), and answer when the job names a step,
  * so that an explicit step keeps the per-answer rule.  The table costs
  * the coordinator one gradient per worker; the running sum is refreshed
- * from the table every n answers (aia_table_add), so an update costs
- * O(dim) as the per-answer one does and rounding does not drift.
+ * from the table every max(n, 16) answers (aia_table_add), so an update
+ * costs O(dim) as the per-answer one does and rounding does not drift.
  */
 #include <config.h>
 
@@ -267,6 +267,7 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                               "of dimension %zu",
                               ctx->nworkers, d);
         }
+        s->table.running = 1; /* every answer through aia_table_add */
     }
     *state = s;
     return 0;
@@ -373,14 +374,21 @@ static int query(void *state, double *q, struct aia_error *err)
  * then with update: table the table (aia_table_save: its gradients,
  * their rows and their rounds), then with momentum_every: round the
  * round's sum and the count of answers in it (a state saved within a
- * round resumes it). */
+ * round resumes it), then with update: table the table's running sums
+ * (aia_table_save_sums; a state without them loads too, summed afresh). */
+static size_t sums_size(const struct sgd *s)
+{
+    return s->by_table ? aia_table_sums_len(&s->table) * sizeof(double) : 0;
+}
+
 static size_t state_size(void *state)
 {
     struct sgd *s = state;
     size_t n = s->by_table ? (size_t)s->nworkers : 0;
     size_t r = s->per_round ? s->m.dim + 1 : 0;
     return ((s->v ? 2 : 1) * s->m.dim + n * (s->m.dim + 2) + r) *
-           sizeof(double);
+               sizeof(double) +
+           sums_size(s);
 }
 
 static int save(void *state, void *buf, struct aia_error *err)
@@ -401,7 +409,10 @@ static int save(void *state, void *buf, struct aia_error *err)
     if (s->per_round) {
         memcpy(p, s->acc, s->m.dim * sizeof *p);
         p[s->m.dim] = (double)s->pending;
+        p += s->m.dim + 1;
     }
+    if (s->by_table)
+        aia_table_save_sums(&s->table, p);
     return 0;
 }
 
@@ -414,8 +425,14 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     size_t dim = s->m.dim, head = (s->v ? 2 : 1) * dim;
     const double *round =
         p + head + (s->by_table ? (size_t)s->nworkers * (dim + 2) : 0);
-    if (aia_state_len(len, state_size(state), err) < 0)
+    const double *sums = round + (s->per_round ? dim + 1 : 0);
+    size_t full = state_size(state), bare = full - sums_size(s);
+    if (len != bare && aia_state_len(len, full, err) < 0)
         return -1;
+    int with = bare < full && len == full;
+    const char *bad = with ? aia_table_sums_bad(&s->table, sums) : NULL;
+    if (bad)
+        return aia_seterr(err, "the table's running sums: %s", bad);
     double pending = s->per_round ? round[dim] : 0;
     if (!(pending >= 0 && pending <= 9007199254740992.0 &&
           pending == floor(pending)))
@@ -424,6 +441,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
                           pending);
     if (s->by_table && !aia_table_restore(&s->table, p + head, err))
         return -1;
+    if (with)
+        aia_table_load_sums(&s->table, sums);
     memcpy(s->m.x, p, dim * sizeof *p);
     if (s->v)
         memcpy(s->v, p + dim, dim * sizeof *p);

@@ -11,6 +11,8 @@
 
 #include "tap.h"
 
+int algtest_async;
+
 void algtest_open(struct algtest *t, const struct plugtest *alg,
                   const struct plugtest *prob, int nworkers,
                   const double *weights, uint64_t seed)
@@ -59,6 +61,7 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
             plugtest_ctx(alg->args, role, r, nworkers, seed);
         ctx.problem = t->prob;
         ctx.problem_state = t->ps[r];
+        ctx.async = algtest_async;
         ctx.facts = &t->facts;
         struct aia_shape shape;
         if (t->alg->create(&ctx, &shape, &t->as[r], &err) < 0)
@@ -243,4 +246,18 @@ void algtest_resume_check(const char *name, const char *yaml,
     algtest_close(&u);
     algtest_close(&t);
     plugtest_free(&a);
+}
+
+void algtest_run_async(struct algtest *t, int answers)
+{
+    uint64_t sent[ALGTEST_MAX_WORKERS], r = 12345;
+    for (int w = 0; w < t->nworkers; w++)
+        sent[w] = t->round;
+    for (int k = 0; k < answers; k++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        int w = (int)((r >> 33) % (uint64_t)t->nworkers);
+        algtest_answer(t, w, sent[w]);
+        algtest_end_round(t);
+        sent[w] = t->round;
+    }
 }

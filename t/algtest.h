@@ -30,6 +30,10 @@ struct algtest {
     double (*compute_s)(const struct algtest *t, int w, const double *answer);
 };
 
+/* Nonzero: the algorithms algtest_open creates are told the pool runs in
+ * async mode (pool.mode: async, ctx.async). */
+extern int algtest_async;
+
 /* Open the problem on every rank of a pool of nworkers (block partition
  * with these weights, or equal parts for NULL), create the algorithm on
  * each, and have the coordinator write the first query.  Bails out of the
@@ -49,6 +53,13 @@ void algtest_answer(struct algtest *t, int w, uint64_t sent);
 
 /* End the round: the coordinator writes the next query. */
 void algtest_end_round(struct algtest *t);
+
+/* Async order, as pool.mode: async runs it, for answers answers: every
+ * answer is a round, its sender is sent the new query at once, and the
+ * next to answer is drawn from the pool (a fixed LCG), so answers arrive
+ * from iterates 0 to many updates old and the parts' order is
+ * irregular. */
+void algtest_run_async(struct algtest *t, int answers);
 
 /* Rounds in which every worker answers, lagging ones the query of lag
  * rounds before (lagging: a worker index, or -1 for none). */

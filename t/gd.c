@@ -336,6 +336,42 @@ static void running_sums(size_t E)
     aia_table_free(&plain);
 }
 
+/* In async mode gd's table keeps running sums, summed afresh once every
+ * AIA_TABLE_RESUM_MIN answers with 4 workers: a checkpoint holds them,
+ * so that a run resumed between two sums afresh goes on to the bit. */
+static void async_resume(void)
+{
+    struct algtest a, b;
+    algtest_async = 1;
+    algtest_open(&a, &A, &Pb, W, NULL, 7);
+    algtest_open(&b, &A, &Pb, W, NULL, 7);
+    algtest_run_async(&a, 37);
+    size_t len = algtest_resume(&b, &a);
+    size_t d = a.dim;
+    ok(len == (d + W * (d + 2) + d + AIA_TABLE_SUMS_SCALARS) * sizeof(double),
+       "async mode: the state is the iterate, the table and its running "
+       "sums (%zu bytes)",
+       len);
+    algtest_run_async(&a, 50);
+    algtest_run_async(&b, 50);
+    /* the states saved again: the iterate, and the sums, whose last bits
+     * a sum afresh at the load would change */
+    double *sa = malloc(len), *sb = malloc(len);
+    struct aia_error err = {""};
+    if (!sa || !sb)
+        bail_out("out of memory");
+    a.alg->save(a.as[0], sa, &err);
+    b.alg->save(b.as[0], sb, &err);
+    ok(memcmp(sa, sb, len) == 0,
+       "async mode: resumed after 37 answers, the same iterate and running "
+       "sums 50 answers later, to the bit");
+    free(sa);
+    free(sb);
+    algtest_close(&a);
+    algtest_close(&b);
+    algtest_async = 0;
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -354,6 +390,7 @@ int main(void)
     running_sums(64);
     /* a checkpoint: the iterate, every worker's gradient, rows and round */
     algtest_resume_check("gd", "{step: 0.5}", &Pb, W);
+    async_resume();
     plugtest_free(&A);
     plugtest_free(&Pb);
     return done_testing();

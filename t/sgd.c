@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <aiarun/alg.h>
+
 #include "algtest.h"
 #include "plugtest.h"
 #include "tap.h"
@@ -302,30 +304,12 @@ static void uneven(void)
     coordinator_close(&t);
 }
 
-/* Async order, as pool.mode: async runs it: every answer is a round, its
- * sender is sent the new query at once, and the next to answer is drawn
- * from the pool (a fixed LCG), so answers arrive from iterates 0 to many
- * updates old and the parts' order is irregular.  answers answers. */
-static void run_async(struct algtest *t, int answers)
-{
-    uint64_t sent[W], r = 12345;
-    for (int w = 0; w < W; w++)
-        sent[w] = t->round;
-    for (int k = 0; k < answers; k++) {
-        r = r * 6364136223846793005ull + 1442695040888963407ull;
-        int w = (int)((r >> 33) % W);
-        algtest_answer(t, w, sent[w]);
-        algtest_end_round(t);
-        sent[w] = t->round;
-    }
-}
-
 /* The gap of sgd with these parameters after answers async answers. */
 static double async_gap(const char *yaml, int answers)
 {
     struct algtest t;
     coordinator(&t, yaml);
-    run_async(&t, answers);
+    algtest_run_async(&t, answers);
     double gap = algtest_gap(&t);
     coordinator_close(&t);
     return gap;
@@ -432,27 +416,60 @@ static void table(void)
     struct algtest a, b;
     plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, "{step: 0.1, update: table}");
     algtest_open(&a, &A, &Pb, W, weights, 11);
-    run_async(&a, 4000);
+    algtest_run_async(&a, 4000);
     double gap = algtest_gap(&a);
     ok(fabs(gap) < 1e-12, "on parts of 4:2:1:1 it reaches the optimum "
                           "(gap %.2g)",
        gap);
     algtest_close(&a);
 
-    /* A checkpoint holds the table: the resumed run goes on as the
-     * uninterrupted one, to the bit. */
+    /* A checkpoint holds the table and its running sums: the resumed run
+     * goes on as the uninterrupted one, to the bit, though 37 answers
+     * leave the sums 5 answers past their last sum afresh (a period of
+     * AIA_TABLE_RESUM_MIN answers: summed afresh at load instead, they
+     * would differ in their last bits). */
     algtest_open(&a, &A, &Pb, W, NULL, 11);
     algtest_open(&b, &A, &Pb, W, NULL, 11);
-    run_async(&a, 37);
+    algtest_run_async(&a, 37);
     size_t len = algtest_resume(&b, &a);
-    ok(len == (N + W * (N + 2)) * sizeof(double),
-       "the state is the iterate, the table, its weights and rounds (%zu "
-       "bytes)",
+    ok(len == (N + W * (N + 2) + N + AIA_TABLE_SUMS_SCALARS) * sizeof(double),
+       "the state is the iterate, the table, its weights and rounds, and "
+       "its running sums (%zu bytes)",
        len);
-    run_async(&a, 50);
-    run_async(&b, 50);
+    algtest_run_async(&a, 50);
+    algtest_run_async(&b, 50);
     ok(algtest_maxdiff(algtest_model(&a), algtest_model(&b), N) == 0,
        "resumed from it, the table's run goes on to the same iterate");
+
+    /* A state without the sums (as written before they were kept) loads
+     * too: they are summed afresh, and the run goes on to within
+     * rounding of the uninterrupted one. */
+    {
+        struct algtest c;
+        size_t bare = len - (N + AIA_TABLE_SUMS_SCALARS) * sizeof(double);
+        double *st = malloc(len);
+        struct aia_error e = {""};
+        if (!st)
+            bail_out("out of memory");
+        algtest_open(&c, &A, &Pb, W, NULL, 11);
+        a.alg->save(a.as[0], st, &e);
+        ok(c.alg->load(c.as[0], st, bare, &e) == 0,
+           "a state without the running sums (%zu bytes) loads (%s)", bare,
+           e.text);
+        c.round = a.round;
+        memcpy(c.hist, a.hist, ALGTEST_HISTORY * a.qlen * sizeof *a.hist);
+        memcpy(c.answers, a.answers, sizeof c.answers);
+        algtest_run_async(&a, 50);
+        algtest_run_async(&c, 50);
+        double d = algtest_maxdiff(algtest_model(&a), algtest_model(&c), N);
+        ok(d < 1e-12, "and goes on to within %.2g of the same iterate", d);
+        st[len / sizeof *st - 6] = 99; /* the answers since a sum afresh */
+        ok(c.alg->load(c.as[0], st, len, &e) < 0 &&
+               strstr(e.text, "running sums"),
+           "running sums past their period are refused (%s)", e.text);
+        free(st);
+        algtest_close(&c);
+    }
 
     /* A checkpoint whose entry has rows that are no count is refused
      * before anything is read: a state saved again is the same bytes. */
@@ -552,8 +569,8 @@ static void round_rule(void)
         coordinator(&a, pairs[k][0]);
         plugtest_load(&pb, "sgd", AIA_KIND_ALGORITHM, pairs[k][1]);
         algtest_open(&b, &pb, &Pb, W, NULL, 11);
-        run_async(&a, 300);
-        run_async(&b, 300);
+        algtest_run_async(&a, 300);
+        algtest_run_async(&b, 300);
         ok(memcmp(algtest_model(&a), algtest_model(&b), N * sizeof(double)) ==
                0,
            "async order, %s: momentum_every: round is the per-answer rule, "

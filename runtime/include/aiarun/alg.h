@@ -491,11 +491,22 @@ static inline void aia_table_resum(struct aia_table *t)
     t->big = 0;
 }
 
+/* A running table sums afresh once every this many answers, or every
+ * entries answers for a larger table: a table of few entries would
+ * otherwise sum afresh at nearly every answer, a fifth of the
+ * coordinator's work an answer with one worker. */
+#define AIA_TABLE_RESUM_MIN 16
+
+static inline size_t aia_table_period(const struct aia_table *t)
+{
+    return t->entries > AIA_TABLE_RESUM_MIN ? t->entries : AIA_TABLE_RESUM_MIN;
+}
+
 /* aia_table_put, for a table whose mean sum / total is read after every
  * answer: the running sums change by the entry's difference, so that an
  * answer costs O(dim) whatever the entries, and are summed afresh once
- * every entries calls, so that rounding does not drift.  Such a table is
- * not stepped with aia_table_step, whose scratch is sum. */
+ * every aia_table_period calls, so that rounding does not drift.  Such a
+ * table is not stepped with aia_table_step, whose scratch is sum. */
 static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
                                  double rows, uint64_t sent)
 {
@@ -524,11 +535,11 @@ static inline void aia_table_add(struct aia_table *t, size_t e, const double *g,
     t->n[e] = rows;
     t->when[e] = sent;
     /* each term's rounding stays in the sums until they are summed
-     * afresh: once every entries answers, and at once when the table's
+     * afresh: once a period of answers, and at once when the table's
      * whole mass has shrunk a thousandfold below one term added or taken
      * since (large gradients replaced by small ones), whose rounding
      * would then outweigh what the table holds */
-    if (++t->since >= t->entries || big > 1024 * t->mass)
+    if (++t->since >= aia_table_period(t) || big > 1024 * t->mass)
         aia_table_resum(t);
 }
 
@@ -689,6 +700,80 @@ aia_table_restore(struct aia_table *t, const double *p, struct aia_error *err)
     return p;
 }
 
+/* A running table's sums in a checkpoint, after its entries, so that a
+ * resumed run goes on with the same bits (summed afresh at load, they
+ * would differ from the saved run's in their last bits until its next
+ * sum afresh): the sum (dim), then total, when_sum, mass, big, since,
+ * now, and the two recent steps and their rows.  aia_table_sums_len
+ * doubles (none for a table that is not running); save returns the end
+ * of what it wrote; aia_table_sums_bad says what in saved sums is not a
+ * running table's (NULL when nothing is); aia_table_load_sums reads
+ * them back, over what aia_table_restore summed afresh. */
+#define AIA_TABLE_SUMS_SCALARS 10
+
+static inline size_t aia_table_sums_len(const struct aia_table *t)
+{
+    return t->running ? t->dim + AIA_TABLE_SUMS_SCALARS : 0;
+}
+
+static inline double *aia_table_save_sums(const struct aia_table *t, double *p)
+{
+    if (!t->running)
+        return p;
+    memcpy(p, t->sum, t->dim * sizeof *p);
+    p += t->dim;
+    p[0] = t->total;
+    p[1] = t->when_sum;
+    p[2] = t->mass;
+    p[3] = t->big;
+    p[4] = (double)t->since;
+    p[5] = (double)t->now;
+    p[6] = (double)t->recent.when[0];
+    p[7] = (double)t->recent.when[1];
+    p[8] = t->recent.rows[0];
+    p[9] = t->recent.rows[1];
+    return p + AIA_TABLE_SUMS_SCALARS;
+}
+
+static inline const char *aia_table_sums_bad(const struct aia_table *t,
+                                             const double *p)
+{
+    const double exact = 9007199254740992.0; /* 2^53 */
+    const double *q = p + t->dim;
+    for (size_t j = 0; j < t->dim; j++)
+        if (!isfinite(p[j]))
+            return "a sum that is not finite";
+    if (!(q[0] >= 0 && isfinite(q[0]) && isfinite(q[1])))
+        return "rows or steps that are no sums of rows";
+    if (!(q[2] >= 0 && isfinite(q[2]) && q[3] >= 0 && isfinite(q[3])))
+        return "a mass that is not one";
+    if (!(q[4] >= 0 && q[4] < (double)aia_table_period(t) &&
+          q[4] == floor(q[4])))
+        return "a count of answers past its period";
+    for (int i = 5; i < 8; i++)
+        if (!(q[i] >= 0 && q[i] < exact && q[i] == floor(q[i])))
+            return "a step that is no count of steps";
+    if (!(q[8] >= 0 && isfinite(q[8]) && q[9] >= 0 && isfinite(q[9])))
+        return "recent rows that are no count";
+    return NULL;
+}
+
+static inline void aia_table_load_sums(struct aia_table *t, const double *p)
+{
+    memcpy(t->sum, p, t->dim * sizeof *p);
+    p += t->dim;
+    t->total = p[0];
+    t->when_sum = p[1];
+    t->mass = p[2];
+    t->big = p[3];
+    t->since = (size_t)p[4];
+    t->now = (uint64_t)p[5];
+    t->recent.when[0] = (uint64_t)p[6];
+    t->recent.when[1] = (uint64_t)p[7];
+    t->recent.rows[0] = p[8];
+    t->recent.rows[1] = p[9];
+}
+
 /* ------------------------------------------------------------------ */
 /* A method that steps along its table once a round                    */
 
@@ -737,8 +822,10 @@ static inline void aia_table_method_close(struct aia_table_method *tm)
 /* Descriptor functions for a state whose first member is a struct
  * aia_table_method.  query: a step along the table's mean (none while it
  * is empty), then the iterate.  Checkpoints: the iterate, then the table
- * (aia_table_save), (dim + entries (dim + 2)) doubles; load refuses
- * another size or a bad entry, and changes nothing then. */
+ * (aia_table_save), (dim + entries (dim + 2)) doubles, then a running
+ * table's sums (aia_table_save_sums); load also takes a state without
+ * the sums (summed afresh then), refuses another size, a bad entry or
+ * bad sums, and changes nothing then. */
 static inline int aia_table_method_query(void *state, double *query,
                                          struct aia_error *err)
 {
@@ -760,7 +847,7 @@ static inline size_t aia_table_method_size(void *state)
 {
     const struct aia_table_method *tm = (struct aia_table_method *)state;
     size_t d = tm->m.dim, e = tm->table.entries;
-    return (d + e * (d + 2)) * sizeof(double);
+    return (d + e * (d + 2) + aia_table_sums_len(&tm->table)) * sizeof(double);
 }
 
 static inline int aia_table_method_save(void *state, void *buf,
@@ -770,7 +857,7 @@ static inline int aia_table_method_save(void *state, void *buf,
     double *p = (double *)buf;
     (void)err;
     memcpy(p, tm->m.x, tm->m.dim * sizeof *p);
-    aia_table_save(&tm->table, p + tm->m.dim);
+    aia_table_save_sums(&tm->table, aia_table_save(&tm->table, p + tm->m.dim));
     return 0;
 }
 
@@ -778,10 +865,21 @@ static inline int aia_table_method_load(void *state, const void *buf,
                                         size_t len, struct aia_error *err)
 {
     struct aia_table_method *tm = (struct aia_table_method *)state;
-    const double *p = (const double *)buf;
-    if (aia_state_len(len, aia_table_method_size(state), err) < 0 ||
-        !aia_table_restore(&tm->table, p + tm->m.dim, err))
+    struct aia_table *t = &tm->table;
+    const double *p = (const double *)buf, *sums;
+    size_t full = aia_table_method_size(state);
+    size_t bare = full - aia_table_sums_len(t) * sizeof(double);
+    if (len != bare && aia_state_len(len, full, err) < 0)
         return -1;
+    int with = bare < full && len == full;
+    sums = p + tm->m.dim + t->entries * (t->dim + 2);
+    const char *bad = with ? aia_table_sums_bad(t, sums) : NULL;
+    if (bad)
+        return aia_seterr(err, "the table's running sums: %s", bad);
+    if (!aia_table_restore(t, p + tm->m.dim, err))
+        return -1;
+    if (with)
+        aia_table_load_sums(t, sums);
     memcpy(tm->m.x, p, tm->m.dim * sizeof *p);
     return 0;
 }
