@@ -493,8 +493,8 @@ static inline void aia_table_resum(struct aia_table *t)
 
 /* A running table sums afresh once every this many answers, or every
  * entries answers for a larger table: a table of few entries would
- * otherwise sum afresh at nearly every answer, a fifth of the
- * coordinator's work an answer with one worker. */
+ * otherwise sum afresh at nearly every answer (bench/ANALYSIS.md, "A
+ * period of at least 16 answers", has what that cost). */
 #define AIA_TABLE_RESUM_MIN 16
 
 static inline size_t aia_table_period(const struct aia_table *t)
