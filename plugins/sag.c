@@ -384,14 +384,21 @@ static int iterate(void *state, double *x, struct aia_error *err)
 }
 
 /* Checkpoints with balance: x, the balancer's state (aia_balance_save),
- * then the segments (aia_segtable_save). */
+ * then the segments (aia_segtable_save), then in async mode the table's
+ * running sums (aia_segtable_save_sums; in rounds they are summed afresh
+ * at every round's end, and a state without them loads in either mode). */
+static size_t sums_len(const struct sag *s)
+{
+    return s->async ? aia_segtable_sums_len(&s->seg) : 0;
+}
+
 static size_t state_size(void *state)
 {
     struct sag *s = state;
     if (!s->balance)
         return aia_table_method_size(state);
     return (s->t.m.dim + aia_balance_len(&s->bal) +
-            aia_segtable_size(&s->seg)) *
+            aia_segtable_size(&s->seg) + sums_len(s)) *
            sizeof(double);
 }
 
@@ -402,7 +409,9 @@ static int save(void *state, void *buf, struct aia_error *err)
         return aia_table_method_save(state, buf, err);
     double *p = buf;
     memcpy(p, s->t.m.x, s->t.m.dim * sizeof *p);
-    aia_segtable_save(&s->seg, aia_balance_save(&s->bal, p + s->t.m.dim));
+    p = aia_segtable_save(&s->seg, aia_balance_save(&s->bal, p + s->t.m.dim));
+    if (s->async)
+        aia_segtable_save_sums(&s->seg, p);
     return 0;
 }
 
@@ -433,13 +442,20 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     size_t rest = len / sizeof(double) - fixed;
     const double *end = aia_segtable_load(&seg, p + fixed, rest, bound, err);
     free(bound);
-    if (!end || end != p + fixed + rest) {
-        if (end)
-            aia_seterr(err, "%zu doubles past the balanced table",
-                       (size_t)(p + fixed + rest - end));
+    /* after the segments: the running sums (async mode), or nothing */
+    size_t left = end ? (size_t)(p + fixed + rest - end) : 0;
+    int with = s->async && left == aia_segtable_sums_len(&seg);
+    const char *bad = with ? aia_segtable_sums_bad(&seg, end) : NULL;
+    if (!end || (left && !with) || bad) {
+        if (bad)
+            aia_seterr(err, "the table's running sums: %s", bad);
+        else if (end)
+            aia_seterr(err, "%zu doubles past the balanced table", left);
         aia_segtable_free(&seg);
         return -1;
     }
+    if (with)
+        aia_segtable_load_sums(&seg, end);
     aia_segtable_free(&s->seg);
     s->seg = seg;
     memcpy(s->t.m.x, p, dim * sizeof *p);

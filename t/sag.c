@@ -356,6 +356,52 @@ static void balanced(void)
     plugtest_free(&a);
 }
 
+/* In async mode the balanced table's running sums are summed afresh
+ * once a period (at least AIA_TABLE_RESUM_MIN answers): a checkpoint
+ * holds them, so that a run resumed between two sums afresh goes on to
+ * the bit, the sums included. */
+static void balanced_async(void)
+{
+    struct algtest t, u;
+    struct plugtest a;
+    algtest_async = 1;
+    plugtest_load(&a, "sag", AIA_KIND_ALGORITHM,
+                  "{variant: dsag, balance: on, balance_every: 5}");
+    algtest_open(&t, &a, &Pb, W, NULL, 5);
+    algtest_open(&u, &a, &Pb, W, NULL, 5);
+    t.compute_s = u.compute_s = timed;
+    algtest_run_async(&t, 37);
+    size_t len = algtest_resume(&u, &t);
+    algtest_run_async(&t, 50);
+    algtest_run_async(&u, 50);
+    size_t now = t.alg->state_size(t.as[0]);
+    double *st = malloc(now), *su = malloc(now);
+    struct aia_error err = {""};
+    if (!st || !su)
+        bail_out("out of memory");
+    t.alg->save(t.as[0], st, &err);
+    u.alg->save(u.as[0], su, &err);
+    ok(now == u.alg->state_size(u.as[0]) && memcmp(st, su, now) == 0,
+       "balanced, async mode: resumed after 37 answers (a state of %zu "
+       "bytes), the same iterate, segments and running sums 50 answers "
+       "later, to the bit",
+       len);
+    /* a state without the sums (as written before they were kept) */
+    size_t bare = now - (N + AIA_SEGTABLE_SUMS_SCALARS) * sizeof(double);
+    ok(u.alg->load(u.as[0], st, bare, &err) == 0,
+       "a state without the running sums loads (%s)", err.text);
+    st[now / sizeof *st - 6] = 1e6; /* the answers since a sum afresh */
+    ok(u.alg->load(u.as[0], st, now, &err) < 0 &&
+           strstr(err.text, "running sums"),
+       "running sums past their period are refused (%s)", err.text);
+    free(st);
+    free(su);
+    algtest_close(&t);
+    algtest_close(&u);
+    plugtest_free(&a);
+    algtest_async = 0;
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -370,6 +416,7 @@ int main(void)
     segments();
     algtest_resume_check("sag", "{variant: dsag, balance: on}", &Pb, W);
     balanced();
+    balanced_async();
     plugtest_free(&Pb);
     return done_testing();
 }

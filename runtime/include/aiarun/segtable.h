@@ -17,7 +17,8 @@
  * running sums changed by difference, O(dim) an answer whatever the
  * pool, and summed afresh (aia_segtable_resum, in worker then row order,
  * the same numbers whatever order the answers came in) once every as
- * many answers as there are segments.
+ * many answers as there are segments, and at least AIA_TABLE_RESUM_MIN
+ * (alg.h).
  *
  *     #include <aiarun/aiarun.h>
  *     #include <aiarun/segtable.h>
@@ -134,6 +135,14 @@ static inline void aia_segtable_heard(struct aia_segtable *t, uint64_t now)
 {
     if (now > t->now)
         t->now = now;
+}
+
+/* Answers between two sums afresh: one a segment, at least
+ * AIA_TABLE_RESUM_MIN. */
+static inline size_t aia_segtable_period(const struct aia_segtable *t)
+{
+    return t->segments > AIA_TABLE_RESUM_MIN ? t->segments
+                                             : AIA_TABLE_RESUM_MIN;
 }
 
 /* The running sums summed afresh, worker by worker, row order. */
@@ -255,7 +264,7 @@ static inline int aia_segtable_put(struct aia_segtable *t, int w, size_t lo,
     t->total += r;
     t->when_sum += r * (double)sent;
     aia_recent_move(&t->recent, sent, r, 1);
-    if (++t->since >= t->segments)
+    if (++t->since >= aia_segtable_period(t))
         aia_segtable_resum(t);
     return 1;
 }
@@ -342,6 +351,72 @@ static inline const double *aia_segtable_load(struct aia_segtable *t,
     }
     aia_segtable_resum(t);
     return p;
+}
+
+/* The running sums in a checkpoint, after the segments, so that a run
+ * resumed between two sums afresh goes on with the same bits: the sum
+ * (dim), then total, when_sum, since, now, and the two recent steps and
+ * their rows; aia_segtable_sums_len doubles.  aia_segtable_sums_bad says
+ * what in saved sums is not this table's (NULL when nothing is: call it
+ * once the segments are loaded, which set the period); load reads them
+ * back over what aia_segtable_load summed afresh. */
+#define AIA_SEGTABLE_SUMS_SCALARS 8
+
+static inline size_t aia_segtable_sums_len(const struct aia_segtable *t)
+{
+    return t->dim + AIA_SEGTABLE_SUMS_SCALARS;
+}
+
+static inline double *aia_segtable_save_sums(const struct aia_segtable *t,
+                                             double *p)
+{
+    memcpy(p, t->sum, t->dim * sizeof *p);
+    p += t->dim;
+    p[0] = t->total;
+    p[1] = t->when_sum;
+    p[2] = (double)t->since;
+    p[3] = (double)t->now;
+    p[4] = (double)t->recent.when[0];
+    p[5] = (double)t->recent.when[1];
+    p[6] = t->recent.rows[0];
+    p[7] = t->recent.rows[1];
+    return p + AIA_SEGTABLE_SUMS_SCALARS;
+}
+
+static inline const char *aia_segtable_sums_bad(const struct aia_segtable *t,
+                                                const double *p)
+{
+    const double exact = 9007199254740992.0; /* 2^53 */
+    const double *q = p + t->dim;
+    for (size_t j = 0; j < t->dim; j++)
+        if (!isfinite(p[j]))
+            return "a sum that is not finite";
+    if (!(q[0] >= 0 && isfinite(q[0]) && isfinite(q[1])))
+        return "rows or steps that are no sums of rows";
+    if (!(q[2] >= 0 && q[2] < (double)aia_segtable_period(t) &&
+          q[2] == floor(q[2])))
+        return "a count of answers past its period";
+    for (int i = 3; i < 6; i++)
+        if (!(q[i] >= 0 && q[i] < exact && q[i] == floor(q[i])))
+            return "a step that is no count of steps";
+    if (!(q[6] >= 0 && isfinite(q[6]) && q[7] >= 0 && isfinite(q[7])))
+        return "recent rows that are no count";
+    return NULL;
+}
+
+static inline void aia_segtable_load_sums(struct aia_segtable *t,
+                                          const double *p)
+{
+    memcpy(t->sum, p, t->dim * sizeof *p);
+    p += t->dim;
+    t->total = p[0];
+    t->when_sum = p[1];
+    t->since = (size_t)p[2];
+    t->now = (uint64_t)p[3];
+    t->recent.when[0] = (uint64_t)p[4];
+    t->recent.when[1] = (uint64_t)p[5];
+    t->recent.rows[0] = p[6];
+    t->recent.rows[1] = p[7];
 }
 
 #ifdef __cplusplus
