@@ -98,7 +98,7 @@ static void algorithm(const char *name, size_t dim, int reps, double *t)
 }
 
 /* A running table of NW entries: one answer's update, then the sum
- * afresh of all NW entries (once every NW answers). */
+ * afresh of all NW entries (once every max(NW, 16) answers). */
 static void table(size_t dim, int reps, double *t)
 {
     struct aia_table tab;

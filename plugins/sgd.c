@@ -267,7 +267,8 @@ static int create(const struct aia_context *ctx, struct aia_shape *shape,
                               "of dimension %zu",
                               ctx->nworkers, d);
         }
-        s->table.running = 1; /* every answer through aia_table_add */
+        /* every answer goes through aia_table_add: its sums are kept */
+        s->table.running = s->by_table;
     }
     *state = s;
     return 0;
@@ -430,7 +431,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     if (len != bare && aia_state_len(len, full, err) < 0)
         return -1;
     int with = bare < full && len == full;
-    const char *bad = with ? aia_table_sums_bad(&s->table, sums) : NULL;
+    const char *bad =
+        with ? aia_table_sums_bad(&s->table, p + head, sums) : NULL;
     if (bad)
         return aia_seterr(err, "the table's running sums: %s", bad);
     double pending = s->per_round ? round[dim] : 0;

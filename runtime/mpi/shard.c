@@ -89,15 +89,22 @@ static void take_report(struct coord *c, int j, int wait)
         return;
     if (wait ? shard_await(r, c->l.job->pool.shutdown_timeout) < 0
              : MPI_Test(r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-        /* no report will be read into f once the receive is cancelled */
+        /* no report will be read into f once the receive is cancelled;
+         * one that came as the wait gave up is read below */
+        MPI_Status st;
+        int cancelled = 1;
         MPI_Cancel(r);
-        MPI_Wait(r, MPI_STATUS_IGNORE);
+        if (MPI_Wait(r, &st) == MPI_SUCCESS)
+            MPI_Test_cancelled(&st, &cancelled);
         *r = MPI_REQUEST_NULL;
-        sh->failed = sh->failed ? sh->failed : j;
-        lead_fail(&c->l, "stopping: shard rank %d: its failure report %s", j,
-                  wait ? "did not come within pool.shutdown_timeout"
-                       : "could not be received");
-        return;
+        if (cancelled) {
+            sh->failed = sh->failed ? sh->failed : j;
+            lead_fail(&c->l, "stopping: shard rank %d: its failure report %s",
+                      j, wait ? "did not come within pool.shutdown_timeout"
+                              : "could not be received");
+            return;
+        }
+        done = 1;
     }
     if (!done)
         return;

@@ -65,8 +65,9 @@ int shard_await(MPI_Request *req, double seconds);
  * -1. */
 int shard_recv_within(void *buf, size_t bytes, int src, double seconds);
 
-/* A shard rank (1 .. shards-1, shard_rank.c): carry out rank 0's word until it ends,
- * then stop as a rank outside the pool.  Returns the job's exit status. */
+/* A shard rank (1 .. shards-1, shard_rank.c): carry out rank 0's word
+ * until it ends, then stop as a rank outside the pool.  Returns the job's
+ * exit status. */
 int shard_run(struct setup *s);
 
 #endif

@@ -116,7 +116,7 @@ static int history_shown(const struct recorder *r,
 /* The history's columns for this run into cols (names in names, which
  * must outlive the file).  Returns their count. */
 static int header(const struct recorder *r, struct output_column *cols,
-                          char (*names)[64])
+                  char (*names)[64])
 {
     const char *mname = r->s->metric_name;
     int n = 0;
@@ -137,7 +137,7 @@ static int header(const struct recorder *r, struct output_column *cols,
 }
 
 int history_write(const struct recorder *r, const struct sample *h,
-                         struct aia_error *err)
+                  struct aia_error *err)
 {
     double row[NHISTORY];
     int n = 0;

@@ -66,9 +66,6 @@ struct sim {
 /* Stop the run with an error (printed at once); the first one wins. */
 #define sim_fail(m, ...) lead_fail(&(m)->l, __VA_ARGS__)
 
-/* Stop the run with an error (printed at once); the first one wins. */
-#define sim_fail(m, ...) lead_fail(&(m)->l, __VA_ARGS__)
-
 /* Rank 0 starts a piece of work (an answer taken, a round ended) at the
  * current time m->now; with simulate.cores it shares the cores with the
  * workers computing now, for the whole piece. */

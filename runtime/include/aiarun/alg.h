@@ -706,9 +706,10 @@ aia_table_restore(struct aia_table *t, const double *p, struct aia_error *err)
  * sum afresh): the sum (dim), then total, when_sum, mass, big, since,
  * now, and the two recent steps and their rows.  aia_table_sums_len
  * doubles (none for a table that is not running); save returns the end
- * of what it wrote; aia_table_sums_bad says what in saved sums is not a
- * running table's (NULL when nothing is); aia_table_load_sums reads
- * them back, over what aia_table_restore summed afresh. */
+ * of what it wrote; aia_table_sums_bad says what in saved sums p is not
+ * the running sums of the entries saved at table (NULL when nothing is);
+ * aia_table_load_sums reads them back, over what aia_table_restore
+ * summed afresh. */
 #define AIA_TABLE_SUMS_SCALARS 10
 
 static inline size_t aia_table_sums_len(const struct aia_table *t)
@@ -735,16 +736,32 @@ static inline double *aia_table_save_sums(const struct aia_table *t, double *p)
     return p + AIA_TABLE_SUMS_SCALARS;
 }
 
+/* Whether saved running sums a and the sums b formed afresh from the
+ * saved entries differ by more than the rounding between two sums
+ * afresh. */
+static inline int aia_sums_apart(double a, double b)
+{
+    return !(fabs(a - b) <= 1e-9 * fabs(b));
+}
+
 static inline const char *aia_table_sums_bad(const struct aia_table *t,
+                                             const double *table,
                                              const double *p)
 {
     const double exact = 9007199254740992.0; /* 2^53 */
     const double *q = p + t->dim;
+    const double *n = table + t->entries * t->dim, *when = n + t->entries;
+    double total = 0, steps = 0, top = 0;
+    for (size_t e = 0; e < t->entries; e++) {
+        total += n[e];
+        steps += n[e] * when[e];
+        top = n[e] > 0 && when[e] > top ? when[e] : top;
+    }
     for (size_t j = 0; j < t->dim; j++)
         if (!isfinite(p[j]))
             return "a sum that is not finite";
-    if (!(q[0] >= 0 && isfinite(q[0]) && isfinite(q[1])))
-        return "rows or steps that are no sums of rows";
+    if (aia_sums_apart(q[0], total) || aia_sums_apart(q[1], steps))
+        return "rows or steps that are not the entries' sums";
     if (!(q[2] >= 0 && isfinite(q[2]) && q[3] >= 0 && isfinite(q[3])))
         return "a mass that is not one";
     if (!(q[4] >= 0 && q[4] < (double)aia_table_period(t) &&
@@ -753,6 +770,8 @@ static inline const char *aia_table_sums_bad(const struct aia_table *t,
     for (int i = 5; i < 8; i++)
         if (!(q[i] >= 0 && q[i] < exact && q[i] == floor(q[i])))
             return "a step that is no count of steps";
+    if (!(q[5] >= top && q[6] <= q[5] && q[7] <= q[5]))
+        return "a latest step before a step stored";
     if (!(q[8] >= 0 && isfinite(q[8]) && q[9] >= 0 && isfinite(q[9])))
         return "recent rows that are no count";
     return NULL;
@@ -873,7 +892,7 @@ static inline int aia_table_method_load(void *state, const void *buf,
         return -1;
     int with = bare < full && len == full;
     sums = p + tm->m.dim + t->entries * (t->dim + 2);
-    const char *bad = with ? aia_table_sums_bad(t, sums) : NULL;
+    const char *bad = with ? aia_table_sums_bad(t, p + tm->m.dim, sums) : NULL;
     if (bad)
         return aia_seterr(err, "the table's running sums: %s", bad);
     if (!aia_table_restore(t, p + tm->m.dim, err))

@@ -358,8 +358,8 @@ static inline const double *aia_segtable_load(struct aia_segtable *t,
  * (dim), then total, when_sum, since, now, and the two recent steps and
  * their rows; aia_segtable_sums_len doubles.  aia_segtable_sums_bad says
  * what in saved sums is not this table's (NULL when nothing is: call it
- * once the segments are loaded, which set the period); load reads them
- * back over what aia_segtable_load summed afresh. */
+ * once the segments are loaded, which set the period and sum them
+ * afresh to compare); load reads them back over those sums. */
 #define AIA_SEGTABLE_SUMS_SCALARS 8
 
 static inline size_t aia_segtable_sums_len(const struct aia_segtable *t)
@@ -391,14 +391,16 @@ static inline const char *aia_segtable_sums_bad(const struct aia_segtable *t,
     for (size_t j = 0; j < t->dim; j++)
         if (!isfinite(p[j]))
             return "a sum that is not finite";
-    if (!(q[0] >= 0 && isfinite(q[0]) && isfinite(q[1])))
-        return "rows or steps that are no sums of rows";
+    if (aia_sums_apart(q[0], t->total) || aia_sums_apart(q[1], t->when_sum))
+        return "rows or steps that are not the segments' sums";
     if (!(q[2] >= 0 && q[2] < (double)aia_segtable_period(t) &&
           q[2] == floor(q[2])))
         return "a count of answers past its period";
     for (int i = 3; i < 6; i++)
         if (!(q[i] >= 0 && q[i] < exact && q[i] == floor(q[i])))
             return "a step that is no count of steps";
+    if (!(q[3] >= (double)t->now && q[4] <= q[3] && q[5] <= q[3]))
+        return "a latest step before a step stored";
     if (!(q[6] >= 0 && isfinite(q[6]) && q[7] >= 0 && isfinite(q[7])))
         return "recent rows that are no count";
     return NULL;
