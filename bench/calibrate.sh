@@ -69,7 +69,7 @@ mpi() { # WORKERS ARGS...
 # and one sent a round, the doubles of both); the cores are this
 # machine's.
 node_constants() {
-    cores=$(getconf _NPROCESSORS_ONLN)
+    cores=$(nproc)
     for cols in 10 100000; do
         cat > "$dir/link.yaml" <<YAML
 seed: 5

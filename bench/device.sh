@@ -60,7 +60,7 @@ pack() {
         mkdir -p "$b" && (cd "$b" && ../configure --without-hdf5 --without-python) ||
             die "configure failed in $b"
     fi
-    jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+    jobs=$(nproc 2>/dev/null || echo 2)
     targets="all bench/noop.la bench/nullprob.la"
     for p in $PROGRAMS; do targets="$targets bench/$p"; done
     (cd "$b" && make -j"$jobs" $targets) >&2 ||
@@ -85,10 +85,22 @@ pack() {
     say "there: sh bench/device.sh run   (carry: $DEVICE_DIR)"
 }
 
-# installed PACKAGE : whether the machine has the package (dpkg's view).
+# installed PACKAGE : whether the machine has the package (dpkg's view),
+# under its name or its 64-bit-time name (Ubuntu's libevent-...t64).
 installed() {
-    command -v dpkg-query >/dev/null 2>&1 &&
-        dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
+    command -v dpkg-query >/dev/null 2>&1 || return 1
+    for _p in "$1" "${1}t64"; do
+        dpkg-query -W -f='${Status}' "$_p" 2>/dev/null | grep -q 'ok installed' &&
+            return 0
+    done
+    return 1
+}
+
+# own_ompi : whether the machine has an Open MPI 4 of its own, library and
+# launcher (by its files, whatever installed them).
+own_ompi() {
+    ldconfig -p 2>/dev/null | grep -q 'libmpi\.so\.40 ' &&
+        { command -v orterun || command -v mpirun.openmpi; } >/dev/null 2>&1
 }
 
 # extract DEB FOLDER : a package's files, by dpkg-deb or, without it, ar.
@@ -103,9 +115,9 @@ extract() {
 
 unpack() {
     stage=$(mktemp -d) || exit 1
-    skip_mpi=
-    installed libopenmpi3 && installed openmpi-bin && skip_mpi=yes
-    for deb in "$PWD/$DEVICE_DIR"/debs/*.deb; do
+    skip_mpi='' got=''
+    own_ompi && skip_mpi=yes
+    for deb in "$kit"/debs/*.deb; do
         pkg=${deb##*/}
         pkg=${pkg%%_*}
         installed "$pkg" && continue
@@ -113,6 +125,7 @@ unpack() {
         *" $pkg "*) [ -n "$skip_mpi" ] && continue ;;
         esac
         extract "$deb" "$stage" || die "cannot unpack $deb"
+        got=yes
     done
     # a merged /usr (/lib a link to usr/lib) takes /lib's files in /usr/lib
     for d in lib lib64 bin sbin; do
@@ -121,8 +134,12 @@ unpack() {
                 rm -rf "${stage:?}/$d"
         fi
     done
-    # -n: a file the machine has stays the machine's
-    cp -an "$stage/." / || die "cannot copy the packages' files into /"
+    # only files the machine lacks: one it has stays the machine's, and so
+    # do the mode and times of every folder it has (/ included)
+    if [ -n "$got" ]; then
+        (cd "$stage" && tar -cf - .) | tar -C / -xf - --skip-old-files \
+            --no-overwrite-dir || die "cannot copy the packages' files into /"
+    fi
     rm -rf "$stage"
     ldconfig 2>/dev/null
     # the BLAS that Debian's alternatives would name
@@ -147,6 +164,7 @@ limited() {
 run() {
     : "${OUT:?set OUT to the folder for the results}"
     [ -x "$DEVICE_DIR/build/aiarun" ] || die "no $DEVICE_DIR/build/aiarun: run 'pack' first, and carry $DEVICE_DIR"
+    kit=$(cd "$DEVICE_DIR" && pwd) || exit 1
     unpack
     # Open MPI's launcher by its own name first: a plain mpirun may be
     # another MPI's, whose ranks would not speak to an Open MPI build
@@ -167,15 +185,22 @@ run() {
         export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
     fi
     top=$PWD
-    build=$top/$DEVICE_DIR/build
+    build=$kit/build
     {
         printf '# bench/device.sh on %s\n\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
-        printf -- '- cores: %s; %s\n' "$(getconf _NPROCESSORS_ONLN)" \
+        printf -- '- cores: %s usable of %s online; %s\n' "$(nproc)" \
+            "$(getconf _NPROCESSORS_ONLN)" \
             "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
         printf -- '- load average at the start: %s\n' "$(cut -d ' ' -f 1-3 /proc/loadavg)"
         printf -- '- %s (%s)\n' "$("$MPIRUN" --version 2>&1 | head -n 1)" "$MPIRUN"
-        printf -- '- built from %s\n\n' "$(cat "$DEVICE_DIR/commit" 2>/dev/null || echo '?')"
+        printf -- '- built from %s\n\n' "$(cat "$kit/commit" 2>/dev/null || echo '?')"
     } >"$OUT/device.md"
+    # what the programs will load, for a failure to explain itself
+    {
+        printf '==== environment\nMPIRUN=%s\nLD_LIBRARY_PATH=%s\n' "$MPIRUN" \
+            "${LD_LIBRARY_PATH:-}"
+        ldd "$build/aiarun" 2>&1
+    } >>"$OUT/device.log"
     # a smoke run first: what fails here fails every case
     if ! timeout 60 "$MPIRUN" -np 2 --oversubscribe "$build/bench/star" 10 100 \
         >>"$OUT/device.md" 2>&1; then
