@@ -137,8 +137,8 @@ unpack() {
     # only files the machine lacks: one it has stays the machine's, and so
     # do the mode and times of every folder it has (/ included)
     if [ -n "$got" ]; then
-        (cd "$stage" && tar -cf - .) | tar -C / -xf - --skip-old-files \
-            --no-overwrite-dir || die "cannot copy the packages' files into /"
+        (cd "$stage" && tar -cf - .) | tar -C / -xf - --skip-old-files ||
+            die "cannot copy the packages' files into /"
     fi
     rm -rf "$stage"
     ldconfig 2>/dev/null
