@@ -387,7 +387,7 @@ static void balanced_async(void)
        "later, to the bit",
        len);
     /* a state without the sums (as written before they were kept) */
-    size_t bare = now - (N + AIA_SEGTABLE_SUMS_SCALARS) * sizeof(double);
+    size_t bare = now - (N + AIA_RUNNING_SCALARS) * sizeof(double);
     ok(u.alg->load(u.as[0], st, bare, &err) == 0,
        "a state without the running sums loads (%s)", err.text);
     st[now / sizeof *st - 6] = 1e6; /* the answers since a sum afresh */

@@ -463,14 +463,14 @@ static void table(void)
         algtest_run_async(&c, 50);
         double d = algtest_maxdiff(algtest_model(&a), algtest_model(&c), N);
         ok(d < 1e-12, "and goes on to within %.2g of the same iterate", d);
-        st[len / sizeof *st - 6] = 99; /* the answers since a sum afresh */
+        st[len / sizeof *st - 8] = 99; /* the answers since a sum afresh */
         ok(c.alg->load(c.as[0], st, len, &e) < 0 &&
                strstr(e.text, "running sums"),
            "running sums past their period are refused (%s)", e.text);
         a.alg->save(a.as[0], st, &e);
         st[len / sizeof *st - 10] = 0; /* the rows, while entries hold some */
         ok(c.alg->load(c.as[0], st, len, &e) < 0 &&
-               strstr(e.text, "entries' sums"),
+               strstr(e.text, "table's sums"),
            "so are sums of rows that are not the entries' (%s)", e.text);
         free(st);
         algtest_close(&c);

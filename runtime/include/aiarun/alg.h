@@ -700,40 +700,41 @@ aia_table_restore(struct aia_table *t, const double *p, struct aia_error *err)
     return p;
 }
 
-/* A running table's sums in a checkpoint, after its entries, so that a
- * resumed run goes on with the same bits (summed afresh at load, they
- * would differ from the saved run's in their last bits until its next
- * sum afresh): the sum (dim), then total, when_sum, mass, big, since,
- * now, and the two recent steps and their rows.  aia_table_sums_len
- * doubles (none for a table that is not running); save returns the end
- * of what it wrote; aia_table_sums_bad says what in saved sums p is not
- * the running sums of the entries saved at table (NULL when nothing is);
- * aia_table_load_sums reads them back, over what aia_table_restore
- * summed afresh. */
-#define AIA_TABLE_SUMS_SCALARS 10
+/* The running sums a table keeps by difference (aia_table here, sag's
+ * aia_segtable of row segments), through pointers, for checkpoints that
+ * hold them so that a resumed run goes on with the same bits (summed
+ * afresh at load, they would differ from the saved run's in their last
+ * bits until its next sum afresh): the sum (dim doubles), then total,
+ * when_sum, since, now, and the two recent steps and their rows,
+ * AIA_RUNNING_SCALARS doubles.  aia_running_save returns the end of what
+ * it wrote; aia_running_bad says what in saved sums p is not the running
+ * sums of a table whose rows and rows x steps sum to total and steps,
+ * whose latest step stored is top and whose period is period (NULL when
+ * nothing is); aia_running_load reads them back. */
+#define AIA_RUNNING_SCALARS 8
 
-static inline size_t aia_table_sums_len(const struct aia_table *t)
-{
-    return t->running ? t->dim + AIA_TABLE_SUMS_SCALARS : 0;
-}
+struct aia_running {
+    double *sum;
+    size_t dim;
+    double *total, *when_sum;
+    size_t *since;
+    uint64_t *now;
+    struct aia_recent *recent;
+};
 
-static inline double *aia_table_save_sums(const struct aia_table *t, double *p)
+static inline double *aia_running_save(const struct aia_running *r, double *p)
 {
-    if (!t->running)
-        return p;
-    memcpy(p, t->sum, t->dim * sizeof *p);
-    p += t->dim;
-    p[0] = t->total;
-    p[1] = t->when_sum;
-    p[2] = t->mass;
-    p[3] = t->big;
-    p[4] = (double)t->since;
-    p[5] = (double)t->now;
-    p[6] = (double)t->recent.when[0];
-    p[7] = (double)t->recent.when[1];
-    p[8] = t->recent.rows[0];
-    p[9] = t->recent.rows[1];
-    return p + AIA_TABLE_SUMS_SCALARS;
+    memcpy(p, r->sum, r->dim * sizeof *p);
+    p += r->dim;
+    p[0] = *r->total;
+    p[1] = *r->when_sum;
+    p[2] = (double)*r->since;
+    p[3] = (double)*r->now;
+    p[4] = (double)r->recent->when[0];
+    p[5] = (double)r->recent->when[1];
+    p[6] = r->recent->rows[0];
+    p[7] = r->recent->rows[1];
+    return p + AIA_RUNNING_SCALARS;
 }
 
 /* Whether saved running sums a and the sums b formed afresh from the
@@ -744,53 +745,106 @@ static inline int aia_sums_apart(double a, double b)
     return !(fabs(a - b) <= 1e-9 * fabs(b));
 }
 
+static inline const char *aia_running_bad(const struct aia_running *r,
+                                          const double *p, double total,
+                                          double steps, double top,
+                                          size_t period)
+{
+    const double exact = 9007199254740992.0; /* 2^53 */
+    const double *q = p + r->dim;
+    for (size_t j = 0; j < r->dim; j++)
+        if (!isfinite(p[j]))
+            return "a sum that is not finite";
+    if (aia_sums_apart(q[0], total) || aia_sums_apart(q[1], steps))
+        return "rows or steps that are not the table's sums";
+    if (!(q[2] >= 0 && q[2] < (double)period && q[2] == floor(q[2])))
+        return "a count of answers past its period";
+    for (int i = 3; i < 6; i++)
+        if (!(q[i] >= 0 && q[i] < exact && q[i] == floor(q[i])))
+            return "a step that is no count of steps";
+    if (!(q[3] >= top && q[4] <= q[3] && q[5] <= q[3]))
+        return "a latest step before a step stored";
+    if (!(q[6] >= 0 && isfinite(q[6]) && q[7] >= 0 && isfinite(q[7])))
+        return "recent rows that are no count";
+    return NULL;
+}
+
+static inline void aia_running_load(const struct aia_running *r,
+                                    const double *p)
+{
+    memcpy(r->sum, p, r->dim * sizeof *p);
+    p += r->dim;
+    *r->total = p[0];
+    *r->when_sum = p[1];
+    *r->since = (size_t)p[2];
+    *r->now = (uint64_t)p[3];
+    r->recent->when[0] = (uint64_t)p[4];
+    r->recent->when[1] = (uint64_t)p[5];
+    r->recent->rows[0] = p[6];
+    r->recent->rows[1] = p[7];
+}
+
+/* A running table's sums in a checkpoint, after its entries: its
+ * running sums (aia_running), then its mass and big.
+ * aia_table_sums_len doubles (none for a table that is not running);
+ * aia_table_sums_bad checks them against the entries saved at table;
+ * aia_table_load_sums reads them back, over what aia_table_restore
+ * summed afresh. */
+#define AIA_TABLE_SUMS_SCALARS (AIA_RUNNING_SCALARS + 2)
+
+static inline struct aia_running aia_table_running(const struct aia_table *t)
+{
+    struct aia_table *m = (struct aia_table *)t;
+    struct aia_running r = {m->sum,   m->dim,  &m->total, &m->when_sum,
+                            &m->since, &m->now, &m->recent};
+    return r;
+}
+
+static inline size_t aia_table_sums_len(const struct aia_table *t)
+{
+    return t->running ? t->dim + AIA_TABLE_SUMS_SCALARS : 0;
+}
+
+static inline double *aia_table_save_sums(const struct aia_table *t, double *p)
+{
+    if (!t->running)
+        return p;
+    struct aia_running r = aia_table_running(t);
+    p = aia_running_save(&r, p);
+    p[0] = t->mass;
+    p[1] = t->big;
+    return p + 2;
+}
+
 static inline const char *aia_table_sums_bad(const struct aia_table *t,
                                              const double *table,
                                              const double *p)
 {
-    const double exact = 9007199254740992.0; /* 2^53 */
-    const double *q = p + t->dim;
     const double *n = table + t->entries * t->dim, *when = n + t->entries;
+    const double *q = p + t->dim + AIA_RUNNING_SCALARS;
     double total = 0, steps = 0, top = 0;
     for (size_t e = 0; e < t->entries; e++) {
         total += n[e];
         steps += n[e] * when[e];
         top = n[e] > 0 && when[e] > top ? when[e] : top;
     }
-    for (size_t j = 0; j < t->dim; j++)
-        if (!isfinite(p[j]))
-            return "a sum that is not finite";
-    if (aia_sums_apart(q[0], total) || aia_sums_apart(q[1], steps))
-        return "rows or steps that are not the entries' sums";
-    if (!(q[2] >= 0 && isfinite(q[2]) && q[3] >= 0 && isfinite(q[3])))
+    struct aia_running r = aia_table_running(t);
+    const char *bad =
+        aia_running_bad(&r, p, total, steps, top, aia_table_period(t));
+    if (bad)
+        return bad;
+    if (!(q[0] >= 0 && isfinite(q[0]) && q[1] >= 0 && isfinite(q[1])))
         return "a mass that is not one";
-    if (!(q[4] >= 0 && q[4] < (double)aia_table_period(t) &&
-          q[4] == floor(q[4])))
-        return "a count of answers past its period";
-    for (int i = 5; i < 8; i++)
-        if (!(q[i] >= 0 && q[i] < exact && q[i] == floor(q[i])))
-            return "a step that is no count of steps";
-    if (!(q[5] >= top && q[6] <= q[5] && q[7] <= q[5]))
-        return "a latest step before a step stored";
-    if (!(q[8] >= 0 && isfinite(q[8]) && q[9] >= 0 && isfinite(q[9])))
-        return "recent rows that are no count";
     return NULL;
 }
 
 static inline void aia_table_load_sums(struct aia_table *t, const double *p)
 {
-    memcpy(t->sum, p, t->dim * sizeof *p);
-    p += t->dim;
-    t->total = p[0];
-    t->when_sum = p[1];
-    t->mass = p[2];
-    t->big = p[3];
-    t->since = (size_t)p[4];
-    t->now = (uint64_t)p[5];
-    t->recent.when[0] = (uint64_t)p[6];
-    t->recent.when[1] = (uint64_t)p[7];
-    t->recent.rows[0] = p[8];
-    t->recent.rows[1] = p[9];
+    struct aia_running r = aia_table_running(t);
+    aia_running_load(&r, p);
+    p += t->dim + AIA_RUNNING_SCALARS;
+    t->mass = p[0];
+    t->big = p[1];
 }
 
 /* ------------------------------------------------------------------ */

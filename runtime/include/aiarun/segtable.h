@@ -353,72 +353,45 @@ static inline const double *aia_segtable_load(struct aia_segtable *t,
     return p;
 }
 
-/* The running sums in a checkpoint, after the segments, so that a run
- * resumed between two sums afresh goes on with the same bits: the sum
- * (dim), then total, when_sum, since, now, and the two recent steps and
- * their rows; aia_segtable_sums_len doubles.  aia_segtable_sums_bad says
- * what in saved sums is not this table's (NULL when nothing is: call it
- * once the segments are loaded, which set the period and sum them
- * afresh to compare); load reads them back over those sums. */
-#define AIA_SEGTABLE_SUMS_SCALARS 8
+/* The running sums in a checkpoint, after the segments (aia_running,
+ * alg.h): aia_segtable_sums_len doubles.  aia_segtable_sums_bad checks
+ * saved sums against the segments (call it once they are loaded, which
+ * set the period and sum them afresh); load reads them back over those
+ * sums. */
+static inline struct aia_running
+aia_segtable_running(const struct aia_segtable *t)
+{
+    struct aia_segtable *m = (struct aia_segtable *)t;
+    struct aia_running r = {m->sum,   m->dim,  &m->total, &m->when_sum,
+                            &m->since, &m->now, &m->recent};
+    return r;
+}
 
 static inline size_t aia_segtable_sums_len(const struct aia_segtable *t)
 {
-    return t->dim + AIA_SEGTABLE_SUMS_SCALARS;
+    return t->dim + AIA_RUNNING_SCALARS;
 }
 
 static inline double *aia_segtable_save_sums(const struct aia_segtable *t,
                                              double *p)
 {
-    memcpy(p, t->sum, t->dim * sizeof *p);
-    p += t->dim;
-    p[0] = t->total;
-    p[1] = t->when_sum;
-    p[2] = (double)t->since;
-    p[3] = (double)t->now;
-    p[4] = (double)t->recent.when[0];
-    p[5] = (double)t->recent.when[1];
-    p[6] = t->recent.rows[0];
-    p[7] = t->recent.rows[1];
-    return p + AIA_SEGTABLE_SUMS_SCALARS;
+    struct aia_running r = aia_segtable_running(t);
+    return aia_running_save(&r, p);
 }
 
 static inline const char *aia_segtable_sums_bad(const struct aia_segtable *t,
                                                 const double *p)
 {
-    const double exact = 9007199254740992.0; /* 2^53 */
-    const double *q = p + t->dim;
-    for (size_t j = 0; j < t->dim; j++)
-        if (!isfinite(p[j]))
-            return "a sum that is not finite";
-    if (aia_sums_apart(q[0], t->total) || aia_sums_apart(q[1], t->when_sum))
-        return "rows or steps that are not the segments' sums";
-    if (!(q[2] >= 0 && q[2] < (double)aia_segtable_period(t) &&
-          q[2] == floor(q[2])))
-        return "a count of answers past its period";
-    for (int i = 3; i < 6; i++)
-        if (!(q[i] >= 0 && q[i] < exact && q[i] == floor(q[i])))
-            return "a step that is no count of steps";
-    if (!(q[3] >= (double)t->now && q[4] <= q[3] && q[5] <= q[3]))
-        return "a latest step before a step stored";
-    if (!(q[6] >= 0 && isfinite(q[6]) && q[7] >= 0 && isfinite(q[7])))
-        return "recent rows that are no count";
-    return NULL;
+    struct aia_running r = aia_segtable_running(t);
+    return aia_running_bad(&r, p, t->total, t->when_sum, (double)t->now,
+                           aia_segtable_period(t));
 }
 
 static inline void aia_segtable_load_sums(struct aia_segtable *t,
                                           const double *p)
 {
-    memcpy(t->sum, p, t->dim * sizeof *p);
-    p += t->dim;
-    t->total = p[0];
-    t->when_sum = p[1];
-    t->since = (size_t)p[2];
-    t->now = (uint64_t)p[3];
-    t->recent.when[0] = (uint64_t)p[4];
-    t->recent.when[1] = (uint64_t)p[5];
-    t->recent.rows[0] = p[6];
-    t->recent.rows[1] = p[7];
+    struct aia_running r = aia_segtable_running(t);
+    aia_running_load(&r, p);
 }
 
 #ifdef __cplusplus
