@@ -231,9 +231,11 @@ static int alloc_coordinator(struct average *s, struct aia_error *err)
         return aia_seterr(err, "out of memory");
     if (s->memory == MEM_DELTA)
         s->sum = calloc(d, sizeof *s->sum);
-    else if (s->running) /* the table's entries are the models */
+    else if (s->running) { /* the table's entries are the models */
         s->models = aia_table_init(&s->table, n, s->dim) == 0 ? s->table.g
                                                               : NULL;
+        s->table.running = 1; /* its sums are kept, and checkpointed */
+    }
     else if (d <= SIZE_MAX / n)
         s->models = calloc(d * n, sizeof *s->models);
     if (PREEMPTING(s)) {

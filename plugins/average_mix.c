@@ -84,6 +84,8 @@ void average_keep(struct average *s, int i, const double *a, uint64_t round,
         s->round = fmax(s->round, (double)now);
     }
     if (s->running) {
+        /* now too, so that a checkpoint's latest step is the table's */
+        aia_table_heard(&s->table, now);
         aia_table_add(&s->table, (size_t)i, a, s->w[i], round);
         return;
     }

@@ -1,7 +1,9 @@
 /* average_state.c - the average plugin's checkpoints. */
 #include <config.h>
 
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "average.h"
@@ -18,15 +20,21 @@
  *     score, replaced, best, rounds               doubles (preemption)
  *     sent_round, round                           doubles (decay)
  *     heard, scored                               bytes
- */
+ *     steps, running sums                         doubles (async mode)
+ *
+ * In async mode the models are a running table (s->running): the steps
+ * of its entries and its running sums (aia_table_save_sums) follow, so
+ * that a resumed run goes on with the same bits; a state without them
+ * loads too, its sums summed afresh.  They follow bytes, so they are
+ * copied through an aligned buffer. */
 struct layout {
-    size_t doubles, bytes;
+    size_t doubles, bytes, tail;
 };
 
 static struct layout layout(const struct average *s)
 {
     size_t n = (size_t)s->nworkers;
-    struct layout l = {s->dim, 0};
+    struct layout l = {s->dim, 0, 0};
     if (s->memory == MEM_DELTA)
         return l;
     l.doubles += n * s->dim + n + 1;
@@ -37,13 +45,15 @@ static struct layout layout(const struct average *s)
     }
     if (s->scheme == SCHEME_DECAY)
         l.doubles += n + 1;
+    if (s->running)
+        l.tail = n + aia_table_sums_len(&s->table);
     return l;
 }
 
 size_t average_state_size(void *state)
 {
     struct layout l = layout(state);
-    return l.doubles * sizeof(double) + l.bytes;
+    return (l.doubles + l.tail) * sizeof(double) + l.bytes;
 }
 
 /* Copy len bytes between the state and the buffer at *at, in the
@@ -85,18 +95,72 @@ static void transfer(struct average *s, unsigned char *at, int out)
 
 int average_save(void *state, void *buf, struct aia_error *err)
 {
-    (void)err;
-    transfer(state, buf, 1);
+    struct average *s = state;
+    struct layout l = layout(s);
+    transfer(s, buf, 1);
+    if (!l.tail)
+        return 0;
+    size_t n = (size_t)s->nworkers;
+    double *t = malloc(l.tail * sizeof *t);
+    if (!t)
+        return aia_seterr(err, "out of memory for the table's sums");
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)s->table.when[i];
+    aia_table_save_sums(&s->table, t + n);
+    memcpy((unsigned char *)buf + l.doubles * sizeof(double) + l.bytes, t,
+           l.tail * sizeof *t);
+    free(t);
     return 0;
+}
+
+/* The running table's saved steps and sums at tail (l.tail doubles),
+ * checked against the weights and the workers heard from in the state
+ * at buf before anything is read: NULL, or what is wrong. */
+static const char *tail_bad(const struct average *s, const struct layout *l,
+                            const unsigned char *buf, const double *tail)
+{
+    size_t n = (size_t)s->nworkers;
+    const unsigned char *heard = buf + l->doubles * sizeof(double);
+    const unsigned char *w = buf + (s->dim + n * s->dim) * sizeof(double);
+    double *rows = malloc(n * sizeof *rows);
+    if (!rows)
+        return "out of memory";
+    for (size_t i = 0; i < n; i++) {
+        double wi;
+        memcpy(&wi, w + i * sizeof wi, sizeof wi);
+        rows[i] = heard[i] ? wi : 0; /* as average_resum weighs them */
+        if (!(tail[i] >= 0 && tail[i] < 9007199254740992.0 &&
+              tail[i] == floor(tail[i]))) {
+            free(rows);
+            return "a step that is no count of steps";
+        }
+    }
+    const char *bad = aia_table_sums_bad(&s->table, rows, tail, tail + n);
+    free(rows);
+    return bad;
 }
 
 int average_load(void *state, const void *buf, size_t len,
                  struct aia_error *err)
 {
     struct average *s = state;
-    if (len != average_state_size(state))
+    struct layout l = layout(s);
+    size_t full = average_state_size(state);
+    size_t bare = full - l.tail * sizeof(double);
+    if (len != bare && len != full)
         return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          average_state_size(state));
+                          full);
+    double *tail = NULL;
+    if (l.tail && len == full) {
+        if (!(tail = malloc(l.tail * sizeof *tail)))
+            return aia_seterr(err, "out of memory for the table's sums");
+        memcpy(tail, (const unsigned char *)buf + bare, l.tail * sizeof *tail);
+        const char *bad = tail_bad(s, &l, buf, tail);
+        if (bad) {
+            free(tail);
+            return aia_seterr(err, "the table's running sums: %s", bad);
+        }
+    }
     transfer(s, (unsigned char *)(uintptr_t)buf, 0);
     if (s->memory == MEM_DELTA) {
         size_t n = (size_t)s->nworkers;
@@ -105,7 +169,12 @@ int average_load(void *state, const void *buf, size_t len,
         memset(s->heard, 0, n);
         s->total = 0;
     } else if (s->running) {
+        for (size_t i = 0; tail && i < (size_t)s->nworkers; i++)
+            s->table.when[i] = (uint64_t)tail[i];
         average_resum(s);
+        if (tail)
+            aia_table_load_sums(&s->table, tail + s->nworkers);
     }
+    free(tail);
     return 0;
 }

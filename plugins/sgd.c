@@ -431,8 +431,10 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     if (len != bare && aia_state_len(len, full, err) < 0)
         return -1;
     int with = bare < full && len == full;
-    const char *bad =
-        with ? aia_table_sums_bad(&s->table, p + head, sums) : NULL;
+    const double *rows = p + head + (size_t)s->nworkers * dim;
+    const char *bad = with ? aia_table_sums_bad(&s->table, rows,
+                                                rows + s->nworkers, sums)
+                           : NULL;
     if (bad)
         return aia_seterr(err, "the table's running sums: %s", bad);
     double pending = s->per_round ? round[dim] : 0;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <aiarun/alg.h>
+
 #include "algtest.h"
 #include "tap.h"
 
@@ -805,6 +807,54 @@ static void running_sums(const char *staleness)
     plugtest_free(&a);
 }
 
+/* In async mode the models are a running table whose sums a checkpoint
+ * holds: a run resumed between two sums afresh goes on to the bit, the
+ * sums included; a state without them loads, and sums that are not the
+ * table's are refused before anything is read. */
+static void async_resume(void)
+{
+    struct plugtest a;
+    struct algtest t, u;
+    algtest_async = 1;
+    plugtest_load(&a, "average", AIA_KIND_ALGORITHM, "{staleness: none}");
+    algtest_open(&t, &a, &Pb, W, NULL, 3);
+    algtest_open(&u, &a, &Pb, W, NULL, 3);
+    algtest_run_async(&t, 37);
+    size_t len = algtest_resume(&u, &t);
+    algtest_run_async(&t, 50);
+    algtest_run_async(&u, 50);
+    double *st = malloc(len), *su = malloc(len);
+    struct aia_error err = {""};
+    if (!st || !su)
+        bail_out("out of memory");
+    t.alg->save(t.as[0], st, &err);
+    u.alg->save(u.as[0], su, &err);
+    ok(memcmp(st, su, len) == 0,
+       "async mode: resumed after 37 answers (a state of %zu bytes), the "
+       "same models, query and running sums 50 answers later, to the bit",
+       len);
+    size_t bare = len - (W + N + AIA_TABLE_SUMS_SCALARS) * sizeof(double);
+    ok(u.alg->load(u.as[0], st, bare, &err) == 0,
+       "a state without the steps and sums (%zu bytes) loads (%s)", bare,
+       err.text);
+    /* the total of the rows, the first value after the steps and sums */
+    double total;
+    unsigned char *at = (unsigned char *)st + bare + (W + N) * sizeof total;
+    memcpy(&total, at, sizeof total);
+    total += 1;
+    memcpy(at, &total, sizeof total);
+    ok(u.alg->load(u.as[0], st, len, &err) < 0 &&
+           strstr(err.text, "running sums"),
+       "sums whose rows are not the workers' weights are refused (%s)",
+       err.text);
+    free(st);
+    free(su);
+    algtest_close(&t);
+    algtest_close(&u);
+    plugtest_free(&a);
+    algtest_async = 0;
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -829,6 +879,7 @@ int main(void)
     corrupted();
     running_sums("gd");
     running_sums("none");
+    async_resume();
     plugtest_free(&Pb);
     return done_testing();
 }

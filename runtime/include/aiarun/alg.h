@@ -787,9 +787,9 @@ static inline void aia_running_load(const struct aia_running *r,
 /* A running table's sums in a checkpoint, after its entries: its
  * running sums (aia_running), then its mass and big.
  * aia_table_sums_len doubles (none for a table that is not running);
- * aia_table_sums_bad checks them against the entries saved at table;
- * aia_table_load_sums reads them back, over what aia_table_restore
- * summed afresh. */
+ * aia_table_sums_bad checks them against the entries' saved rows n and
+ * steps when (entries doubles each); aia_table_load_sums reads them
+ * back, over what aia_table_restore summed afresh. */
 #define AIA_TABLE_SUMS_SCALARS (AIA_RUNNING_SCALARS + 2)
 
 static inline struct aia_running aia_table_running(const struct aia_table *t)
@@ -817,10 +817,10 @@ static inline double *aia_table_save_sums(const struct aia_table *t, double *p)
 }
 
 static inline const char *aia_table_sums_bad(const struct aia_table *t,
-                                             const double *table,
+                                             const double *n,
+                                             const double *when,
                                              const double *p)
 {
-    const double *n = table + t->entries * t->dim, *when = n + t->entries;
     const double *q = p + t->dim + AIA_RUNNING_SCALARS;
     double total = 0, steps = 0, top = 0;
     for (size_t e = 0; e < t->entries; e++) {
@@ -946,7 +946,9 @@ static inline int aia_table_method_load(void *state, const void *buf,
         return -1;
     int with = bare < full && len == full;
     sums = p + tm->m.dim + t->entries * (t->dim + 2);
-    const char *bad = with ? aia_table_sums_bad(t, p + tm->m.dim, sums) : NULL;
+    const double *n = p + tm->m.dim + t->entries * t->dim;
+    const char *bad =
+        with ? aia_table_sums_bad(t, n, n + t->entries, sums) : NULL;
     if (bad)
         return aia_seterr(err, "the table's running sums: %s", bad);
     if (!aia_table_restore(t, p + tm->m.dim, err))
