@@ -261,3 +261,25 @@ void algtest_run_async(struct algtest *t, int answers)
         sent[w] = t->round;
     }
 }
+
+double *algtest_state(const struct algtest *t, size_t *len)
+{
+    struct aia_error err;
+    *len = t->alg->state_size(t->as[0]);
+    double *buf = malloc(*len ? *len : 1);
+    if (!buf)
+        bail_out("out of memory");
+    if (t->alg->save(t->as[0], buf, &err) < 0)
+        bail_out("save: %s", err.text);
+    return buf;
+}
+
+int algtest_same_state(const struct algtest *t, const struct algtest *u)
+{
+    size_t a, b;
+    double *x = algtest_state(t, &a), *y = algtest_state(u, &b);
+    int same = a == b && memcmp(x, y, a) == 0;
+    free(x);
+    free(y);
+    return same;
+}

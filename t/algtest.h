@@ -81,6 +81,13 @@ double algtest_distance(struct algtest *t);
  * state's size in bytes; bails out on any failure. */
 size_t algtest_resume(struct algtest *u, const struct algtest *t);
 
+/* The coordinator's state of t as its plugin saves it now, in a buffer
+ * of *len bytes to free; bails out on any failure. */
+double *algtest_state(const struct algtest *t, size_t *len);
+
+/* Whether the coordinators of t and u save the same state, to the byte. */
+int algtest_same_state(const struct algtest *t, const struct algtest *u);
+
 /* Tests (three TAP assertions) that a run of algorithm name with
  * parameters yaml on prob over nworkers (at least 4; worker 3 lags 2
  * rounds all along), resumed after 37 rounds through algtest_resume, goes

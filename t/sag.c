@@ -374,18 +374,14 @@ static void balanced_async(void)
     size_t len = algtest_resume(&u, &t);
     algtest_run_async(&t, 50);
     algtest_run_async(&u, 50);
-    size_t now = t.alg->state_size(t.as[0]);
-    double *st = malloc(now), *su = malloc(now);
+    size_t now;
     struct aia_error err = {""};
-    if (!st || !su)
-        bail_out("out of memory");
-    t.alg->save(t.as[0], st, &err);
-    u.alg->save(u.as[0], su, &err);
-    ok(now == u.alg->state_size(u.as[0]) && memcmp(st, su, now) == 0,
+    ok(algtest_same_state(&t, &u),
        "balanced, async mode: resumed after 37 answers (a state of %zu "
        "bytes), the same iterate, segments and running sums 50 answers "
        "later, to the bit",
        len);
+    double *st = algtest_state(&t, &now);
     /* a state without the sums (as written before they were kept) */
     size_t bare = now - (N + AIA_RUNNING_SCALARS) * sizeof(double);
     ok(u.alg->load(u.as[0], st, bare, &err) == 0,
@@ -395,7 +391,6 @@ static void balanced_async(void)
            strstr(err.text, "running sums"),
        "running sums past their period are refused (%s)", err.text);
     free(st);
-    free(su);
     algtest_close(&t);
     algtest_close(&u);
     plugtest_free(&a);
