@@ -20,7 +20,9 @@
 # a rank, and none, to show what each term gives): time to the same
 # iteration (waiting for all, the iterates are the same each way) and
 # coordinator_busy each way, and mpirun's spread (its slowest repetition
-# over its fastest: what the machine moved under the same job).
+# over its fastest: what the machine moved under the same job).  Then
+# the same in async mode with 1 row a worker (2 to 8 workers): rank 0
+# saturated, its work an answer several times a worker's step.
 #   sh bench/calibrate.sh   (from the build folder; REPS=3 by default;
 #   WORKERS="1 2" picks the coordinator cases' pool sizes)
 set -u
@@ -115,75 +117,94 @@ YAML
         "$cores" "$lat" "$mbps" "$bytes" "$us" "$ns"
 }
 
+header() {
+    printf '%-8s %-6s | %9s %6s %6s | %-9s %9s %6s | %6s\n' workers mode \
+        "mpi s" "spread" "busy" "sim" "sim s" "busy" "sim/mpi"
+}
+
+# one_case N MODE ROWS [PER]: gd on 10^5 columns, ROWS rows a worker, N
+# workers waiting for all (MODE all: 100 iterations) or in async mode
+# (PER answers a worker, 100 by default)
+one_case() {
+    n=$1 mode=$2 per=${4:-100}
+    cat > "$dir/big.yaml" <<YAML
+seed: 5
+algorithm: {plugin: gd, step: auto}
+problem: {plugin: lrmse, rows: $(($3 * n)), cols: 100000}
+pool: {$(if [ "$mode" = async ]; then echo 'mode: async'; else echo 'wait: {nwait: 0}'; fi)}
+simulate: {compute: measured, latency_us: $lat, bandwidth_mbps: $mbps, cores: $cores, coordinator_us: $us, coordinator_ns: $ns}
+stop: {iterations: $(if [ "$mode" = async ]; then echo $((per * n)); else echo 100; fi)}
+YAML
+    : > "$dir/mpi"
+    r=0
+    while [ "$r" -lt "$REPS" ]; do
+        timeout -k 5 300 "$MPIRUN" -np $((n + 1)) --oversubscribe \
+            --bind-to none "$AIARUN" -q \
+            -o output.workers="$dir/mw$r.csv" "$dir/big.yaml" |
+            tail -n 1 >> "$dir/mpi"
+        r=$((r + 1))
+    done
+    mt=$(field time < "$dir/mpi" | median)
+    mb=$(field coordinator_busy < "$dir/mpi" | median)
+    # mpirun's own spread: its slowest repetition over its fastest
+    ms=$(field time < "$dir/mpi" | sort -g |
+        awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f", hi / lo }')
+    # measured and model on the node; measured with a core a
+    # rank (cores 0) and none, to show what each term gives
+    for c in measured model measured/0 none/0; do
+        "$AIARUN_SIM" -q --simulate "$n" -o output.workers="$dir/sw.csv" \
+            -o simulate.coordinator="${c%/0}" \
+            $(case $c in */0) echo -o simulate.cores=0 ;; esac) \
+            "$dir/big.yaml" 2>/dev/null | tail -n 1 > "$dir/sim"
+        st=$(field time < "$dir/sim")
+        sb=$(field coordinator_busy < "$dir/sim")
+        printf '%-8s %-6s | %9s %6s %6s | %-9s %9s %6s | %6.3f\n' "$n" \
+            "$mode" "$mt" "$ms" "$mb" "$c" "$st" "${sb:--}" \
+            "$(awk -v a="$st" -v b="$mt" 'BEGIN { print a / b }')"
+        [ "$c" = measured ] && cp "$dir/sw.csv" "$dir/swm.csv" &&
+            sbm=$sb && stm=$st
+    done
+    # a round (an iteration) in ms: its time, rank 0's busy part,
+    # and a worker's compute and the rest of its round trip (the
+    # messages, and waiting for rank 0 or a core): each worker's
+    # mean and median, the median over the workers (mpirun's
+    # median run's)
+    r=0
+    while [ "$r" -lt "$REPS" ]; do
+        [ "$(field time < "$dir/mpi" | sed -n "$((r + 1))p")" = "$mt" ] &&
+            cp "$dir/mw$r.csv" "$dir/mwm.csv"
+        r=$((r + 1))
+    done
+    it=$(field iterations < "$dir/sim")
+    for side in mpi sim; do
+        if [ $side = mpi ]; then f=$dir/mwm.csv t=$mt b=$mb
+        else f=$dir/swm.csv t=$stm b=$sbm; fi
+        printf '#   %s: round %.3f ms, rank 0 busy %.3f, compute %.3f (median %.3f), rest of the trip %.3f (%.3f)\n' \
+            $side "$(awk -v t="$t" -v i="$it" 'BEGIN { print t / i * 1e3 }')" \
+            "$(awk -v t="$t" -v i="$it" -v b="$b" 'BEGIN { print t * b / i * 1e3 }')" \
+            "$(awk -F, 'NR > 1 { print $13 * 1e3 }' "$f" | median)" \
+            "$(awk -F, 'NR > 1 { print $14 * 1e3 }' "$f" | median)" \
+            "$(awk -F, 'NR > 1 { print $16 * 1e3 }' "$f" | median)" \
+            "$(awk -F, 'NR > 1 { print $17 * 1e3 }' "$f" | median)"
+    done
+    rm -f "$dir"/mw*.csv
+}
+
 coordinator_cases() {
     node_constants
     printf '\n# rank 0 bound: gd, 100000 columns, 8 rows a worker\n'
-    printf '%-8s %-6s | %9s %6s %6s | %-9s %9s %6s | %6s\n' workers mode \
-        "mpi s" "spread" "busy" "sim" "sim s" "busy" "sim/mpi"
+    header
     for n in $WORKERS; do
-        for mode in all async; do
-            cat > "$dir/big.yaml" <<YAML
-seed: 5
-algorithm: {plugin: gd, step: auto}
-problem: {plugin: lrmse, rows: $((8 * n)), cols: 100000}
-pool: {$(if [ "$mode" = async ]; then echo 'mode: async'; else echo 'wait: {nwait: 0}'; fi)}
-simulate: {compute: measured, latency_us: $lat, bandwidth_mbps: $mbps, cores: $cores, coordinator_us: $us, coordinator_ns: $ns}
-stop: {iterations: $(if [ "$mode" = async ]; then echo $((100 * n)); else echo 100; fi)}
-YAML
-            : > "$dir/mpi"
-            r=0
-            while [ "$r" -lt "$REPS" ]; do
-                timeout -k 5 300 "$MPIRUN" -np $((n + 1)) --oversubscribe \
-                    --bind-to none "$AIARUN" -q \
-                    -o output.workers="$dir/mw$r.csv" "$dir/big.yaml" |
-                    tail -n 1 >> "$dir/mpi"
-                r=$((r + 1))
-            done
-            mt=$(field time < "$dir/mpi" | median)
-            mb=$(field coordinator_busy < "$dir/mpi" | median)
-            # mpirun's own spread: its slowest repetition over its fastest
-            ms=$(field time < "$dir/mpi" | sort -g |
-                awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f", hi / lo }')
-            # measured and model on the node; measured with a core a
-            # rank (cores 0) and none, to show what each term gives
-            for c in measured model measured/0 none/0; do
-                "$AIARUN_SIM" -q --simulate "$n" -o output.workers="$dir/sw.csv" \
-                    -o simulate.coordinator="${c%/0}" \
-                    $(case $c in */0) echo -o simulate.cores=0 ;; esac) \
-                    "$dir/big.yaml" 2>/dev/null | tail -n 1 > "$dir/sim"
-                st=$(field time < "$dir/sim")
-                sb=$(field coordinator_busy < "$dir/sim")
-                printf '%-8s %-6s | %9s %6s %6s | %-9s %9s %6s | %6.3f\n' "$n" \
-                    "$mode" "$mt" "$ms" "$mb" "$c" "$st" "${sb:--}" \
-                    "$(awk -v a="$st" -v b="$mt" 'BEGIN { print a / b }')"
-                [ "$c" = measured ] && cp "$dir/sw.csv" "$dir/swm.csv" &&
-                    sbm=$sb && stm=$st
-            done
-            # a round (an iteration) in ms: its time, rank 0's busy part,
-            # and a worker's compute and the rest of its round trip (the
-            # messages, and waiting for rank 0 or a core): each worker's
-            # mean and median, the median over the workers (mpirun's
-            # median run's)
-            r=0
-            while [ "$r" -lt "$REPS" ]; do
-                [ "$(field time < "$dir/mpi" | sed -n "$((r + 1))p")" = "$mt" ] &&
-                    cp "$dir/mw$r.csv" "$dir/mwm.csv"
-                r=$((r + 1))
-            done
-            it=$(field iterations < "$dir/sim")
-            for side in mpi sim; do
-                if [ $side = mpi ]; then f=$dir/mwm.csv t=$mt b=$mb
-                else f=$dir/swm.csv t=$stm b=$sbm; fi
-                printf '#   %s: round %.3f ms, rank 0 busy %.3f, compute %.3f (median %.3f), rest of the trip %.3f (%.3f)\n' \
-                    $side "$(awk -v t="$t" -v i="$it" 'BEGIN { print t / i * 1e3 }')" \
-                    "$(awk -v t="$t" -v i="$it" -v b="$b" 'BEGIN { print t * b / i * 1e3 }')" \
-                    "$(awk -F, 'NR > 1 { print $13 * 1e3 }' "$f" | median)" \
-                    "$(awk -F, 'NR > 1 { print $14 * 1e3 }' "$f" | median)" \
-                    "$(awk -F, 'NR > 1 { print $16 * 1e3 }' "$f" | median)" \
-                    "$(awk -F, 'NR > 1 { print $17 * 1e3 }' "$f" | median)"
-            done
-            rm -f "$dir"/mw*.csv
-        done
+        one_case "$n" all 8
+        one_case "$n" async 8
+    done
+    # rank 0 saturated: a worker's step (1 row) is a fraction of rank 0's
+    # work an answer, so that from 2 workers rank 0 sets the pace and
+    # both sides should say it is busy near all of the run
+    printf '\n# rank 0 saturated: gd async, 100000 columns, 1 row a worker\n'
+    header
+    for n in $WORKERS; do
+        [ "$n" -ge 2 ] && one_case "$n" async 1 400
     done
 }
 

@@ -92,4 +92,20 @@ is "$(cut -d, -f1,3 w.csv | sed 1d | tr '\n' ' ')" "1,50 3,50 " \
 run 5 -q -o stop.iterations=20 -o output.history= "$example"
 test_expect "-q: nothing on stderr" '[ "$rc" = 0 ] && [ -z "$err" ]'
 is "$(echo "$out" | wc -l)" 1 "-q: the summary line alone on stdout"
+
+# A coordinator that sets the pace says so: 4 workers of one row each
+# send answers of 8 MB in async mode, and rank 0's receives of them
+# (the copies, on a node) are its own work, not waiting (0.74-0.78 when
+# they were counted as waiting; 0.99 with 4 busy loops beside the run).
+cat > big.yaml <<'YAML'
+seed: 5
+algorithm: {plugin: sgd, step: auto}
+problem: {plugin: lrmse, rows: 4, cols: 1000000}
+pool: {mode: async}
+stop: {iterations: 200}
+YAML
+run 5 -q big.yaml
+is "$rc" 0 "the 8 MB answers run exits 0"
+busy=$(field coordinator_busy "$out")
+expect_ok "a saturated coordinator is busy (${busy:-no value})" float_le 0.9 "${busy:-0}"
 done_testing

@@ -256,13 +256,14 @@ static void loop(struct coord *c)
             break;
         expect_answers(c, now);
         double waited = now; /* the same clock read: nothing waits between */
+        double recv_before = c->recv_s;
         int k = listen_poll(c, deadline);
         if (k < 0) {
             coord_fail(c, "MPI error while waiting for answers");
             break;
         }
         now = util_now();
-        c->wait_s += now - waited;
+        c->wait_s += now - waited - (c->recv_s - recv_before);
         if (guard_signal)
             proto_stop(&c->l.p, "signal");
         else if (record_progress(&c->l.r, now) < 0)

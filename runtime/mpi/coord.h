@@ -62,8 +62,11 @@ struct coord {
      * every answer; a send that starts a dead_after wait brings it
      * forward */
     double timers_at;
-    double wait_s; /* seconds in listen_poll: waiting for (or receiving)
-                      answers, the rest of the loop being rank 0's work */
+    /* seconds in listen_poll waiting for answers, the rest of the loop
+     * being rank 0's work; the receives that take an answer's bytes
+     * (recv_s of them, listen.c) are work too: an answer of 800 KB is
+     * copied by rank 0 inside its MPI_Mrecv on a node */
+    double wait_s, recv_s;
 };
 
 /* The coordinator's role (rank 0): runs the job, returns its exit
