@@ -129,7 +129,7 @@ static const char *tail_bad(const struct average *s, const struct layout *l,
         double wi;
         memcpy(&wi, w + i * sizeof wi, sizeof wi);
         rows[i] = heard[i] ? wi : 0; /* as average_resum weighs them */
-        if (!(tail[i] >= 0 && tail[i] < 9007199254740992.0 &&
+        if (!(tail[i] >= 0 && tail[i] < AIA_EXACT_BELOW &&
               tail[i] == floor(tail[i]))) {
             free(rows);
             return "a step that is no count of steps";
@@ -147,11 +147,11 @@ int average_load(void *state, const void *buf, size_t len,
     struct layout l = layout(s);
     size_t full = average_state_size(state);
     size_t bare = full - l.tail * sizeof(double);
-    if (len != bare && len != full)
-        return aia_seterr(err, "a state of %zu bytes, expected %zu", len,
-                          full);
+    int with = aia_state_len_sums(len, full, bare, err);
+    if (with < 0)
+        return -1;
     double *tail = NULL;
-    if (l.tail && len == full) {
+    if (with) {
         if (!(tail = malloc(l.tail * sizeof *tail)))
             return aia_seterr(err, "out of memory for the table's sums");
         memcpy(tail, (const unsigned char *)buf + bare, l.tail * sizeof *tail);

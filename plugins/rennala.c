@@ -147,7 +147,7 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
         return -1;
     double version = p[2 * s->m.dim], count = p[2 * s->m.dim + 1],
            weight = p[2 * s->m.dim + 2];
-    if (!(version >= 0 && count >= 0 && count < 0x1p53 && weight >= 0))
+    if (!(version >= 0 && count >= 0 && count < AIA_EXACT_BELOW && weight >= 0))
         return aia_seterr(err,
                           "version %g, %g gradients of %g rows in the "
                           "batch: not a state of rennala",

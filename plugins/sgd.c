@@ -428,9 +428,9 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
         p + head + (s->by_table ? (size_t)s->nworkers * (dim + 2) : 0);
     const double *sums = round + (s->per_round ? dim + 1 : 0);
     size_t full = state_size(state), bare = full - sums_size(s);
-    if (len != bare && aia_state_len(len, full, err) < 0)
+    int with = aia_state_len_sums(len, full, bare, err);
+    if (with < 0)
         return -1;
-    int with = bare < full && len == full;
     const double *rows = p + head + (size_t)s->nworkers * dim;
     const char *bad = with ? aia_table_sums_bad(&s->table, rows,
                                                 rows + s->nworkers, sums)
@@ -438,7 +438,7 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     if (bad)
         return aia_seterr(err, "the table's running sums: %s", bad);
     double pending = s->per_round ? round[dim] : 0;
-    if (!(pending >= 0 && pending <= 9007199254740992.0 &&
+    if (!(pending >= 0 && pending <= AIA_EXACT_BELOW &&
           pending == floor(pending)))
         return aia_seterr(err, "the round's count of answers is %g, not a "
                                "count",

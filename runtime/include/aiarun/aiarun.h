@@ -67,6 +67,10 @@ enum aia_kind {
 
 #define AIA_ERROR_LEN 320
 
+/* 2^53: a double holds every integer below it exactly.  Counts and steps
+ * saved in a checkpoint as doubles are checked against it when loaded. */
+#define AIA_EXACT_BELOW 9007199254740992.0
+
 struct aia_error {
     char text[AIA_ERROR_LEN];
 };

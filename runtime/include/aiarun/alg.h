@@ -276,6 +276,20 @@ static inline int aia_state_len(size_t len, size_t want, struct aia_error *err)
     return aia_seterr(err, "a state of %zu bytes, expected %zu", len, want);
 }
 
+/* A load that takes its state with or without the running sums at its
+ * end (a state of bare bytes, written before the sums were saved, is
+ * summed afresh): 1 when len is full and the sums are there, 0 when len
+ * is bare (or bare is full), else -1 with err naming full. */
+static inline int aia_state_len_sums(size_t len, size_t full, size_t bare,
+                                     struct aia_error *err)
+{
+    if (len == full)
+        return bare < full;
+    if (len == bare)
+        return 0;
+    return aia_state_len(len, full, err);
+}
+
 /* Checkpoints of a state whose first member is a struct aia_method and
  * that holds nothing else to save: the iterate, then its version when
  * versioned (an answer's delay counts from it, so it goes on where it
@@ -305,7 +319,7 @@ static inline int aia_method_load(void *state, const void *buf, size_t len,
     const double *p = (const double *)buf;
     if (aia_state_len(len, aia_method_size(state), err) < 0)
         return -1;
-    if (m->versioned && !(p[m->dim] >= 0 && p[m->dim] < 9007199254740992.0))
+    if (m->versioned && !(p[m->dim] >= 0 && p[m->dim] < AIA_EXACT_BELOW))
         return aia_seterr(err, "version %g: not a count of steps", p[m->dim]);
     memcpy(m->x, p, m->dim * sizeof *p);
     if (m->versioned)
@@ -658,7 +672,7 @@ static inline size_t aia_table_bad(const struct aia_table *t, const double *p,
                                    double *rows, double *sent)
 {
     const double *n = p + t->entries * t->dim, *when = n + t->entries;
-    const double exact = 9007199254740992.0; /* 2^53 */
+    const double exact = AIA_EXACT_BELOW;
     for (size_t e = 0; e < t->entries; e++)
         if (!(n[e] >= 0 && isfinite(n[e]) && when[e] >= 0 && when[e] < exact)) {
             *rows = n[e];
@@ -750,7 +764,7 @@ static inline const char *aia_running_bad(const struct aia_running *r,
                                           double steps, double top,
                                           size_t period)
 {
-    const double exact = 9007199254740992.0; /* 2^53 */
+    const double exact = AIA_EXACT_BELOW;
     const double *q = p + r->dim;
     for (size_t j = 0; j < r->dim; j++)
         if (!isfinite(p[j]))
@@ -942,9 +956,9 @@ static inline int aia_table_method_load(void *state, const void *buf,
     const double *p = (const double *)buf, *sums;
     size_t full = aia_table_method_size(state);
     size_t bare = full - aia_table_sums_len(t) * sizeof(double);
-    if (len != bare && aia_state_len(len, full, err) < 0)
+    int with = aia_state_len_sums(len, full, bare, err);
+    if (with < 0)
         return -1;
-    int with = bare < full && len == full;
     sums = p + tm->m.dim + t->entries * (t->dim + 2);
     const double *n = p + tm->m.dim + t->entries * t->dim;
     const char *bad =

@@ -490,7 +490,7 @@ static inline int aia_ncg_block_ok(const struct aia_ncg *m, const double *b)
     (void)m;
     return (ph == AIA_PH_START || ph == AIA_PH_CG || ph == AIA_PH_LINE ||
             ph == AIA_PH_DONE) &&
-           b[AIA_NCG_REQ] >= 0 && b[AIA_NCG_REQ] < 9007199254740992.0 &&
+           b[AIA_NCG_REQ] >= 0 && b[AIA_NCG_REQ] < AIA_EXACT_BELOW &&
            b[AIA_NCG_T] > 0 && b[AIA_NCG_T] <= 1;
 }
 
@@ -672,7 +672,7 @@ static inline int aia_lbfgs_block_ok(const struct aia_lbfgs *l, const double *b)
 {
     double ph = b[AIA_LB_PHASE];
     return (ph == AIA_PH_START || ph == AIA_PH_LINE || ph == AIA_PH_DONE) &&
-           b[AIA_LB_REQ] >= 0 && b[AIA_LB_REQ] < 9007199254740992.0 &&
+           b[AIA_LB_REQ] >= 0 && b[AIA_LB_REQ] < AIA_EXACT_BELOW &&
            b[AIA_LB_T] > 0 && b[AIA_LB_T] <= 1 && b[AIA_LB_HEAD] >= 0 &&
            b[AIA_LB_HEAD] < l->m && b[AIA_LB_COUNT] >= 0 &&
            b[AIA_LB_COUNT] <= l->m && b[AIA_LB_HEAD] == floor(b[AIA_LB_HEAD]) &&

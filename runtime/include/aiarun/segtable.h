@@ -317,7 +317,7 @@ static inline const double *aia_segtable_load(struct aia_segtable *t,
                                               struct aia_error *err)
 {
     const double *end = p + n;
-    const double exact = 9007199254740992.0; /* 2^53 */
+    const double exact = AIA_EXACT_BELOW;
     for (int w = 0; w < t->nworkers; w++) {
         if (p >= end || !(*p >= 0 && *p <= (double)rows[w])) {
             aia_seterr(err, "worker %d's segments: not a table's", w);
