@@ -8,7 +8,7 @@
 #                             and Python, whose libraries that machine
 #                             need not have), and puts what the cases
 #                             run and the Debian packages they need at
-#                             run time in .device/ (about 17 MB)
+#                             run time in .device/ (about 18 MB)
 #   sh bench/device.sh run    there, with .device carried: unpacks the
 #                             packages the machine lacks (never over a
 #                             file it has), then runs the cases and
@@ -52,6 +52,50 @@ libquadmath0 liblapacke libtmglib3"
 # these.
 MPI_PACKAGES="openmpi-bin openmpi-common libopenmpi3 libpmix2"
 PROGRAMS="star coordcost allreduce allreduce_gd gradbw answer mlpflops"
+# What the lent machine is taken to have: the C library and the
+# compiler's run-time libraries.
+OWN_PACKAGES="libc6 libgcc-s1 libstdc++6"
+# Left out: what only Open MPI's components for network hardware load
+# (PSM for True Scale adapters, through libfabric too); without it those
+# components fail to load, silenced below, and the shared-memory and TCP
+# transports serve.
+LEFT_OUT="libpsm-infinipath1"
+
+# check_packages: every library that the packed programs and Open MPI's
+# components load (by ldd, on this machine) comes from PACKAGES,
+# OWN_PACKAGES or LEFT_OUT; dies naming the library and its package otherwise, so
+# that the list kept above cannot fall behind the build.
+check_packages() {
+    libs=$( (
+        for f in "$DEVICE_DIR/build/aiarun" "$DEVICE_DIR"/build/bench/* \
+            "$DEVICE_DIR"/build/*/.libs/*.so \
+            $(dpkg -L $MPI_PACKAGES 2>/dev/null | grep '\.so$'); do
+            [ -f "$f" ] && ldd "$f" 2>/dev/null
+        done
+    ) | awk '$2 == "=>" { print ($3 == "not" ? "missing:" $1 : $3) }' | sort -u)
+    bad=
+    for lib in $libs; do
+        case $lib in
+        missing:*)
+            bad="$bad ${lib#missing:} (not found)"
+            continue
+            ;;
+        esac
+        # dpkg knows a library by the path its package installed, which
+        # on a merged /usr may be the /usr/lib or the /lib spelling
+        real=$(readlink -f "$lib")
+        pkg=
+        for q in "$lib" "$real" "/usr$lib" "/usr$real" "${real#/usr}"; do
+            pkg=$(dpkg -S "$q" 2>/dev/null | sed -n '1s/[:,].*//p')
+            [ -n "$pkg" ] && break
+        done
+        case " $(echo $PACKAGES $OWN_PACKAGES $LEFT_OUT) " in
+        *" $pkg "*) ;;
+        *) bad="$bad $lib (${pkg:-no package})" ;;
+        esac
+    done
+    [ -z "$bad" ] || die "libraries outside PACKAGES:$bad"
+}
 
 pack() {
     b="build-device"
@@ -61,9 +105,11 @@ pack() {
             die "configure failed in $b"
     fi
     jobs=$(nproc 2>/dev/null || echo 2)
-    targets="all bench/noop.la bench/nullprob.la"
+    targets="bench/noop.la bench/nullprob.la"
     for p in $PROGRAMS; do targets="$targets bench/$p"; done
-    (cd "$b" && make -j"$jobs" $targets) >&2 ||
+    # all first: the benchmark programs share its objects, and one make
+    # asked for both at once could build an object twice side by side
+    (cd "$b" && make -j"$jobs" all && make -j"$jobs" $targets) >&2 ||
         die "the build in $b failed"
     rm -rf "$DEVICE_DIR"
     mkdir -p "$DEVICE_DIR/debs" "$DEVICE_DIR/build/bench/.libs" \
@@ -74,6 +120,7 @@ pack() {
     for d in plugins problems bench; do
         cp "$b/$d"/.libs/*.so "$DEVICE_DIR/build/$d/.libs/" || exit 1
     done
+    check_packages
     # apt-get download runs as _apt where it can: a folder it may write
     chmod 777 "$DEVICE_DIR/debs"
     (cd "$DEVICE_DIR/debs" && apt-get download $PACKAGES) >&2 ||
