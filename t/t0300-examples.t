@@ -30,7 +30,8 @@ for job in "$top_srcdir"/etc/*.yaml; do
         short="-o stop.iterations=30 -o output.history= -o output.final=" ;;
     esac
     # the mlp example runs its 3,000 iterations: its recipe must reach
-    # 87% (0.874 to 0.881 at its end in the runs of bench/RESULTS.md)
+    # 86% (0.874 to 0.881 at its end in the runs of bench/RESULTS.md;
+    # nwait 3 of 4 makes each run's answers, and so its end, differ)
     case $name in mlp-fashion-mnist.yaml) short="-o output.history= -o output.final=" ;; esac
     run -t 600 5 "$job" $short
     is "$rc" 0 "$name runs with 5 ranks"
