@@ -14,8 +14,8 @@ supp="--suppressions=$top_srcdir/t/valgrind.supp"
 vg="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite $supp"
 
 export AIA_VALGRIND=1 # t/hostile.t: looser time bounds
-for t in manifest params loader lrmse logreg sgd gd average data hostile \
-    fuzz-regress; do
+for t in manifest params loader lrmse logreg sgd sgd-table gd average \
+    average-state data data-formats hostile fuzz-regress; do
     $vg "$top_builddir/t/$t.t" >/dev/null 2>vg.txt; rc=$?
     ok $rc "unit test $t is clean under valgrind"
     [ $rc = 0 ] || diag "$(head -30 vg.txt)"

@@ -1,0 +1,76 @@
+/* avgtest.c - the averaging plugin's tests' problem, the answers they give
+ * the coordinator by hand, and create alone (avgtest.h). */
+#include <config.h>
+
+#include "avgtest.h"
+
+#include "tap.h"
+
+struct plugtest Pb;
+
+void avgtest_begin(void)
+{
+    plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
+                  "{rows: 800, cols: 8, noise: 0.1}");
+}
+
+void avgtest_end(void)
+{
+    plugtest_free(&Pb);
+}
+
+void give(struct algtest *t, int w, size_t rows, const double *a)
+{
+    struct aia_error err;
+    struct aia_answer_info info = {.rank = w + 1,
+                                   .worker = w,
+                                   .round = t->round,
+                                   .sent_round = t->round,
+                                   .rows = rows,
+                                   .total_rows = 4};
+    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+        bail_out("absorb: %s", err.text);
+}
+
+void give_at(struct algtest *t, int w, size_t rows, const double *a,
+             uint64_t sent)
+{
+    struct aia_error err;
+    struct aia_answer_info info = {.rank = w + 1,
+                                   .worker = w,
+                                   .round = t->round,
+                                   .sent_round = sent,
+                                   .staleness = t->round - sent,
+                                   .rows = rows,
+                                   .total_rows = 4};
+    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+        bail_out("absorb: %s", err.text);
+}
+
+int create(const char *yaml, struct aia_error *err)
+{
+    struct plugtest a;
+    plugtest_load(&a, "average", AIA_KIND_ALGORITHM, yaml);
+    const struct aia_algorithm_plugin *alg = (const void *)a.p->h;
+    const struct aia_problem_plugin *prob = (const void *)Pb.p->h;
+    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
+    struct aia_context ctx =
+        plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0, W, 11);
+    void *ps, *as = NULL;
+    if (prob->open(&ctx, &part, &ps, err) < 0)
+        bail_out("open: %s", err->text);
+    ctx.args = a.args;
+    ctx.problem = prob;
+    ctx.problem_state = ps;
+    struct aia_problem_facts facts = {.size = sizeof facts,
+                                      .smoothness = 2,
+                                      .largest = 4};
+    ctx.facts = &facts;
+    struct aia_shape shape;
+    int rc = alg->create(&ctx, &shape, &as, err);
+    if (rc == 0)
+        alg->destroy(as);
+    prob->close(ps);
+    plugtest_free(&a);
+    return rc;
+}
