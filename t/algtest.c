@@ -152,6 +152,19 @@ void algtest_answer(struct algtest *t, int w, uint64_t sent)
     free(a);
 }
 
+int algtest_give(struct algtest *t, int w, const double *a, size_t rows,
+                 size_t total_rows, uint64_t sent, struct aia_error *err)
+{
+    struct aia_answer_info info = {.rank = w + 1,
+                                   .worker = w,
+                                   .round = t->round,
+                                   .sent_round = sent,
+                                   .staleness = t->round - sent,
+                                   .rows = rows,
+                                   .total_rows = total_rows};
+    return t->alg->absorb(t->as[0], a, &info, err);
+}
+
 void algtest_end_round(struct algtest *t)
 {
     struct aia_error err;

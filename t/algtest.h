@@ -51,6 +51,12 @@ const double *algtest_query(const struct algtest *t, uint64_t r);
  * one) and the coordinator absorbs the answer in the current round. */
 void algtest_answer(struct algtest *t, int w, uint64_t sent);
 
+/* The coordinator absorbs a, given by hand, as worker w's answer to the
+ * query of round sent, in the current round, w holding rows of
+ * total_rows: absorb's status, its message in err. */
+int algtest_give(struct algtest *t, int w, const double *a, size_t rows,
+                 size_t total_rows, uint64_t sent, struct aia_error *err);
+
 /* End the round: the coordinator writes the next query. */
 void algtest_end_round(struct algtest *t);
 

@@ -21,29 +21,14 @@ void avgtest_end(void)
 
 void give(struct algtest *t, int w, size_t rows, const double *a)
 {
-    struct aia_error err;
-    struct aia_answer_info info = {.rank = w + 1,
-                                   .worker = w,
-                                   .round = t->round,
-                                   .sent_round = t->round,
-                                   .rows = rows,
-                                   .total_rows = 4};
-    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
-        bail_out("absorb: %s", err.text);
+    give_at(t, w, rows, a, t->round);
 }
 
 void give_at(struct algtest *t, int w, size_t rows, const double *a,
              uint64_t sent)
 {
     struct aia_error err;
-    struct aia_answer_info info = {.rank = w + 1,
-                                   .worker = w,
-                                   .round = t->round,
-                                   .sent_round = sent,
-                                   .staleness = t->round - sent,
-                                   .rows = rows,
-                                   .total_rows = 4};
-    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+    if (algtest_give(t, w, a, rows, 4, sent, &err) < 0)
         bail_out("absorb: %s", err.text);
 }
 

@@ -35,13 +35,7 @@ static void give(struct algtest *t, int w, const double *g, double v)
     double a[N + 1];
     memcpy(a, g, N * sizeof *a);
     a[N] = v;
-    struct aia_answer_info info = {.rank = w + 1,
-                                   .worker = w,
-                                   .round = t->round,
-                                   .sent_round = t->round,
-                                   .rows = 100,
-                                   .total_rows = 400};
-    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+    if (algtest_give(t, w, a, 100, 400, t->round, &err) < 0)
         bail_out("absorb: %s", err.text);
 }
 

@@ -39,14 +39,7 @@ static void give(struct algtest *t, int w, double part, double rows,
     memcpy(a, g, N * sizeof *a);
     a[N] = part;
     a[N + 1] = rows;
-    struct aia_answer_info info = {.rank = w + 1,
-                                   .worker = w,
-                                   .round = t->round,
-                                   .sent_round = sent,
-                                   .staleness = t->round - sent,
-                                   .rows = 100,
-                                   .total_rows = 400};
-    if (t->alg->absorb(t->as[0], a, &info, &err) < 0)
+    if (algtest_give(t, w, a, 100, 400, sent, &err) < 0)
         bail_out("absorb: %s", err.text);
 }
 
