@@ -38,16 +38,8 @@ static void auto_update(const char *yaml, int async, int *table)
                                       .rows = 800};
     struct aia_shape shape;
     struct rank c;
-    plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, yaml);
-    const struct aia_algorithm_plugin *alg = (const void *)A.p->h;
-    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
-    struct aia_context ctx = plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0,
-                                          W, 11);
-    if (prob->open(&ctx, &part, &c.prob, &err) < 0)
-        bail_out("open: %s", err.text);
-    ctx.args = A.args;
-    ctx.problem = prob;
-    ctx.problem_state = c.prob;
+    struct aia_context ctx;
+    const struct aia_algorithm_plugin *alg = coordinator_by_hand(yaml, &ctx, &c);
     ctx.facts = &facts;
     ctx.async = async;
     if (alg->create(&ctx, &shape, &c.alg, &err) < 0)
@@ -347,18 +339,9 @@ static void round_refused(void)
     struct aia_error err = {""};
     struct aia_shape shape;
     struct rank c;
-    plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM,
-                  "{step: 0.1, momentum_every: round}");
-    const struct aia_algorithm_plugin *sgd = (const void *)A.p->h;
-    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
-    struct aia_context ctx = plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0,
-                                          W, 11);
-    if (prob->open(&ctx, &part, &c.prob, &err) < 0)
-        bail_out("open: %s", err.text);
-    ctx.args = A.args;
-    ctx.problem = prob;
-    ctx.problem_state = c.prob;
-    c.alg = NULL;
+    struct aia_context ctx;
+    const struct aia_algorithm_plugin *sgd =
+        coordinator_by_hand("{step: 0.1, momentum_every: round}", &ctx, &c);
     ok(sgd->create(&ctx, &shape, &c.alg, &err) < 0 && !c.alg &&
            strstr(err.text, "momentum_every: round needs a momentum"),
        "momentum_every: round with momentum 0 is refused (%s)", err.text);

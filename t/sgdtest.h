@@ -30,6 +30,12 @@ void coordinator(struct algtest *t, const char *yaml);
 
 void coordinator_close(struct algtest *t);
 
+/* sgd with these parameters loaded into A, and the problem opened on a
+ * coordinator by hand (c->prob; c->alg NULL), *ctx the context to create
+ * sgd in: the plugin, for a test that sets the context itself. */
+const struct aia_algorithm_plugin *
+coordinator_by_hand(const char *yaml, struct aia_context *ctx, struct rank *c);
+
 /* x == c * g, entry by entry (every value in these tests is exact). */
 int is_multiple(const double *x, double c, const double *g);
 
