@@ -101,15 +101,20 @@ static int probe(void *ctx)
                 return k ? k : -1;
             continue;
         }
-        /* a receive that copies the message's bytes is rank 0's work;
-         * one of a few KiB (Open MPI's eager size on a node) is cheaper
-         * than the two clock reads that would time it */
-        double t0 = bytes > LISTEN_TIMED_BYTES ? util_now() : 0;
-        int rc = (size_t)bytes <= c->rbytes
-                     ? MPI_Mrecv(c->rbuf[w], bytes, MPI_BYTE, &msg, &st)
-                     : discard(&msg, bytes, &st);
-        if (t0 > 0)
+        /* an answer's receive, which copies its bytes, is rank 0's
+         * work; one of a few KiB (Open MPI's eager size on a node) is
+         * cheaper than the two clock reads that would time it, and a
+         * message discarded is not an answer */
+        int rc;
+        if ((size_t)bytes > c->rbytes) {
+            rc = discard(&msg, bytes, &st);
+        } else if (bytes > LISTEN_TIMED_BYTES) {
+            double t0 = util_now();
+            rc = MPI_Mrecv(c->rbuf[w], bytes, MPI_BYTE, &msg, &st);
             c->recv_s += util_now() - t0;
+        } else {
+            rc = MPI_Mrecv(c->rbuf[w], bytes, MPI_BYTE, &msg, &st);
+        }
         if (rc != MPI_SUCCESS)
             return k ? k : -1;
         c->listen[w] = 0;
