@@ -511,9 +511,16 @@ static inline void aia_table_resum(struct aia_table *t)
  * period of at least 16 answers", has what that cost). */
 #define AIA_TABLE_RESUM_MIN 16
 
+/* The answers between two sums afresh of a running table of n entries
+ * (or segments): n, at least AIA_TABLE_RESUM_MIN. */
+static inline size_t aia_resum_period(size_t n)
+{
+    return n > AIA_TABLE_RESUM_MIN ? n : AIA_TABLE_RESUM_MIN;
+}
+
 static inline size_t aia_table_period(const struct aia_table *t)
 {
-    return t->entries > AIA_TABLE_RESUM_MIN ? t->entries : AIA_TABLE_RESUM_MIN;
+    return aia_resum_period(t->entries);
 }
 
 /* aia_table_put, for a table whose mean sum / total is read after every

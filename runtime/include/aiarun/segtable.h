@@ -141,8 +141,7 @@ static inline void aia_segtable_heard(struct aia_segtable *t, uint64_t now)
  * AIA_TABLE_RESUM_MIN. */
 static inline size_t aia_segtable_period(const struct aia_segtable *t)
 {
-    return t->segments > AIA_TABLE_RESUM_MIN ? t->segments
-                                             : AIA_TABLE_RESUM_MIN;
+    return aia_resum_period(t->segments);
 }
 
 /* The running sums summed afresh, worker by worker, row order. */
