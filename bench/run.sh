@@ -12,7 +12,9 @@
 #                  4 minutes a repetition, run only when named)
 #   BENCH_REPS     repetitions of every measurement (default 5)
 #   BENCH_RESULTS  where to write the results (default
-#                  $top_srcdir/bench/RESULTS.md)
+#                  $top_srcdir/bench/RESULTS.md); the part of the file
+#                  it replaces from the line KEEP on (dated runs kept
+#                  by hand) is carried over
 # Scratch files (job files, histories, the raw measurements raw.tsv) go
 # to $top_builddir/bench/out.
 set -u
@@ -23,6 +25,7 @@ set -u
 [ -n "$BENCH_RESULTS" ] || BENCH_RESULTS=$top_srcdir/bench/RESULTS.md
 
 here=$top_srcdir/bench
+KEEP='<!-- bench/run.sh keeps this line and what follows -->'
 . "$here/lib.sh"
 for f in overhead stragglers accuracy compute scaling tree local compress python pyalg methods memory mlp autostep large shards peers race; do
     . "$here/$f.sh"
@@ -84,6 +87,10 @@ EOF
         cat "$OUT/$c.md"
     done
     cat "$here/ANALYSIS.md"
+    if [ -f "$BENCH_RESULTS" ]; then
+        echo
+        "$AWK" -v k="$KEEP" 'f || $0 == k { f = 1; print }' "$BENCH_RESULTS"
+    fi
 } >"$BENCH_RESULTS.tmp" && mv "$BENCH_RESULTS.tmp" "$BENCH_RESULTS"
 say "wrote $BENCH_RESULTS in $((end - start)) s"
 cat "$BENCH_RESULTS"
