@@ -431,12 +431,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
     int with = aia_state_len_sums(len, full, bare, err);
     if (with < 0)
         return -1;
-    const double *rows = p + head + (size_t)s->nworkers * dim;
-    const char *bad = with ? aia_table_sums_bad(&s->table, rows,
-                                                rows + s->nworkers, sums)
-                           : NULL;
-    if (bad)
-        return aia_seterr(err, "the table's running sums: %s", bad);
+    if (with && aia_table_sums_check(&s->table, p + head, sums, err) < 0)
+        return -1;
     double pending = s->per_round ? round[dim] : 0;
     if (!(pending >= 0 && pending <= AIA_EXACT_BELOW &&
           pending == floor(pending)))

@@ -105,16 +105,13 @@ static int probe(void *ctx)
          * work; one of a few KiB (Open MPI's eager size on a node) is
          * cheaper than the two clock reads that would time it, and a
          * message discarded is not an answer */
-        int rc;
-        if ((size_t)bytes > c->rbytes) {
-            rc = discard(&msg, bytes, &st);
-        } else if (bytes > LISTEN_TIMED_BYTES) {
-            double t0 = util_now();
-            rc = MPI_Mrecv(c->rbuf[w], bytes, MPI_BYTE, &msg, &st);
+        int fits = (size_t)bytes <= c->rbytes;
+        int timed = fits && bytes > LISTEN_TIMED_BYTES;
+        double t0 = timed ? util_now() : 0;
+        int rc = fits ? MPI_Mrecv(c->rbuf[w], bytes, MPI_BYTE, &msg, &st)
+                      : discard(&msg, bytes, &st);
+        if (timed)
             c->recv_s += util_now() - t0;
-        } else {
-            rc = MPI_Mrecv(c->rbuf[w], bytes, MPI_BYTE, &msg, &st);
-        }
         if (rc != MPI_SUCCESS)
             return k ? k : -1;
         c->listen[w] = 0;

@@ -859,6 +859,18 @@ static inline const char *aia_table_sums_bad(const struct aia_table *t,
     return NULL;
 }
 
+/* aia_table_sums_bad on saved sums p, the table saved at q before them
+ * (aia_table_save: its entries' rows and steps are read there): 0, or
+ * -1 with err saying what is wrong. */
+static inline int aia_table_sums_check(const struct aia_table *t,
+                                       const double *q, const double *p,
+                                       struct aia_error *err)
+{
+    const double *n = q + t->entries * t->dim;
+    const char *bad = aia_table_sums_bad(t, n, n + t->entries, p);
+    return bad ? aia_seterr(err, "the table's running sums: %s", bad) : 0;
+}
+
 static inline void aia_table_load_sums(struct aia_table *t, const double *p)
 {
     struct aia_running r = aia_table_running(t);
@@ -967,11 +979,8 @@ static inline int aia_table_method_load(void *state, const void *buf,
     if (with < 0)
         return -1;
     sums = p + tm->m.dim + t->entries * (t->dim + 2);
-    const double *n = p + tm->m.dim + t->entries * t->dim;
-    const char *bad =
-        with ? aia_table_sums_bad(t, n, n + t->entries, sums) : NULL;
-    if (bad)
-        return aia_seterr(err, "the table's running sums: %s", bad);
+    if (with && aia_table_sums_check(t, p + tm->m.dim, sums, err) < 0)
+        return -1;
     if (!aia_table_restore(t, p + tm->m.dim, err))
         return -1;
     if (with)
