@@ -90,23 +90,37 @@ void algtest_close(struct algtest *t)
     free(t->x);
 }
 
+int algtest_load(struct algtest *u, const struct algtest *t, const void *buf,
+                 size_t len, struct aia_error *err)
+{
+    if (u->alg->load(u->as[0], buf, len, err) < 0)
+        return -1;
+    u->round = t->round;
+    memcpy(u->hist, t->hist, ALGTEST_HISTORY * t->qlen * sizeof *t->hist);
+    memcpy(u->answers, t->answers, sizeof u->answers);
+    return 0;
+}
+
 size_t algtest_resume(struct algtest *u, const struct algtest *t)
 {
     struct aia_error err;
     if (!t->alg->state_size || !t->alg->save || !u->alg->load)
         bail_out("%s has no checkpoint functions", t->alg->h.name);
-    size_t len = t->alg->state_size(t->as[0]);
-    void *buf = malloc(len ? len : 1);
-    if (!buf)
-        bail_out("out of memory");
-    if (t->alg->save(t->as[0], buf, &err) < 0)
-        bail_out("save: %s", err.text);
-    if (u->alg->load(u->as[0], buf, len, &err) < 0)
+    size_t len;
+    double *buf = algtest_state(t, &len);
+    if (algtest_load(u, t, buf, len, &err) < 0)
         bail_out("load: %s", err.text);
     free(buf);
-    u->round = t->round;
-    memcpy(u->hist, t->hist, ALGTEST_HISTORY * t->qlen * sizeof *t->hist);
-    memcpy(u->answers, t->answers, sizeof u->answers);
+    return len;
+}
+
+size_t algtest_resume_async(struct algtest *t, struct algtest *u, int before,
+                            int after)
+{
+    algtest_run_async(t, before);
+    size_t len = algtest_resume(u, t);
+    algtest_run_async(t, after);
+    algtest_run_async(u, after);
     return len;
 }
 

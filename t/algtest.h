@@ -87,6 +87,19 @@ double algtest_distance(struct algtest *t);
  * state's size in bytes; bails out on any failure. */
 size_t algtest_resume(struct algtest *u, const struct algtest *t);
 
+/* u, opened on the same job, takes t's place in the run: the state in
+ * buf (len bytes, as t's plugin saved it, or a part of it) loaded by u's
+ * plugin, then t's round, kept queries and workers' answer counts.
+ * Returns load's status, its message in err. */
+int algtest_load(struct algtest *u, const struct algtest *t, const void *buf,
+                 size_t len, struct aia_error *err);
+
+/* Async mode (algtest_async set): t answers before times, u is resumed
+ * from it (algtest_resume), then both answer after times.  Returns the
+ * state's size in bytes. */
+size_t algtest_resume_async(struct algtest *t, struct algtest *u, int before,
+                            int after);
+
 /* The coordinator's state of t as its plugin saves it now, in a buffer
  * of *len bytes to free; bails out on any failure. */
 double *algtest_state(const struct algtest *t, size_t *len);

@@ -363,10 +363,7 @@ static void async_resume(void)
     plugtest_load(&a, "average", AIA_KIND_ALGORITHM, "{staleness: none}");
     algtest_open(&t, &a, &Pb, W, NULL, 3);
     algtest_open(&u, &a, &Pb, W, NULL, 3);
-    algtest_run_async(&t, 37);
-    size_t len = algtest_resume(&u, &t);
-    algtest_run_async(&t, 50);
-    algtest_run_async(&u, 50);
+    size_t len = algtest_resume_async(&t, &u, 37, 50);
     struct aia_error err = {""};
     ok(algtest_same_state(&t, &u),
        "async mode: resumed after 37 answers (a state of %zu bytes), the "

@@ -339,15 +339,12 @@ static void async_resume(void)
     algtest_async = 1;
     algtest_open(&a, &A, &Pb, W, NULL, 7);
     algtest_open(&b, &A, &Pb, W, NULL, 7);
-    algtest_run_async(&a, 37);
-    size_t len = algtest_resume(&b, &a);
+    size_t len = algtest_resume_async(&a, &b, 37, 50);
     size_t d = a.dim;
     ok(len == (d + W * (d + 2) + d + AIA_TABLE_SUMS_SCALARS) * sizeof(double),
        "async mode: the state is the iterate, the table and its running "
        "sums (%zu bytes)",
        len);
-    algtest_run_async(&a, 50);
-    algtest_run_async(&b, 50);
     /* the states saved again: the iterate, and the sums, whose last bits
      * a sum afresh at the load would change */
     ok(algtest_same_state(&a, &b),

@@ -363,10 +363,7 @@ static void balanced_async(void)
     algtest_open(&t, &a, &Pb, W, NULL, 5);
     algtest_open(&u, &a, &Pb, W, NULL, 5);
     t.compute_s = u.compute_s = timed;
-    algtest_run_async(&t, 37);
-    size_t len = algtest_resume(&u, &t);
-    algtest_run_async(&t, 50);
-    algtest_run_async(&u, 50);
+    size_t len = algtest_resume_async(&t, &u, 37, 50);
     size_t now;
     struct aia_error err = {""};
     ok(algtest_same_state(&t, &u),

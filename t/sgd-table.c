@@ -134,14 +134,11 @@ static void table(void)
      * would differ in their last bits). */
     algtest_open(&a, &A, &Pb, W, NULL, 11);
     algtest_open(&b, &A, &Pb, W, NULL, 11);
-    algtest_run_async(&a, 37);
-    size_t len = algtest_resume(&b, &a);
+    size_t len = algtest_resume_async(&a, &b, 37, 50);
     ok(len == (N + W * (N + 2) + N + AIA_TABLE_SUMS_SCALARS) * sizeof(double),
        "the state is the iterate, the table, its weights and rounds, and "
        "its running sums (%zu bytes)",
        len);
-    algtest_run_async(&a, 50);
-    algtest_run_async(&b, 50);
     ok(algtest_maxdiff(algtest_model(&a), algtest_model(&b), N) == 0,
        "resumed from it, the table's run goes on to the same iterate");
 
@@ -151,18 +148,12 @@ static void table(void)
     {
         struct algtest c;
         size_t bare = len - (N + AIA_TABLE_SUMS_SCALARS) * sizeof(double);
-        double *st = malloc(len);
+        double *st = algtest_state(&a, &len);
         struct aia_error e = {""};
-        if (!st)
-            bail_out("out of memory");
         algtest_open(&c, &A, &Pb, W, NULL, 11);
-        a.alg->save(a.as[0], st, &e);
-        ok(c.alg->load(c.as[0], st, bare, &e) == 0,
+        ok(algtest_load(&c, &a, st, bare, &e) == 0,
            "a state without the running sums (%zu bytes) loads (%s)", bare,
            e.text);
-        c.round = a.round;
-        memcpy(c.hist, a.hist, ALGTEST_HISTORY * a.qlen * sizeof *a.hist);
-        memcpy(c.answers, a.answers, sizeof c.answers);
         algtest_run_async(&a, 50);
         algtest_run_async(&c, 50);
         double d = algtest_maxdiff(algtest_model(&a), algtest_model(&c), N);
