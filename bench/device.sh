@@ -63,8 +63,8 @@ LEFT_OUT="libpsm-infinipath1"
 
 # check_packages: every library that the packed programs and Open MPI's
 # components load (by ldd, on this machine) comes from PACKAGES,
-# OWN_PACKAGES or LEFT_OUT; dies naming the library and its package otherwise, so
-# that the list kept above cannot fall behind the build.
+# OWN_PACKAGES or LEFT_OUT; dies naming the library and its package
+# otherwise, so that the list kept above cannot fall behind the build.
 check_packages() {
     libs=$( (
         for f in "$DEVICE_DIR/build/aiarun" "$DEVICE_DIR"/build/bench/* \
@@ -74,6 +74,7 @@ check_packages() {
         done
     ) | awk '$2 == "=>" { print ($3 == "not" ? "missing:" $1 : $3) }' | sort -u)
     bad=
+    known=" $(echo $PACKAGES $OWN_PACKAGES $LEFT_OUT) "
     for lib in $libs; do
         case $lib in
         missing:*)
@@ -89,7 +90,7 @@ check_packages() {
             pkg=$(dpkg -S "$q" 2>/dev/null | sed -n '1s/[:,].*//p')
             [ -n "$pkg" ] && break
         done
-        case " $(echo $PACKAGES $OWN_PACKAGES $LEFT_OUT) " in
+        case $known in
         *" $pkg "*) ;;
         *) bad="$bad $lib (${pkg:-no package})" ;;
         esac
