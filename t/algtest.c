@@ -90,6 +90,24 @@ void algtest_close(struct algtest *t)
     free(t->x);
 }
 
+const struct aia_algorithm_plugin *
+algtest_by_hand(const struct plugtest *alg, const struct plugtest *prob,
+                int nworkers, uint64_t seed, struct aia_context *ctx,
+                void **ps)
+{
+    const struct aia_problem_plugin *p = (const void *)prob->p->h;
+    struct aia_partition part = {AIA_PART_ALL, nworkers, AIA_PART_BLOCK, 0,
+                                 NULL};
+    struct aia_error err;
+    *ctx = plugtest_ctx(prob->args, AIA_ROLE_COORDINATOR, 0, nworkers, seed);
+    if (p->open(ctx, &part, ps, &err) < 0)
+        bail_out("open: %s", err.text);
+    ctx->args = alg->args;
+    ctx->problem = p;
+    ctx->problem_state = *ps;
+    return (const void *)alg->p->h;
+}
+
 int algtest_load(struct algtest *u, const struct algtest *t, const void *buf,
                  size_t len, struct aia_error *err)
 {

@@ -44,6 +44,16 @@ void algtest_open(struct algtest *t, const struct plugtest *alg,
 
 void algtest_close(struct algtest *t);
 
+/* A coordinator built by hand, for a test that sets what algtest_open
+ * does not (the problem's facts, async) or sees create fail: prob opened
+ * whole on rank 0 of a pool of nworkers (*ps, for the caller to close),
+ * *ctx a context to create alg in, its arguments alg's.  Returns alg's
+ * plugin; bails out on any failure. */
+const struct aia_algorithm_plugin *
+algtest_by_hand(const struct plugtest *alg, const struct plugtest *prob,
+                int nworkers, uint64_t seed, struct aia_context *ctx,
+                void **ps);
+
 /* The query of round r, which must be one of the latest ALGTEST_HISTORY. */
 const double *algtest_query(const struct algtest *t, uint64_t r);
 

@@ -279,19 +279,12 @@ static void running_sums(const char *staleness)
     char yaml[80];
     snprintf(yaml, sizeof yaml, "{staleness: %s}", staleness);
     struct plugtest a;
-    plugtest_load(&a, "average", AIA_KIND_ALGORITHM, yaml);
-    const struct aia_algorithm_plugin *alg = (const void *)a.p->h;
-    const struct aia_problem_plugin *prob = (const void *)Pb.p->h;
-    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
     struct aia_error err;
+    struct aia_context ctx;
     void *ps, *as[2];
-    struct aia_context ctx =
-        plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0, W, 11);
-    if (prob->open(&ctx, &part, &ps, &err) < 0)
-        bail_out("open: %s", err.text);
-    ctx.args = a.args;
-    ctx.problem = prob;
-    ctx.problem_state = ps;
+    plugtest_load(&a, "average", AIA_KIND_ALGORITHM, yaml);
+    const struct aia_algorithm_plugin *alg =
+        algtest_by_hand(&a, &Pb, W, 11, &ctx, &ps);
     struct aia_problem_facts facts = {
         .size = sizeof facts, .smoothness = 2, .largest = 4};
     ctx.facts = &facts;
@@ -347,7 +340,7 @@ static void running_sums(const char *staleness)
         free(x[k]);
     }
     free(y);
-    prob->close(ps);
+    ctx.problem->close(ps);
     plugtest_free(&a);
 }
 

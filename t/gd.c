@@ -190,21 +190,16 @@ static void auto_step(void)
     /* no L known (a context without facts): create refuses auto */
     plugtest_load(&q, "lrmse", AIA_KIND_PROBLEM, "{rows: 40, cols: 3}");
     plugtest_load(&a, "gd", AIA_KIND_ALGORITHM, "{step: auto}");
-    struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK, 0, NULL};
-    struct aia_context ctx =
-        plugtest_ctx(q.args, AIA_ROLE_COORDINATOR, 0, W, 11);
+    struct aia_context ctx;
     void *ps, *as = NULL;
-    if (t.prob->open(&ctx, &part, &ps, &err) < 0)
-        bail_out("open: %s", err.text);
-    ctx.args = a.args;
-    ctx.problem = t.prob;
-    ctx.problem_state = ps;
+    const struct aia_algorithm_plugin *gd =
+        algtest_by_hand(&a, &q, W, 11, &ctx, &ps);
     struct aia_shape shape;
-    ok(t.alg->create(&ctx, &shape, &as, &err) < 0,
+    ok(gd->create(&ctx, &shape, &as, &err) < 0,
        "auto without a known L is refused");
     like(err.text, "step: auto needs the problem's smoothness L",
          "with a message naming the key (%s)", err.text);
-    t.prob->close(ps);
+    ctx.problem->close(ps);
     plugtest_free(&a);
     plugtest_free(&q);
     plugtest_free(&p);

@@ -3,7 +3,6 @@
 #include <config.h>
 
 #include "sgdtest.h"
-#include "tap.h"
 
 struct plugtest A, Pb;
 const struct aia_problem_plugin *prob;
@@ -35,19 +34,9 @@ void coordinator_close(struct algtest *t)
 const struct aia_algorithm_plugin *
 coordinator_by_hand(const char *yaml, struct aia_context *ctx, struct rank *c)
 {
-    /* static: a problem may keep its partition past open */
-    static const struct aia_partition part = {AIA_PART_ALL, W, AIA_PART_BLOCK,
-                                              0, NULL};
-    struct aia_error err;
     plugtest_load(&A, "sgd", AIA_KIND_ALGORITHM, yaml);
-    *ctx = plugtest_ctx(Pb.args, AIA_ROLE_COORDINATOR, 0, W, 11);
-    if (prob->open(ctx, &part, &c->prob, &err) < 0)
-        bail_out("open: %s", err.text);
-    ctx->args = A.args;
-    ctx->problem = prob;
-    ctx->problem_state = c->prob;
     c->alg = NULL;
-    return (const void *)A.p->h;
+    return algtest_by_hand(&A, &Pb, W, 11, ctx, &c->prob);
 }
 
 int is_multiple(const double *x, double c, const double *g)
