@@ -322,6 +322,26 @@ static void stop_rules(void)
     m_loss = 1e-12;
     is_string(stop_after(&p, &lim, &m), "gap",
               "optimum 0: the gap's absolute floor stops the run");
+    /* the gap is relative to max(|optimum|, the floor) wherever an
+     * optimum is negative, 0 or tiny: the stop rule's gap is the
+     * summary's (proto_gap) */
+    m.fopt = -2.0;
+    m_loss = -1.99;
+    is_string(stop_after(&p, &lim, &m), "gap",
+              "optimum -2: loss -1.99 is 0.5%% above it");
+    is_double(proto_gap(-1.99, -2.0), 0.005, 1e-12,
+              "proto_gap of a negative optimum is relative to |optimum|");
+    is_double(proto_gap(-1.9, -2.0), 0.05, 1e-12,
+              "and positive when the loss is above it");
+    m_loss = -1.9;
+    is_string(stop_after(&p, &lim, &m), "none",
+              "optimum -2: loss -1.9 is 5%% above it");
+    is_double(proto_gap(1e-12, 0), 1e-3, 1e-15,
+              "optimum 0: the gap is the difference over the floor");
+    is_double(proto_gap(1.8e-13, 5.024e-31), 1.8e-4, 1e-15,
+              "a tiny optimum (5e-31) is measured as the floor, not 1e17");
+    ok(proto_gap(1.0, 2.0) < 0, "a loss below the optimum: a negative gap");
+    ok(isnan(proto_gap(NAN, 1.0)), "a NaN loss: a NaN gap");
     m.fopt = 2.0;
     m_fail = 1;
     is_string(stop_after(&p, &lim, &m), "error",

@@ -55,6 +55,16 @@ is "$rc" 2 "stop.gap on a problem without an optimum: exit 2"
 like "$err" "sep.yaml:3:30: stop.gap: problem 'logreg' cannot give its optimum \\(the rows are linearly separable" \
     "and says why, with the place"
 
+# The gap is one formula everywhere: with an optimum of about 0 (noise 0:
+# the rows fit exactly, f* ~ 1e-28), the stop rule and the summary both
+# measure it against the 1e-9 floor; the summary once divided by f* itself
+# and printed gap=1e+15 for a run that stopped within gap 1e-3.
+run 5 $common -o problem.noise=0 -o stop.gap=1e-3 "$top_srcdir/etc/gd-lrmse.yaml"
+is "$(field stop "$out")" gap "noise 0: the run stops at its gap"
+gap=$(field gap "$out")
+expect_ok "the summary's gap ($gap) is the one the stop rule met (at most 1e-3)" \
+    float_le "$gap" 1e-3
+
 out=$("$AIARUN" --check -o stop.iterations=0 -o stop.time=0 -o stop.gap=0.1 "$example" 2>&1)
 like "$out" "a job must end even if its accuracy target is never met" \
     "a target alone is not enough: a job must have a limit"

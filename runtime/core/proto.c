@@ -62,7 +62,12 @@ static int check_gap(const struct proto *p, const struct proto_limits *lim,
         return 0;
     if (m->loss(m->ctx, &loss) < 0)
         return -1;
-    return (loss - m->fopt) <= lim->gap * fmax(fabs(m->fopt), PROTO_GAP_FLOOR);
+    return proto_gap(loss, m->fopt) <= lim->gap;
+}
+
+double proto_gap(double loss, double fopt)
+{
+    return (loss - fopt) / fmax(fabs(fopt), PROTO_GAP_FLOOR);
 }
 
 /* In the order they are checked. */

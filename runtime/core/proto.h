@@ -263,8 +263,13 @@ int proto_time_up(const struct proto *p, const struct proto_limits *lim,
 int proto_time_stop(struct proto *p, const struct proto_limits *lim,
                     double now);
 
-/* stop.gap compares loss - optimum with gap * max(|optimum|, this): an
- * optimum of about 0 still lets the gap stop the run. */
+/* The gap's floor: an optimum of about 0 is measured as this, so the gap
+ * is then an absolute one and a gap stop still ends the run. */
 #define PROTO_GAP_FLOOR 1e-9
+
+/* The gap, the one definition that stop.gap, the summary line and the
+ * report use: (loss - optimum) / max(|optimum|, PROTO_GAP_FLOOR).
+ * Negative where the loss is below the optimum; NaN where either is. */
+double proto_gap(double loss, double fopt);
 
 #endif

@@ -312,9 +312,11 @@ static int summary(struct recorder *r, const char *why, double loss)
     if (r->end_judged)
         printf(" result_iteration=%lld", (long long)r->judged_at);
     if (r->opt_known) {
-        double d = isnan(loss) ? NAN : suboptimality(r, loss);
-        printf(" optimum=%.10g gap=%.3e", r->fopt,
-               r->fopt != 0 ? d / fabs(r->fopt) : d);
+        /* proto_gap's, but 0 where the difference is rounding */
+        double gap = isnan(loss)                   ? NAN
+                     : suboptimality(r, loss) == 0 ? 0
+                                                   : proto_gap(loss, r->fopt);
+        printf(" optimum=%.10g gap=%.3e", r->fopt, gap);
     }
     if (r->evaluate) {
         /* an evaluation that missed rows is no loss: its figures go
