@@ -185,6 +185,16 @@ run 3 bad.yaml
 is "$rc" 2 "and the run exits 2"
 like "$err" "ModuleNotFoundError: No module named 'nosuchmodule'" "saying why"
 
+# --- NumPy missing from the Python aiarun embeds (a stand-in that fails
+# to import, first on the path): the error names that interpreter, whose
+# packages are not a venv's or pyenv's
+mkdir nonumpy && cp lsq.py python-lsq.yaml nonumpy/ && cp -R data nonumpy/
+printf 'raise ImportError("no NumPy here")\n' > nonumpy/numpy.py
+out=$(cd nonumpy && "$AIARUN" --simulate 2 python-lsq.yaml 2>&1)
+is "$?" 2 "NumPy that does not import: exit 2"
+like "$out" "python-lsq.yaml:[0-9]+:[0-9]+: problem: the python problem runs in $AIA_PYTHON \(.*a venv's or pyenv's packages are not seen\), which needs NumPy and the aiarun package installed for it: ImportError: no NumPy here" \
+    "the error names the interpreter aiarun embeds, and what it needs"
+
 # --- constructor arguments typed as YAML reads them
 cat > kw.py <<'PY'
 class Kw:
