@@ -171,6 +171,11 @@ ok(sys.modules["aiarun.run"]._error_line(banner) == "mpirun was unable to launch
    "specified application as it could not access or execute an executable:",
    "mpirun's banner gives its first sentence, not its ruler")
 
+words = [sys.modules["aiarun.run"]._scalar(v, "w")
+         for v in ("auto", "data/x.csv", ".5", "7", "yes", "a b")]
+ok(words == ["auto", "data/x.csv", '".5"', '"7"', '"yes"', '"a b"'],
+   "a str is written bare only where YAML reads it back as text: %s" % words)
+
 # step: "auto" in a dict is the keyword, as in overrides
 a = aiarun.run(dict(good, algorithm={"plugin": "gd", "step": "auto"}),
                np=3, mpirun=mpirun, progress=False, frames=False)

@@ -88,6 +88,15 @@ _NOT_TEXT = {"true", "false", "yes", "no", "on", "off", "y", "n", "null",
              ".inf", ".nan"}
 
 
+def _number(text):
+    """Whether YAML would read text as a number (".5", "1e3")."""
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
 def _scalar(v, where):
     """A Python value as a YAML scalar: text plain where YAML reads it
     back as that text (so that ``"auto"`` is the keyword, as in a job
@@ -99,7 +108,7 @@ def _scalar(v, where):
         return "true" if v else "false"
     if isinstance(v, str):
         if _PLAIN.match(v) and not v.endswith(":") and \
-                v.lower() not in _NOT_TEXT:
+                v.lower() not in _NOT_TEXT and not _number(v):
             return v
         return json.dumps(v)
     if isinstance(v, numbers.Integral):
