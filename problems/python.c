@@ -442,8 +442,7 @@ static int python_summarize(void *state, double *out, struct aia_error *err)
 
 /* combine(total): the element-wise sum of every worker's summary, a
  * view for the call, on the coordinator (optimum() then answers). */
-static int python_combine(void *state, const double *sum,
-                          struct aia_error *err)
+static int python_combine(void *state, const double *sum, struct aia_error *err)
 {
     struct py *py = state;
     PyObject *m = PyObject_GetAttrString(py->obj, "combine");
@@ -496,9 +495,9 @@ static int python_hvp(void *state, const double *x, const double *v,
     PyObject *r = m && xa && va && oa
                       ? PyObject_CallFunctionObjArgs(m, xa, va, NULL)
                       : NULL;
-    PyObject *done = r ? PyObject_CallFunction(py->put, "OOss", oa, r,
-                                               "hvp()", "a model")
-                       : NULL;
+    PyObject *done =
+        r ? PyObject_CallFunction(py->put, "OOss", oa, r, "hvp()", "a model")
+          : NULL;
     Py_XDECREF(done);
     Py_XDECREF(r);
     Py_XDECREF(va);
@@ -521,11 +520,10 @@ static int python_gram(void *state, const double *b, size_t c, double *out,
                                               (Py_ssize_t)n, (Py_ssize_t)c)
                         : NULL;
     PyObject *oa = embed_array(py->vector, out, n * c, 8, "d", 1);
-    PyObject *r =
-        m && ba && oa ? PyObject_CallOneArg(m, ba) : NULL;
-    PyObject *done = r ? PyObject_CallFunction(py->put, "OOss", oa, r,
-                                               "gram()", "a block")
-                       : NULL;
+    PyObject *r = m && ba && oa ? PyObject_CallOneArg(m, ba) : NULL;
+    PyObject *done =
+        r ? PyObject_CallFunction(py->put, "OOss", oa, r, "gram()", "a block")
+          : NULL;
     Py_XDECREF(done);
     Py_XDECREF(r);
     Py_XDECREF(ba);
