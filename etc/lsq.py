@@ -4,7 +4,8 @@ gradient as the lrmse plugin (etc/python-lsq.yaml runs it)::
     f(x) = 1/(2m) * sum_i (a_i . x - b_i)^2 + ridge/2 * ||x||^2
 
 on the rows of the job's data file that this rank holds (ctx.X, ctx.y:
-views of aiarun's buffers, never copied).
+views of aiarun's buffers, never copied).  Its optimum, as lrmse's, comes
+from the workers' Gram sums: the coordinator holds none of the rows.
 """
 import numpy as np
 
@@ -26,6 +27,7 @@ class LeastSquares:
             raise ValueError("LeastSquares needs dense rows from a data file "
                              "(problem.data)")
         self.A, self.b = ctx.X, ctx.y
+        self.sums = None
         self.r = np.empty(min(self.block, len(self.b)))
         self.t = np.empty(ctx.cols)
         return ctx.cols
@@ -42,12 +44,33 @@ class LeastSquares:
         top = np.linalg.norm(self.A, 2) ** 2 / m if m else 0.0
         return top + self.ridge
 
+    def summary_len(self):
+        """A summary's length: A'A, A'b, b'b and the rows."""
+        n = self.A.shape[1]
+        return n * n + n + 2
+
+    def summarize(self):
+        """The sums over this worker's rows (the coordinator adds them)."""
+        A, b = self.A, self.b
+        return np.concatenate([(A.T @ A).ravel(), A.T @ b, [b @ b, len(b)]])
+
+    def combine(self, total):
+        """Every worker's sums added, on the coordinator (a view for the
+        call: kept as a copy)."""
+        self.sums = np.array(total)
+
     def optimum(self):
-        """The minimiser (normal equations), on the coordinator."""
-        m, n = self.A.shape
-        G = self.A.T @ self.A / m + self.ridge * np.eye(n)
-        x = np.linalg.solve(G, self.A.T @ self.b / m)
-        return x, self.loss(x)
+        """The minimiser (normal equations) and its loss, on the
+        coordinator, from the workers' sums (or from its own rows, where
+        it holds them: under --simulate)."""
+        n = self.A.shape[1]
+        s = self.summarize() if self.sums is None else self.sums
+        G, Ab, (bb, m) = s[:n * n].reshape(n, n), s[n * n:-2], s[-2:]
+        if m == 0:
+            return None
+        x = np.linalg.solve(G / m + self.ridge * np.eye(n), Ab / m)
+        f = 0.5 * (x @ G @ x - 2 * (x @ Ab) + bb) / m
+        return x, f + 0.5 * self.ridge * (x @ x)
 
     def gradient(self, x, idx, g):
         if idx is None:

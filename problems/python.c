@@ -13,7 +13,13 @@
  *     loss(x) -> float
  *     gradient(x, idx, g)     write the gradient into g, or return it
  *     metric(x) -> float      optional, named by the metric_name attribute
- *     optimum() -> (x, f)     optional (coordinator): the exact minimiser
+ *     optimum() -> (x, f)     optional (coordinator): the exact minimiser;
+ *                             with a data file (the coordinator holds no
+ *                             rows) asked only after combine:
+ *     summary_len, summarize() -> sums, combine(total)
+ *                             optional, all three or none: a C problem's
+ *                             summaries (the workers' sums over their rows,
+ *                             added up for the coordinator)
  *     smoothness() -> L       optional: L of this rank's gradient (step: auto)
  *     hvp(x, v) -> H v        optional: the Hessian of this rank's loss at x
  *                             times v (newton; the reference optimum)
@@ -70,6 +76,8 @@ struct py {
     char metric_name[64]; /* with AIA_OFFER_METRIC */
     struct aia_block blk; /* with AIA_OFFER_BLOCK */
     double *base;         /* block_base, or NULL */
+    size_t slen;          /* summary_len: 0 when the class gives none */
+    const char *no_opt;   /* why optimum() cannot be asked, or NULL */
 };
 
 /* The cached view of p. */
@@ -150,18 +158,64 @@ static int take_block(struct py *py)
     return 0;
 }
 
-/* What the class offers: an optimum (asked on the coordinator only,
- * where the whole problem is), a smoothness, a metric and its name (the
- * metric_name attribute, "metric" by default; the runtime checks it). */
+/* The class's summaries (summary_len, summarize, combine: all three or
+ * none, as a C problem's): their length, 0 without them. */
+static int take_summary(struct py *py)
+{
+    int has[3] = {PyObject_HasAttrString(py->obj, "summary_len"),
+                  PyObject_HasAttrString(py->obj, "summarize"),
+                  PyObject_HasAttrString(py->obj, "combine")};
+    if (!has[0] && !has[1] && !has[2])
+        return 0;
+    if (!has[0] || !has[1] || !has[2]) {
+        PyErr_SetString(PyExc_AttributeError,
+                        "summary_len, summarize and combine go together: "
+                        "give all three or none");
+        return -1;
+    }
+    return embed_size(PyObject_GetAttrString(py->obj, "summary_len"),
+                      &py->slen);
+}
+
+/* What the class offers: a smoothness, hvp, a block, a metric and its
+ * name (the metric_name attribute, "metric" by default; the runtime
+ * checks it), and on the coordinator (where the whole problem is
+ * judged) an optimum.  optimum() is offered where it can answer: the
+ * coordinator holds the rows (no data file, or the simulator's), or the
+ * workers' summaries reach it (combine).  Where it cannot and the class
+ * has no hvp (with which stop.gap finds the optimum over the workers'
+ * rows), the optimum is offered all the same, to refuse saying what the
+ * class should add. */
 static int take_offers(struct py *py, const struct aia_context *ctx)
 {
-    if (ctx->role == AIA_ROLE_COORDINATOR &&
-        PyObject_HasAttrString(py->obj, "optimum"))
-        py->offers |= AIA_OFFER_OPTIMUM;
+    if (take_summary(py) < 0)
+        return -1;
     if (PyObject_HasAttrString(py->obj, "smoothness"))
         py->offers |= AIA_OFFER_SMOOTHNESS;
-    if (PyObject_HasAttrString(py->obj, "hvp"))
+    int hvp = PyObject_HasAttrString(py->obj, "hvp");
+    if (hvp)
         py->offers |= AIA_OFFER_HVP;
+    if (ctx->role == AIA_ROLE_COORDINATOR) {
+        int opt = PyObject_HasAttrString(py->obj, "optimum");
+        int rows = !ctx->data || ctx->data->rows > 0;
+        if (!opt && !rows && !py->slen)
+            py->no_opt = "the rows are the workers' and the class has no "
+                         "optimum(): give it hvp(x, v) (the optimum is then "
+                         "found over the workers' rows), or optimum() with "
+                         "summary_len, summarize() and combine(total)";
+        else if (!opt)
+            py->no_opt = "the class has no optimum(): give it optimum() "
+                         "or hvp(x, v) (the optimum is then found over the "
+                         "workers' rows)";
+        else if (!rows && !py->slen)
+            py->no_opt = "the rows are the workers' and the class gives no "
+                         "summary of them: give it hvp(x, v) (the optimum "
+                         "is then found over the workers' rows), or "
+                         "summary_len, summarize() and combine(total) for "
+                         "optimum() to use";
+        if (!py->no_opt || !hvp)
+            py->offers |= AIA_OFFER_OPTIMUM;
+    }
     if (PyObject_HasAttrString(py->obj, "gram") && take_block(py) < 0)
         return -1;
     if (!(py->metric = embed_method(py->obj, "metric", 0)))
@@ -314,6 +368,23 @@ static int python_smoothness(void *state, double *L, struct aia_error *err)
     return number(py, r, "smoothness", L, err);
 }
 
+/* The end of a call of method name (m, a new reference or NULL): 0 when
+ * it went through (ok), else the pending exception as one line naming
+ * the method, placed in the user's code, or at the method's definition
+ * when what it returned was refused after it had returned. */
+static int finish(struct py *py, int ok, const char *name, PyObject *m,
+                  struct aia_error *err)
+{
+    int rc = 0;
+    if (!ok) {
+        char what[200];
+        snprintf(what, sizeof what, "%s.%s", py->cls, name);
+        rc = embed_fail_in(err, what, m);
+    }
+    Py_XDECREF(m);
+    return rc;
+}
+
 /* optimum() -> (x, f): the exact minimiser and its loss, or None when
  * it cannot be had. */
 static int python_optimum(void *state, double *x, double *f,
@@ -322,25 +393,64 @@ static int python_optimum(void *state, double *x, double *f,
     struct py *py = state;
     if (lacks(py, AIA_OFFER_OPTIMUM, "optimum on this rank", err) < 0)
         return -1;
-    char what[200];
-    snprintf(what, sizeof what, "%s.optimum", py->cls);
-    PyObject *r = PyObject_CallMethod(py->obj, "optimum", NULL);
+    if (py->no_opt)
+        return aia_seterr(err, "class '%s': %s", py->cls, py->no_opt);
+    PyObject *m = PyObject_GetAttrString(py->obj, "optimum");
+    PyObject *r = m ? PyObject_CallNoArgs(m) : NULL;
     if (r == Py_None) {
         Py_DECREF(r);
-        return aia_seterr(err, "%s gave none", what);
+        Py_DECREF(m);
+        return aia_seterr(err, "%s.optimum gave none", py->cls);
     }
     PyObject *xo = NULL, *fo = NULL, *xa = NULL, *done = NULL;
     if (r && PyArg_ParseTuple(r, "OO", &xo, &fo) &&
         (xa = embed_array(py->vector, x, py->n, 8, "d", 1)))
-        done = PyObject_CallFunctionObjArgs(py->put, xa, xo, NULL);
+        done = PyObject_CallFunction(py->put, "OOss", xa, xo, "optimum()",
+                                     "a model");
     double v = done ? PyFloat_AsDouble(fo) : 0;
     Py_XDECREF(done);
     Py_XDECREF(xa);
     Py_XDECREF(r);
-    if (!done || PyErr_Occurred())
-        return embed_fail(err, what);
+    if (finish(py, done && !PyErr_Occurred(), "optimum", m, err) < 0)
+        return -1;
     *f = v;
     return 0;
+}
+
+/* The class's summary_len, 0 without summaries. */
+static size_t python_summary_len(void *state)
+{
+    return ((struct py *)state)->slen;
+}
+
+/* summarize() -> the sums over this rank's rows (summary_len values),
+ * copied into out. */
+static int python_summarize(void *state, double *out, struct aia_error *err)
+{
+    struct py *py = state;
+    PyObject *m = PyObject_GetAttrString(py->obj, "summarize");
+    PyObject *oa = embed_array(py->vector, out, py->slen, 8, "d", 1);
+    PyObject *r = m && oa ? PyObject_CallNoArgs(m) : NULL;
+    PyObject *done = r ? PyObject_CallFunction(py->put, "OOss", oa, r,
+                                               "summarize()", "a summary")
+                       : NULL;
+    Py_XDECREF(done);
+    Py_XDECREF(r);
+    Py_XDECREF(oa);
+    return finish(py, done != NULL, "summarize", m, err);
+}
+
+/* combine(total): the element-wise sum of every worker's summary, a
+ * view for the call, on the coordinator (optimum() then answers). */
+static int python_combine(void *state, const double *sum, struct aia_error *err)
+{
+    struct py *py = state;
+    PyObject *m = PyObject_GetAttrString(py->obj, "combine");
+    PyObject *sa = embed_array(py->vector, sum, py->slen, 8, "d", 0);
+    PyObject *r = m && sa ? PyObject_CallOneArg(m, sa) : NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(sa);
+    return finish(py, r != NULL, "combine", m, err);
 }
 
 static int python_gradient(void *state, const double *x, const size_t *idx,
@@ -378,24 +488,21 @@ static int python_hvp(void *state, const double *x, const double *v,
     struct py *py = state;
     if (lacks(py, AIA_OFFER_HVP, "hvp", err) < 0)
         return -1;
+    PyObject *m = PyObject_GetAttrString(py->obj, "hvp");
     PyObject *xa = cached(py, &py->x, x, py->n, 8, "d", 0);
     PyObject *va = embed_array(py->vector, v, py->n, 8, "d", 0);
     PyObject *oa = embed_array(py->vector, out, py->n, 8, "d", 1);
-    PyObject *r = xa && va && oa
-                      ? PyObject_CallMethod(py->obj, "hvp", "OO", xa, va)
+    PyObject *r = m && xa && va && oa
+                      ? PyObject_CallFunctionObjArgs(m, xa, va, NULL)
                       : NULL;
     PyObject *done =
-        r ? PyObject_CallFunctionObjArgs(py->put, oa, r, NULL) : NULL;
+        r ? PyObject_CallFunction(py->put, "OOss", oa, r, "hvp()", "a model")
+          : NULL;
     Py_XDECREF(done);
     Py_XDECREF(r);
     Py_XDECREF(va);
     Py_XDECREF(oa);
-    if (!done) {
-        char what[200];
-        snprintf(what, sizeof what, "%s.hvp", py->cls);
-        return embed_fail(err, what);
-    }
-    return 0;
+    return finish(py, done != NULL, "hvp", m, err);
 }
 
 /* gram(b) -> A'A b, b an (n, c) view of aiarun's buffer, the result
@@ -407,27 +514,22 @@ static int python_gram(void *state, const double *b, size_t c, double *out,
     if (lacks(py, AIA_OFFER_BLOCK, "gram", err) < 0)
         return -1;
     size_t n = py->blk.n;
+    PyObject *m = PyObject_GetAttrString(py->obj, "gram");
     PyObject *flat = embed_array(py->vector, b, n * c, 8, "d", 0);
     PyObject *ba = flat ? PyObject_CallMethod(flat, "reshape", "nn",
                                               (Py_ssize_t)n, (Py_ssize_t)c)
                         : NULL;
     PyObject *oa = embed_array(py->vector, out, n * c, 8, "d", 1);
-    PyObject *r =
-        ba && oa ? PyObject_CallMethod(py->obj, "gram", "O", ba) : NULL;
-    PyObject *done = r ? PyObject_CallFunction(py->put, "OOss", oa, r,
-                                               "gram()", "a block")
-                       : NULL;
+    PyObject *r = m && ba && oa ? PyObject_CallOneArg(m, ba) : NULL;
+    PyObject *done =
+        r ? PyObject_CallFunction(py->put, "OOss", oa, r, "gram()", "a block")
+          : NULL;
     Py_XDECREF(done);
     Py_XDECREF(r);
     Py_XDECREF(ba);
     Py_XDECREF(flat);
     Py_XDECREF(oa);
-    if (!done) {
-        char what[200];
-        snprintf(what, sizeof what, "%s.gram", py->cls);
-        return embed_fail(err, what);
-    }
-    return 0;
+    return finish(py, done != NULL, "gram", m, err);
 }
 
 static const struct aia_block *python_block(void *state)
@@ -456,4 +558,7 @@ const struct aia_problem_plugin aia_problem_plugin = {
     .offers = python_offers,
     .hvp = python_hvp,
     .block = python_block,
+    .summary_len = python_summary_len,
+    .summarize = python_summarize,
+    .combine = python_combine,
 };

@@ -499,10 +499,14 @@ int embed_double(PyObject *r, const char *what, double *out,
 PyObject *embed_bridge(const char *who, PyObject **vector, PyObject **put,
                        struct aia_error *err)
 {
-    char what[160];
+    /* the interpreter is configure's, whatever python a venv or pyenv
+     * puts first on PATH: say which, and what it lacks */
+    char what[240];
     snprintf(what, sizeof what,
-             "the python %s needs the aiarun package and NumPy in the "
-             "embedded Python " PY_VERSION,
+             "the python %s runs in " AIA_PYTHON " (" PY_VERSION
+             ", aiarun's build; a venv's or pyenv's packages are not "
+             "seen), which needs NumPy and the aiarun package installed "
+             "for it",
              who);
     PyObject *bridge = PyImport_ImportModule("aiarun.bridge");
     if (!bridge) {

@@ -46,9 +46,63 @@ for alg in gd average; do
     expect_ok "$alg: every history row's loss within 1e-12 of lrmse's ($d)" \
         close12 "$d"
 done
-run 4 -v python-lsq.yaml
-like "$err" "no optimum to compare with: the rows are the workers' and problem 'python' gives no summary" \
-    "optimum() needs every row, which no rank holds: the run says so"
+# --- optimum() from the workers' sums (summary_len, summarize, combine:
+# the coordinator holds none of the rows), as lrmse's from its Gram sums
+run 4 -o stop.iterations=5 python-lsq.yaml
+pyopt=$(field optimum "$out") pygap=$(field gap "$out")
+run 4 -o stop.iterations=5 lrmse.yaml
+lropt=$(field optimum "$out") lrgap=$(field gap "$out")
+test_expect "optimum() is asked, from the workers' sums: lrmse's optimum to 1e-12 ($pyopt, $lropt)" \
+    '[ -n "$pyopt" ] && [ -n "$lropt" ] &&
+    awk -v a="$pyopt" -v b="$lropt" "BEGIN { d = a - b; if (d < 0) d = -d;
+        exit !(d <= 1e-12 * b) }"'
+like "$pygap $lrgap" "^[0-9.e+-]+ [0-9.e+-]+$" "and the summary gives the gap ($pygap, $lrgap)"
+# under --simulate the coordinator holds the rows: optimum() from its own
+out=$("$AIARUN" --simulate 3 -o stop.iterations=5 python-lsq.yaml 2>&1)
+is "$(field optimum "$out")" "$pyopt" "and under --simulate, from the rows themselves"
+
+# --- stop.gap with a class that cannot give its optimum: the refusal
+# says what to add (hvp, or the sums for optimum())
+sed -e 's/    def hvp/    def _hvp/' -e 's/    def summ/    def _summ/' \
+    -e 's/    def combine/    def _combine/' lsq.py > nosums.py
+sed -e 's/lsq:LeastSquares/nosums:LeastSquares/' -e 's/iterations: 100/gap: 1e-3/' \
+    python-lsq.yaml > nosums.yaml
+run 3 nosums.yaml
+is "$rc" 2 "stop.gap, optimum() but no sums and no hvp: refused"
+like "$err" "nosums.yaml:[0-9]+:[0-9]+: stop.gap: .*class 'nosums:LeastSquares': .*give it hvp\(x, v\).*or summary_len, summarize\(\) and combine\(total\)" \
+    "saying what the class should add: $(printf '%s\n' "$err" | head -1)"
+sed 's/    def optimum/    def _optimum/' nosums.py > noopt.py
+sed 's/nosums:/noopt:/' nosums.yaml > noopt.yaml
+run 3 noopt.yaml
+like "$rc $err" "^2 .*class 'noopt:LeastSquares': the rows are the workers' and the class has no optimum\(\): give it hvp\(x, v\)" \
+    "and without optimum(): exit 2, the same advice"
+sed -e 's/nosums:/lsq:/' nosums.yaml > hvpgap.yaml
+sed -i 's/    def summ/    def _summ/; s/    def combine/    def _combine/' lsq.py
+run 3 -v hvpgap.yaml
+like "$(printf '%s\n' "$out" | grep '^stop=') rc=$rc" "^stop=gap .*optimum=$pyopt .* rc=0$" \
+    "with hvp and no sums, stop.gap finds the optimum over the workers' rows"
+cp "$top_srcdir/etc/lsq.py" .
+
+# --- hvp() and gram() returning the wrong length: named, at the class's
+# method (not in aiarun's bridge)
+cat > badlen.py <<'PY'
+from lsq import LeastSquares
+class BadLen(LeastSquares):
+    def hvp(self, x, v):
+        return v[:-1]
+    def gram(self, b):
+        return b[:-1]
+PY
+sed -e 's/lsq:LeastSquares/badlen:BadLen/' -e 's/plugin: gd/plugin: newton/' \
+    -e '/step: 0.5/d' python-lsq.yaml > badhvp.yaml
+run 3 badhvp.yaml
+like "$rc $err" "^1 .*badlen:BadLen.hvp: ValueError: hvp\(\) returned 7 values for a model of 8 \(at [^ ]*/badlen.py:3\)" \
+    "hvp() of the wrong length: exit 1, the method and its definition named"
+sed 's/plugin: newton/plugin: subspace/' badhvp.yaml > badgram.yaml
+run 3 badgram.yaml
+like "$rc $err" "^1 .*badlen:BadLen.gram: ValueError: gram\(\) returned [0-9]+ values for a block of [0-9]+ \(at [^ ]*/badlen.py:5\)" \
+    "gram() of the wrong length: the same"
+unlike "$err" "bridge.py" "neither blamed on aiarun's bridge"
 
 # --- a class's smoothness() is the L of step: auto, as lrmse's own
 run 4 -o algorithm.step=auto -o stop.iterations=5 python-lsq.yaml
@@ -130,6 +184,16 @@ sed "s/boom:Boom/nosuchmodule:Foo/" boom.yaml > bad.yaml
 run 3 bad.yaml
 is "$rc" 2 "and the run exits 2"
 like "$err" "ModuleNotFoundError: No module named 'nosuchmodule'" "saying why"
+
+# --- NumPy missing from the Python aiarun embeds (a stand-in that fails
+# to import, first on the path): the error names that interpreter, whose
+# packages are not a venv's or pyenv's
+mkdir nonumpy && cp lsq.py python-lsq.yaml nonumpy/ && cp -R data nonumpy/
+printf 'raise ImportError("no NumPy here")\n' > nonumpy/numpy.py
+out=$(cd nonumpy && "$AIARUN" --simulate 2 python-lsq.yaml 2>&1)
+is "$?" 2 "NumPy that does not import: exit 2"
+like "$out" "python-lsq.yaml:[0-9]+:[0-9]+: problem: the python problem runs in $AIA_PYTHON \(.*a venv's or pyenv's packages are not seen\), which needs NumPy and the aiarun package installed for it: ImportError: no NumPy here" \
+    "the error names the interpreter aiarun embeds, and what it needs"
 
 # --- constructor arguments typed as YAML reads them
 cat > kw.py <<'PY'

@@ -126,6 +126,74 @@ except aiarun.AiarunError as e:
     ok(e.status == 1 and "diverg" in e.message,
        "a diverging run raises AiarunError, status 1: %s" % e.message)
 
+# a refused dict job leaves no file behind and names the dict's key,
+# not the temporary file; what run() refuses is an AiarunError
+import io, contextlib
+def refused(what, job, want, **kw):
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(buf):
+            aiarun.run(job, np=3, mpirun=mpirun, progress=False, **kw)
+        ok(False, "%s: refused" % what)
+    except aiarun.AiarunError as e:
+        left = [f for f in os.listdir(".") if f.startswith(".aiarun-job")]
+        ok(e.status == 2 and want in e.message and ".aiarun-job" not in
+           e.message and not left and isinstance(e, ValueError),
+           "%s: AiarunError, status 2, %r, no file left (%s): %s"
+           % (what, want, left, e.message))
+    except Exception as e:
+        ok(False, "%s: AiarunError, not %s: %s" % (what, type(e).__name__, e))
+    return buf.getvalue()
+good = {"algorithm": {"plugin": "gd", "step": 0.5},
+        "problem": {"plugin": "lrmse", "data": {"path": "lr.csv"}},
+        "stop": {"iterations": 30}}
+err = refused("a dict with a bad key", dict(good, algorithm={
+    "plugin": "gd", "step": 0.5, "stepx": 1}), "job['algorithm']['stepx']")
+ok(err.count("unknown key") == 0,
+   "the error line is not echoed besides the AiarunError: %r" % err)
+refused("a set in the dict", dict(good, pool={"workers": {1, 2}}),
+        "job['pool']['workers']: a set is not a job value")
+refused("an output section of the wrong type", dict(good, output="x.csv"),
+        "job['output']: a section is a dict")
+open("afile", "w").close()
+refused("keep= naming a file", job, "keep=afile: not a folder", keep="afile")
+err = refused("a missing aiarun=", job, "aiarun /no/such/aiarun (aiarun=): "
+              "no such program", aiarun="/no/such/aiarun")
+ok(err == "", "and nothing else on stderr (no mpirun banner): %r" % err)
+banner = """-------------------------------------------------------
+mpirun was unable to launch the specified application as it could not access
+or execute an executable:
+
+Executable: /x
+--------------------------------------------------------
+"""
+ok(sys.modules["aiarun.run"]._error_line(banner) == "mpirun was unable to launch the "
+   "specified application as it could not access or execute an executable:",
+   "mpirun's banner gives its first sentence, not its ruler")
+
+words = [sys.modules["aiarun.run"]._scalar(v, "w")
+         for v in ("auto", "data/x.csv", ".5", "7", "yes", "a b")]
+ok(words == ["auto", "data/x.csv", '".5"', '"7"', '"yes"', '"a b"'],
+   "a str is written bare only where YAML reads it back as text: %s" % words)
+
+# step: "auto" in a dict is the keyword, as in overrides
+a = aiarun.run(dict(good, algorithm={"plugin": "gd", "step": "auto"}),
+               np=3, mpirun=mpirun, progress=False, frames=False)
+b = aiarun.run(dict(good, algorithm={"plugin": "gd"}), np=3, mpirun=mpirun,
+               progress=False, frames=False,
+               overrides={"algorithm.step": "auto"})
+ok(a.summary["loss"] == b.summary["loss"] and a.summary["iterations"] == 30,
+   "step: 'auto' in a dict runs, as in overrides (loss %s, %s)"
+   % (a.summary["loss"], b.summary["loss"]))
+try:
+    import matplotlib  # noqa: F401
+    fig = aiarun.plot(r.history, out="one.png")
+    ok(os.path.getsize("one.png") > 0 and len(fig.axes[0].lines) == 1,
+       "plot(r.history): one history (a DataFrame or dict), one line")
+except ImportError:
+    print("ok %d # SKIP matplotlib is not installed" % (n + 1))
+    n += 1
+
 # timeout=: the run is stopped (SIGTERM: aiarun writes its summary and
 # exits 1) and AiarunError says so
 import time
@@ -157,6 +225,8 @@ try:
     ok(p.summary["stop"] and seen and seen[-1] == 100 and
        [v for v in seen if 0 < v < 100],
        "progress: a tqdm bar through the share done to 100%% (%s)" % seen)
+    odd = re.findall(r"%/s|\d+\.\d+/\d+|\d{4,}(?:\.\d+)?[a-z%]*/s", text)
+    ok(not odd, "progress: no rate in %%/s, no float counts (%s)" % odd)
 except ImportError:
     ok("progress: iteration" in text,
        "progress: without tqdm, aiarun's progress lines passed on")
@@ -196,6 +266,7 @@ py=venv/bin/python pypath=
 [ -x "$py" ] || py=$AIA_PYTHON pypath=$top_srcdir/python
 if ! "$py" -c 'import nbformat, nbclient, ipykernel' 2>/dev/null; then
     skip_test "a notebook: install python3-nbclient, python3-nbformat and python3-ipykernel"
+    skip_test "a notebook: install python3-nbclient, python3-nbformat and python3-ipykernel"
 else
     cp "$job" gd-lrmse.yaml
     cat > nb.py <<'PY'
@@ -213,20 +284,31 @@ nb = nbformat.v4.new_notebook()
 nb.cells = [nbformat.v4.new_code_cell(c) for c in (
     "import aiarun",
     "r = aiarun.run('gd-lrmse.yaml', np=5)",
-    "print('gap', r.summary['gap'], len(r.history))")]
+    "print('gap', r.summary['gap'], len(r.history))",
+    # a bar (the progress lines of many virtual seconds): no TqdmWarning
+    # where ipywidgets is missing
+    "s = aiarun.run('gd-lrmse.yaml', simulate=4, overrides="
+    "{'stop.iterations': 300, 'simulate.row_us': 100})")]
 # bounds for a hang only: a loaded machine starts a kernel slowly
 nbclient.NotebookClient(nb, timeout=900, startup_timeout=600,
                         kernel_name="aiarun-test",
                         resources={"metadata": {"path": "."}}).execute()
 nbformat.write(nb, "run.ipynb")
-for out in nb.cells[-1].outputs:
+for out in nb.cells[2].outputs:
     if out.get("name") == "stdout":
         print(out["text"].strip())
+bar = " ".join(o.get("text", "") for o in nb.cells[3].outputs)
+warned = [str(o) for c in nb.cells for o in c.outputs
+          if "TqdmWarning" in str(o) or "IProgress" in str(o)]
+print("bar %s warnings %d %s" % ("100%|" in bar or "widget" in str(
+    nb.cells[3].outputs), len(warned), warned[:1]), file=sys.stderr)
 PY
     PYTHONPATH=$pypath AIARUN_MPIRUN=$MPIRUN own_session "$py" nb.py >nb-out.txt 2>nb-err.txt
     nb_rc=$?
     like "$nb_rc $(cat nb-out.txt)" "^0 gap [-+0-9.e]+ [0-9]+$" \
         "a notebook runs aiarun.run in a kernel and prints the gap"
+    like "$(grep '^bar ' nb-err.txt)" "^bar True warnings 0 " \
+        "its progress bar shows, with no TqdmWarning"
     [ $nb_rc = 0 ] || tail_of nb-err.txt
 fi
 done_testing

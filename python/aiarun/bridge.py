@@ -24,11 +24,20 @@ arguments and calls:
     a second figure reported beside the loss, named by ``metric_name``.
 ``optimum() -> (x, f)`` (optional)
     the exact minimiser and its loss, asked on the coordinator; None when
-    it cannot be had.
+    it cannot be had.  With a data file the coordinator holds none of the
+    rows (``ctx.X`` is empty): it is then asked only after ``combine``.
+``summary_len``, ``summarize() -> array``, ``combine(total)`` (optional,
+all three or none)
+    additive sums over the rows, so that ``optimum`` can answer with a
+    data file: ``summary_len`` (attribute or method, the same on every
+    rank) values; each worker's ``summarize()`` over its rows, and the
+    coordinator's ``combine`` gets their element-wise sum (a view for
+    the call: copy it).  ``etc/lsq.py``'s are A'A, A'b, b'b and m.
 ``hvp(x, v) -> array`` (optional)
     the Hessian of the mean loss over this rank's rows at ``x`` times
     ``v``: the algorithm ``newton`` asks the workers for it, and a job
-    with ``stop.gap`` finds the optimum over the workers' rows with it.
+    with ``stop.gap`` whose class cannot give ``optimum`` (no sums) finds
+    the optimum over the workers' rows with it.
 ``rows`` (attribute or method; required without a data file)
     the rows this rank holds.
 

@@ -12,7 +12,8 @@ def plot(histories, out=None, x="time", y=("loss", "suboptimality"),
     ``y`` against column ``x``.
 
     ``histories``: file names or tables from :func:`aiarun.read_history`
-    (a single one need not be in a list).  ``labels``: one per history
+    (dicts of arrays or pandas DataFrames, such as ``run(...).history``;
+    a single one need not be in a list).  ``labels``: one per history
     (default: the file names).  ``out``: a file to save (PNG, SVG, PDF:
     by its name), or None.  On a log scale, values that are not positive
     are left out.  Returns the matplotlib Figure.
@@ -23,7 +24,8 @@ def plot(histories, out=None, x="time", y=("loss", "suboptimality"),
     import matplotlib.pyplot as plt
     import numpy as np
 
-    if isinstance(histories, (str, os.PathLike, dict)):
+    if isinstance(histories, (str, os.PathLike, dict)) or \
+            hasattr(histories, "columns"):  # one file, dict or DataFrame
         histories = [histories]
     if isinstance(y, str):
         y = (y,)
