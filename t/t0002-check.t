@@ -125,6 +125,28 @@ out=$(check -o pool.wiat= "$ex"); rc=$?
 is "$rc" 2 "removing a key aiarun does not know exits 2"
 like "$out" "-o pool.wiat=: no such key or section to remove" "and names it"
 
+# a rank listed twice in a stragglers list: only its first factor (or
+# delay) applied, while the report listed both
+for list in "slow: {ranks: [1, 1], factor: [2, 3]}:slow" \
+    "fixed: {ranks: [2, 1, 2], delay_ms: 5}:fixed" \
+    "markov: {ranks: [1, 1], p_slow: 0.1, p_fast: 0.5, delay_ms: 5}:markov" \
+    "hang: {ranks: [1, 1]}:hang" "corrupt: {ranks: [3, 3]}:corrupt"; do
+    job twice <<YAML
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+stragglers:
+  ${list%:*}
+YAML
+    out=$(check "$trash/twice.yaml"); rc=$?
+    is "$rc" 2 "stragglers.${list##*:}.ranks with a rank twice exits 2"
+    like "$out" "twice.yaml:5:[0-9]+: stragglers.${list##*:}.ranks: rank [0-9] is listed twice" \
+        "naming the file, line and key"
+done
+out=$(check -n 4 -o 'pool.workers=[1,1,2]' "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
+like "$out" "pool.workers: rank 1 is listed twice" \
+    "pool.workers by the same check"
+
 printf 'algorithm: [unclosed\n' > "$trash/syntax.yaml"
 out=$(check "$trash/syntax.yaml"); rc=$?
 test_expect "a YAML syntax error names the place" \

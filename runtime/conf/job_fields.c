@@ -96,6 +96,27 @@ static int name_value(const struct job_key *k, const char *name, int *out)
     return -1;
 }
 
+/* A JOB_DISTINCT list (at n) holding a rank twice: refused at the
+ * second, naming the section and key. */
+static int twice(const struct job *job, const struct job_section *s,
+                 const struct job_key *k, const struct mnode *n,
+                 const struct aia_value *a, struct aia_error *err)
+{
+    for (size_t j = 1; j < a->n; j++)
+        for (size_t i = 0; i < j; i++) {
+            if (a->ints[i] != a->ints[j])
+                continue;
+            char where[256];
+            const struct mnode *at =
+                n && n->kind == MNODE_SEQ && j < n->n ? n->item[j] : n;
+            params_where(where, sizeof where, job->m->path, at);
+            return aia_seterr(err, "%s: %s.%s: rank %lld is listed twice",
+                              where, s->path, k->p.name,
+                              (long long)a->ints[j]);
+        }
+    return 0;
+}
+
 int job_keys_store(struct job *job, const struct job_section *s,
                    const struct mnode *node, const struct aia_value *v,
                    struct aia_error *err)
@@ -145,6 +166,9 @@ int job_keys_store(struct job *job, const struct job_section *s,
                 *(int *)p = e;
             break;
         case JF_INTS:
+            if ((k->flags & JOB_DISTINCT) &&
+                twice(job, s, k, mnode_get(node, k->p.name, NULL), a, err) < 0)
+                return -1;
             *(const int64_t **)p = a->n ? a->ints : NULL;
             *(size_t *)(base + k->count_off) = a->n;
             break;

@@ -72,11 +72,6 @@ int session_pool(struct setup *s, struct aia_error *err)
                                    "rank (pool.shards: %d makes ranks 0 to "
                                    "%d coordinators)",
                               where, (long long)r, shards, shards - 1);
-        for (int v = 0; v < w; v++)
-            if (s->ranks[v] == r)
-                return aia_seterr(err, "%s: pool.workers: rank %lld is "
-                                       "listed twice",
-                                  where, (long long)r);
         s->ranks[w] = (int)r;
         if (r == s->rank)
             s->windex = w;
