@@ -113,12 +113,15 @@ like "$out" "command line \(-o\): algorithm.stpe: unknown key" \
 out=$(check -o stop.iterations=0 -o stop.time=0 "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
 like "$out" "stop: give 'iterations', 'epochs' or 'time'" "-o values are checked like the file's"
 
-# -o KEY= (empty) removes a key or a section: an example that waits
-# becomes a tree without editing its file
+# a tree beside a wait that says what it does (nwait 0); -o KEY= (empty)
+# removes a key or a section
 ex="$top_srcdir/etc/average-lrmse.yaml"
 out=$(check -o pool.topology=tree "$ex"); rc=$?
-like "$out" "pool.topology: a tree waits for every worker each round: it takes no pool.wait" \
-    "a tree is refused beside the example's pool.wait"
+is "$rc" 0 "a tree keeps the example's pool.wait (nwait 0: every worker)"
+out=$(check -o pool.topology=tree -o pool.wait.nwait=2 "$ex"); rc=$?
+is "$rc" 2 "a tree beside a wait for 2 workers exits 2"
+like "$out" "command line \\(-o\\): pool.wait.nwait: pool.topology: a tree waits for every worker each round" \
+    "naming the key that contradicts it"
 out=$(check -o pool.wait= -o pool.topology=tree "$ex"); rc=$?
 is "$rc" 0 "-o pool.wait= removes the section: the tree checks"
 out=$(check -o pool.wiat= "$ex"); rc=$?
