@@ -129,6 +129,21 @@ out=$("$AIARUN" --check fmt.yaml 2>&1)
 like "$out" "fmt.yaml:4:3: problem.data: cannot tell the format of 'rows.dat'" \
     "an unknown extension asks for the format"
 
+# the report names the file's features and the model's length apart:
+# pca's model is features x k (it said "24 columns" of an 8-column file)
+cat > pca.yaml <<YAML
+algorithm: {plugin: gd, step: 0.1}
+problem:
+  plugin: pca
+  k: 3
+  data: {path: $data/lr.csv}
+stop: {iterations: 2}
+YAML
+run 3 pca.yaml
+like "$out" "
+  data +2000 rows of 8 features, a model of 24 values, block partition, from .*lr\.csv" \
+    "pca, k 3: 8 features, a model of 24 values"
+
 # precision: float32 keeps the rows as floats: a value beyond a float's
 # range became an infinity there, and the run "diverged" (exit 1)
 printf 'a,b,y\n1,2,3\n4,1e39,6\n2,1,0\n' > big.csv

@@ -201,8 +201,12 @@ static void report(struct recorder *r, const char *why, double loss)
     } else {
         print_plugin("problem", s->prob_p, s->prob_args);
     }
-    printf("  %-10s %zu rows, %zu columns, %s partition%s%s\n", "data",
-           s->total_rows, s->dim,
+    /* the file's features and the model's length differ (pca's is cols
+     * x k): each named for what it is; a generator's are the problem's */
+    printf("  %-10s %zu rows", "data", s->total_rows);
+    if (job->data.path)
+        printf(" of %zu features", s->data.d.cols);
+    printf(", a model of %zu values, %s partition%s%s\n", s->dim,
            job->part.scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
            job->data.path ? ", from " : " (generated)",
            job->data.path ? job->data.path : "");
