@@ -128,27 +128,33 @@ int util_distance(const char *a, const char *b, int cap)
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
         return cap + 1;
-    int row[65];
+    /* rows i - 2, i - 1 and i of the table, at i % 3: two neighbours
+     * swapped ("sdg" for "sgd") is one edit, as it is one slip */
+    int rows[3][65];
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
+        rows[0][j] = (int)j;
     for (size_t i = 1; i <= la; i++) {
-        int diag = row[0], best = row[0] = (int)i;
+        int *cur = rows[i % 3], *up = rows[(i - 1) % 3],
+            *up2 = rows[(i + 1) % 3];
+        int best = cur[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int v = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < v)
-                v = up + 1;
-            if (row[j - 1] + 1 < v)
-                v = row[j - 1] + 1;
-            row[j] = v;
-            diag = up;
+            int v = up[j - 1] + (a[i - 1] != b[j - 1]);
+            if (up[j] + 1 < v)
+                v = up[j] + 1;
+            if (cur[j - 1] + 1 < v)
+                v = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && up2[j - 2] + 1 < v)
+                v = up2[j - 2] + 1;
+            cur[j] = v;
             if (v < best)
                 best = v;
         }
         if (best > cap)
             return cap + 1;
     }
-    return row[lb] > cap ? cap + 1 : row[lb];
+    int d = rows[la % 3][lb];
+    return d > cap ? cap + 1 : d;
 }
 
 char *util_read_file(const char *path, size_t max, size_t *len,

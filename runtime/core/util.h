@@ -35,7 +35,8 @@ char *util_normpath(const char *path);
  * would wrap around to a small byte count. */
 int util_mul(size_t a, size_t b, size_t *out);
 
-/* Levenshtein distance of a and b, capped at cap + 1. */
+/* Edit distance of a and b (Levenshtein's, with a swap of two
+ * neighbours one edit), capped at cap + 1. */
 int util_distance(const char *a, const char *b, int cap);
 
 /* Read a whole file into a NUL-terminated malloc'd buffer of at most max
