@@ -14,7 +14,6 @@
 
 #include "core/host.h"
 #include "core/stats.h"
-#include "core/wire.h"
 
 /* "name=value" for each parameter (only_given: each the job sets), on
  * one line. */
@@ -102,17 +101,16 @@ struct traffic {
 
 static struct traffic traffic(const struct recorder *r)
 {
-    struct traffic t = {0};
-    for (int w = 0; w < r->p->n; w++) {
-        const struct wstats *st = &r->st[w];
-        t.sent_payload += st->sent_payload;
-        t.sent_encoded += st->sent_encoded;
-        t.sent_wire += st->sent_encoded + st->queries * sizeof(struct wire_hdr);
-        t.recv_payload += st->recv_payload;
-        t.recv_encoded += st->recv_encoded;
-        t.recv_wire +=
-            st->recv_encoded + st->recv_msgs * sizeof(struct wire_hdr);
-    }
+    /* from the start of the run: a resumed one's go on from its
+     * checkpoint's, as its iterations and time do */
+    uint64_t c[CHECKPOINT_TRAFFIC];
+    record_traffic(r, c);
+    struct traffic t = {.sent_payload = c[0],
+                        .sent_encoded = c[1],
+                        .sent_wire = c[2],
+                        .recv_payload = c[3],
+                        .recv_encoded = c[4],
+                        .recv_wire = c[5]};
     uint64_t enc = t.sent_encoded + t.recv_encoded;
     t.ratio =
         enc ? (double)(t.sent_payload + t.recv_payload) / (double)enc : 1.0;
