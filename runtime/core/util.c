@@ -6,6 +6,7 @@
 
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -155,6 +156,62 @@ int util_distance(const char *a, const char *b, int cap)
     }
     int d = rows[la % 3][lb];
     return d > cap ? cap + 1 : d;
+}
+
+/* cand as a suggestion for name: edits, twice, less one where cand has
+ * name's letters (a slip of order, not of letters); 99 beyond 2 edits. */
+static int suggest_score(const char *name, const char *cand)
+{
+    int d = util_distance(name, cand, 2), count[256] = {0}, same = 1;
+    if (d > 2)
+        return 99;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        count[*p]++;
+    for (const unsigned char *p = (const unsigned char *)cand; *p; p++)
+        count[*p]--;
+    for (int k = 0; k < 256; k++)
+        same &= count[k] == 0;
+    return 2 * d - same;
+}
+
+/* Keep cand (its first len bytes) in best when it is a better
+ * suggestion for name than best, whose score is *score. */
+static void suggest_offer(const char *name, const char *cand, size_t len,
+                          int *score, char *best, size_t size)
+{
+    char c[256];
+    snprintf(c, sizeof c, "%.*s", (int)(len < 255 ? len : 255), cand);
+    int d = suggest_score(name, c);
+    if (d < *score || (d == *score && d < 99 && strcmp(c, best) < 0)) {
+        *score = d;
+        snprintf(best, size, "%s", c);
+    }
+}
+
+int util_closest(const char *name, const char *ext, const char *const *names,
+                 char *const *dirs, char *best, size_t size)
+{
+    size_t len = strlen(name), elen = strlen(ext);
+    char bare[256];
+    if (len > elen && strcmp(name + len - elen, ext) == 0)
+        len -= elen;
+    snprintf(bare, sizeof bare, "%.*s", (int)(len < 255 ? len : 255), name);
+    int score = 99;
+    *best = '\0';
+    for (; names && *names; names++)
+        suggest_offer(bare, *names, strlen(*names), &score, best, size);
+    for (; dirs && *dirs; dirs++) {
+        DIR *dir = opendir(*dirs);
+        struct dirent *e;
+        while (dir && (e = readdir(dir))) {
+            size_t n = strlen(e->d_name);
+            if (n > elen && strcmp(e->d_name + n - elen, ext) == 0)
+                suggest_offer(bare, e->d_name, n - elen, &score, best, size);
+        }
+        if (dir)
+            closedir(dir);
+    }
+    return score < 99;
 }
 
 char *util_read_file(const char *path, size_t max, size_t *len,

@@ -419,77 +419,6 @@ static char *shown_path(const char *path)
     return dotted;
 }
 
-/* How far cand is from name for a suggestion: edits, twice, less one
- * where cand has name's letters (a slip of order, not of letters); 99
- * beyond 2 edits. */
-static int far(const char *name, const char *cand)
-{
-    int d = util_distance(name, cand, 2);
-    if (d > 2)
-        return 99;
-    int count[256] = {0};
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        count[*c]++;
-    for (const unsigned char *c = (const unsigned char *)cand; *c; c++)
-        count[*c]--;
-    int same = 1;
-    for (int k = 0; k < 256; k++)
-        same &= count[k] == 0;
-    return 2 * d - same;
-}
-
-/* Whether cand (far's d) is a better suggestion than best (bestd): the
- * alphabetical order settles a tie, whatever order readdir gives. */
-static int better(int d, const char *cand, int bestd, const char *best)
-{
-    return d < bestd || (d == bestd && strcmp(cand, best) < 0);
-}
-
-/* The known name closest to name (without ".so"), at most 2 edits
- * away, into best (size bytes): a built-in plugin of kind, or a NAME.so
- * in one of dirs.  Only names are compared: nothing is opened.  0 when
- * none is that close. */
-static int closest(const char *name, int kind, char *const *dirs, char *best,
-                   size_t size)
-{
-    char bare[300];
-    size_t len = strlen(name);
-    snprintf(bare, sizeof bare, "%.*s",
-             (int)(len > 3 && strcmp(name + len - 3, ".so") == 0 ? len - 3
-                                                                 : len),
-             name);
-    int bestd = 5; /* far's values for 2 edits and less */
-    *best = '\0';
-    for (size_t i = 0; builtin_all[i]; i++) {
-        int d = far(bare, builtin_all[i]->name);
-        if ((int)builtin_all[i]->kind == kind &&
-            better(d, builtin_all[i]->name, bestd, best)) {
-            bestd = d;
-            snprintf(best, size, "%s", builtin_all[i]->name);
-        }
-    }
-    for (int k = 0; dirs[k]; k++) {
-        DIR *dir = opendir(dirs[k]);
-        struct dirent *e;
-        while (dir && (e = readdir(dir))) {
-            size_t n = strlen(e->d_name);
-            if (n <= 3 || n - 3 >= sizeof bare ||
-                strcmp(e->d_name + n - 3, ".so") != 0)
-                continue;
-            char cand[300];
-            snprintf(cand, sizeof cand, "%.*s", (int)(n - 3), e->d_name);
-            int d = far(bare, cand);
-            if (better(d, cand, bestd, best)) {
-                bestd = d;
-                snprintf(best, size, "%s", cand);
-            }
-        }
-        if (dir)
-            closedir(dir);
-    }
-    return bestd < 5;
-}
-
 struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
                            struct aia_error *err)
 {
@@ -550,8 +479,13 @@ struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
         if (w > 0 && (size_t)w < sizeof searched - used)
             used += (size_t)w;
     }
-    char best[300], hint[340] = "";
-    if (!found && closest(spec, kind, dirs, best, sizeof best))
+    /* the closest name of a built-in plugin of this kind or a NAME.so */
+    const char *builtins[8] = {NULL};
+    for (size_t i = 0, n = 0; builtin_all[i] && n < 7; i++)
+        if ((int)builtin_all[i]->kind == kind)
+            builtins[n++] = builtin_all[i]->name;
+    char best[256], hint[300] = "";
+    if (!found && util_closest(spec, ".so", builtins, dirs, best, sizeof best))
         snprintf(hint, sizeof hint, "; did you mean '%s'?", best);
     free_dirs(dirs);
     if (!found)
