@@ -297,8 +297,9 @@ static void float_range(void)
               "csv: 1e39 refused for float32, naming file, line, column");
     o = csv("x,y\n-3.5e38,1\n");
     o.float32 = 1;
-    like(refuse(&o), "t.csv:2:1: column 1 ('x'): '-3.5e38' is beyond "
-                     "float32's range",
+    like(refuse(&o),
+         "t.csv:2:1: column 1 ('x'): '-3.5e38' is beyond "
+         "float32's range",
          "csv: -3.5e38 too");
     o = csv("x,y\n3.4e38,1e300\n");
     o.float32 = 1;
@@ -319,8 +320,9 @@ static void float_range(void)
     o = opts(DATA_BINARY, put("t.bin", v, sizeof v));
     o.cols = 3;
     o.float32 = 1;
-    like(refuse(&o), "t.bin: row 2, column 2 (byte 32): "
-                     "5e+38 is beyond float32's range",
+    like(refuse(&o),
+         "t.bin: row 2, column 2 (byte 32): "
+         "5e+38 is beyond float32's range",
          "binary float64: refused at its row, column and byte");
     o.target = "1";
     get(&o, &t);

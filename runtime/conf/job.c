@@ -404,14 +404,14 @@ static int check_limits(struct job *job, const struct mnode *node,
     return 0;
 }
 
-/* A pool.wait key that a tree cannot keep (its value at *at), or NULL: a tree waits for
- * every worker each round, as the built-in wait does with nwait 0 (or
- * all) and no timeout_ms; include, staleness and grace change nothing
- * then.  A value that is not a number is left to the wait's own check. */
+/* A pool.wait key a tree cannot keep (its value at *at), or NULL: a tree
+ * waits for every worker, as the standard wait with nwait 0 (or all) and
+ * no timeout_ms; include, staleness and grace then change nothing.  A
+ * value that is no number is left to the wait's own check. */
 static const char *tree_wait_conflict(const struct mnode *wait,
                                       const struct mnode **at)
 {
-    static const char *const zero[] = {"nwait", "timeout_ms"};
+    const char *const zero[] = {"nwait", "timeout_ms"};
     const struct mnode *n = *at = mnode_get(wait, "plugin", NULL);
     if (n && (n->kind != MNODE_SCALAR || strcmp(n->text, "standard") != 0))
         return "plugin";
@@ -440,15 +440,13 @@ static int check_across(struct job *job, struct aia_error *err)
                      "pool.topology: a tree waits for every worker each "
                      "round: it takes no async mode");
     const struct mnode *at;
-    const char *what = job->pool.topology == JOB_TREE && wait
-                           ? tree_wait_conflict(wait, &at)
-                           : NULL;
-    if (what)
+    const char *what;
+    if (job->pool.topology == JOB_TREE && wait &&
+        (what = tree_wait_conflict(wait, &at)))
         return blame(job, at, err,
                      "pool.wait.%s: pool.topology: a tree waits for every "
-                     "worker each round: its pool.wait may only say so "
-                     "(the standard wait, nwait: 0 or all: true, no "
-                     "timeout_ms)",
+                     "worker each round: its pool.wait may only say so (the "
+                     "standard wait, nwait: 0 or all: true, no timeout_ms)",
                      what);
     if (job->pool.mode == JOB_ASYNC && wait)
         return blame(job, wkey, err,

@@ -488,8 +488,7 @@ int data_array_pass(struct data_pass *p, struct data_source *x, size_t width,
                     r + 1, bad,
                     (uintmax_t)(at + i * rowb + (size_t)(bad - 1) * x->size),
                     data_value_why(v[bad - 1], why, sizeof why));
-            }
-            else if (bad > 0)
+            } else if (bad > 0)
                 rc = aia_seterr(p->err,
                                 "%s: row %zu (byte %ju): the target %s is "
                                 "not allowed",

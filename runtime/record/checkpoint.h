@@ -6,8 +6,9 @@
  * its uint64 hash; int64 iteration; int64
  * epoch; uint64 round; float64 seconds run; uint64 bytes of the history,
  * the answer log and the iterate file when it was written; uint64
- * answers; CHECKPOINT_TRAFFIC uint64 byte counts; uint64 query_len and the query's doubles; uint64 state_len and the algorithm's
- * state; uint64 FNV-1a checksum of everything before it.
+ * answers; CHECKPOINT_TRAFFIC uint64 byte counts; uint64 query_len and
+ * the query's doubles; uint64 state_len and the algorithm's state;
+ * uint64 FNV-1a checksum of everything before it.
  *
  * A checkpoint is written to PATH.tmp (created exclusively, never through
  * a link: a stale one is removed first), synced, and renamed over PATH,

@@ -202,8 +202,7 @@ uint64_t record_answers(const struct recorder *r);
 
 /* The coordinator's bytes so far, from the start of the run as answers
  * are (checkpoint.h's CHECKPOINT_TRAFFIC order). */
-void record_traffic(const struct recorder *r,
-                    uint64_t t[CHECKPOINT_TRAFFIC]);
+void record_traffic(const struct recorder *r, uint64_t t[CHECKPOINT_TRAFFIC]);
 
 /* The problem's metric of r->x (set by record_loss) into *v; NaN when it
  * has none.  0, or -1 with r->err. */
