@@ -163,6 +163,13 @@ out=$("$AIARUN" --check f32.yaml 2>&1); rc=$?
 is "$rc" 2 "--check refuses it too"
 like "$out" "big.csv:3:3: column 2 \\('b'\\): '1e39' is beyond float32's range" \
     "naming the same place"
+sim 2 f32.yaml
+is "$rc" 2 "--simulate refuses it too"
+printf 'a,b,y\n1,2,3\n4,1,6\n2,1,0\n' > small.csv
+sed 's/path: big.csv/path: small.csv}\n  test: {path: big.csv/' f32.yaml > test32.yaml
+out=$("$AIARUN" --check test32.yaml 2>&1); rc=$?
+like "$out" "test32.yaml:6:3: problem.test: .*big.csv:3:3: column 2 \\('b'\\): '1e39' is beyond float32's range" \
+    "and in problem.test, whose rows are kept as floats as well"
 sed 's/float32/float64/' f32.yaml > f64.yaml
 out=$("$AIARUN" --check f64.yaml 2>&1)
 like "$out" "f64.yaml: ok" "precision: float64 takes the same file"
