@@ -276,6 +276,60 @@ static void wraps(void)
          "npy: with a target column too");
 }
 
+/* precision: float32 keeps the rows as floats: a feature beyond a
+ * float's range (finite as a double) is refused where it is written; it
+ * became an infinity, and the run "diverged".  A target stays a double. */
+static void float_range(void)
+{
+    struct data_opts o = csv("1,2,3\n4,1e39,6\n");
+    struct data_table t;
+    get(&o, &t);
+    ok(t.d.x[3] == 1e39, "csv: 1e39 is read as a double by default");
+    data_free(&t);
+    o.float32 = 1;
+    char want[4200];
+    snprintf(want, sizeof want,
+             "%s:2:3: column 2: '1e39' is beyond float32's range (at most "
+             "3.4e+38 in magnitude), and the problem's precision: float32 "
+             "keeps the rows as floats",
+             o.path);
+    is_string(refuse(&o), want,
+              "csv: 1e39 refused for float32, naming file, line, column");
+    o = csv("x,y\n-3.5e38,1\n");
+    o.float32 = 1;
+    like(refuse(&o),
+         "t.csv:2:1: column 1 ('x'): '-3.5e38' is beyond "
+         "float32's range",
+         "csv: -3.5e38 too");
+    o = csv("x,y\n3.4e38,1e300\n");
+    o.float32 = 1;
+    get(&o, &t);
+    ok(t.d.x[0] == 3.4e38 && t.d.y[0] == 1e300,
+       "csv: a float's largest values and a double target are kept");
+    data_free(&t);
+    o = opts(DATA_LIBSVM, put("t.svm", "1 1:2 3:-1e39\n", 0));
+    o.float32 = 1;
+    like(refuse(&o), "t.svm:1:9: index 3: '-1e39' is beyond float32's range",
+         "libsvm: refused at its line, column and index");
+    o = opts(DATA_LIBSVM, put("t.svm", "1e39 1:2\n", 0));
+    o.float32 = 1;
+    get(&o, &t);
+    ok(t.d.y[0] == 1e39, "libsvm: a large label (the target) is kept");
+    data_free(&t);
+    double v[6] = {1, 2, 3, 4, 5e38, 6};
+    o = opts(DATA_BINARY, put("t.bin", v, sizeof v));
+    o.cols = 3;
+    o.float32 = 1;
+    like(refuse(&o),
+         "t.bin: row 2, column 2 (byte 32): "
+         "5e+38 is beyond float32's range",
+         "binary float64: refused at its row, column and byte");
+    o.target = "1";
+    get(&o, &t);
+    ok(t.d.y[1] == 5e38, "binary: the same value as the target is kept");
+    data_free(&t);
+}
+
 int main(void)
 {
     datatest_begin();
@@ -284,6 +338,7 @@ int main(void)
     delimiters_and_lines();
     refusals();
     wraps();
+    float_range();
     datatest_end();
     return done_testing();
 }

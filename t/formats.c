@@ -292,6 +292,30 @@ static void npy(void)
          "npy: targets of another length");
 }
 
+/* A float64 .npy value beyond a float's range, rows kept as floats
+ * (precision: float32): refused at its row, column and byte, unless the
+ * scale brings it within range. */
+static void npy_float32(void)
+{
+    double x[2 * 3] = {1, 2, 0, -3.5e38, 5, 1};
+    unsigned char buf[512];
+    size_t n = npy_bytes(buf, 1, "<f8", "(2, 3)", x, sizeof x);
+    struct data_opts o = opts(DATA_NPY, put("big.npy", buf, n));
+    o.float32 = 1;
+    like(refused(&o),
+         "big.npy: row 2, column 1 (byte 152): -3.5e+38 is "
+         "beyond float32's range",
+         "npy float64: -3.5e38 refused for float32 at its byte");
+    o.scale = 0.5;
+    struct data_table t;
+    struct aia_error err;
+    int rc = data_read(&o, NULL, NULL, &t, &err);
+    ok(rc == 0 && t.d.x[2] == -1.75e38,
+       "npy: scaled into a float's range, it is kept");
+    if (rc == 0)
+        data_free(&t);
+}
+
 #ifdef HAVE_ZLIB
 static const char *gz(const char *name, const unsigned char *b, size_t n,
                       int compress)
@@ -427,6 +451,30 @@ static void hdf5(void)
     like(refused(&o), "rows.h5: no dataset 'nope'", "hdf5: a missing dataset");
     o.dataset = "y";
     like(refused(&o), "rows.h5: dataset 'y' is 1-D", "hdf5: 1-D rows");
+    x[4] = 1e39;
+    p = path_of("big.h5");
+    f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t s = H5Screate_simple(2, d2, NULL);
+    hid_t d = H5Dcreate2(f, "x", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT,
+                         H5P_DEFAULT);
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, x);
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Fclose(f);
+    o = opts(DATA_HDF5, p);
+    o.target = "0";
+    o.float32 = 1;
+    like(refused(&o),
+         "big.h5: dataset 'x': row 2, column 2: 1e+39 is "
+         "beyond float32's range",
+         "hdf5 float64: 1e39 refused for float32 at its row and column");
+    o.target = "1";
+    struct data_table t;
+    struct aia_error err;
+    int rc = data_read(&o, NULL, NULL, &t, &err);
+    ok(rc == 0 && t.d.y[1] == 1e39, "hdf5: the same value as a target is kept");
+    if (rc == 0)
+        data_free(&t);
     o.path = put("not.h5", "text", 4);
     o.dataset = NULL;
     like(refused(&o), "not.h5: cannot open as an HDF5 file",
@@ -439,6 +487,7 @@ int main(void)
     if (!mkdtemp(dir))
         bail_out("mkdtemp failed");
     npy();
+    npy_float32();
 #ifdef HAVE_ZLIB
     idx();
 #else

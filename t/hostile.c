@@ -192,10 +192,20 @@ static void sizes(void)
     b.n = 0;
     puts_(&b, head);
     puts_(&b, "pool: {workers: [1");
-    putn(&b, ", 1", (size_t)many(199000));
+    for (int i = 2; i <= many(199000); i++)
+        putf(&b, ", %d", i);
     puts_(&b, "]}\n");
-    /* duplicate ranks are the world's business: refused at run time */
+    /* ranks past the world's are its business: refused at run time; a
+     * rank listed twice is refused when read, in bounded time */
     accepted(b.p, b.n, "a list of 199000 items binds");
+    b.n = 0;
+    puts_(&b, head);
+    puts_(&b, "pool: {workers: [");
+    for (int i = 1; i <= many(199000); i++)
+        putf(&b, "%d, ", i);
+    puts_(&b, "7]}\n");
+    refused(b.p, b.n, "pool.workers: rank 7 is listed twice",
+            "199001 ranks, one twice at the end");
     b.n = 0;
     puts_(&b, "problem: {plugin: lrmse}\nstop: {iterations: 1}\n"
               "algorithm:\n  plugin: sgd\n");

@@ -38,4 +38,23 @@ err=$(cd "$trash" && timeout 60 "$AIARUN" "$top_srcdir/etc/sgd-lrmse.yaml" \
     2>&1); rc=$?
 test_expect "a run outside mpirun (one rank) says it needs workers and exits 2" \
     '[ "$rc" = 2 ] && printf "%s" "$err" | grep -q "needs a coordinator and at least one worker"'
+
+# a plugin name one slip away from a known one: the closest is suggested
+# (two neighbours swapped is one slip: sdg is sgd, not sag)
+err=$("$AIARUN" --check -o algorithm.plugin=sdg "$top_srcdir/etc/sgd-lrmse.yaml" 2>&1); rc=$?
+is "$rc" 2 "an unknown algorithm plugin exits 2"
+like "$err" "algorithm: sdg: algorithm plugin not found; did you mean 'sgd'\\? \\(looked for sdg\\.so in " \
+    "and suggests the closest known plugin"
+err=$("$AIARUN" --check -o 'pool.wait={plugin: standrd}' "$top_srcdir/etc/sgd-lrmse.yaml" 2>&1)
+like "$err" "did you mean 'standard'\\?" "a built-in plugin is suggested too"
+err=$("$AIARUN" --check -o problem.plugin=qwertyuiop "$top_srcdir/etc/sgd-lrmse.yaml" 2>&1)
+unlike "$err" "did you mean" "a name close to none gets no suggestion"
+
+# aiarun-evaluate names an unknown plugin once, with the suggestion
+EVALUATE="${AIARUN_EVALUATE:?run the tests through make check}"
+err=$("$EVALUATE" lrmes '{}' x.csv model.txt 2>&1); rc=$?
+is "$rc" 1 "aiarun-evaluate: an unknown plugin exits 1"
+like "$err" "^aiarun-evaluate: lrmes: problem plugin not found; did you mean 'lrmse'\\? \\(looked for" \
+    "naming it once (it said 'huberreg: huberreg:'), with the suggestion"
+unlike "$err" "lrmes: lrmes:" "never twice"
 done_testing

@@ -113,17 +113,42 @@ like "$out" "command line \(-o\): algorithm.stpe: unknown key" \
 out=$(check -o stop.iterations=0 -o stop.time=0 "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
 like "$out" "stop: give 'iterations', 'epochs' or 'time'" "-o values are checked like the file's"
 
-# -o KEY= (empty) removes a key or a section: an example that waits
-# becomes a tree without editing its file
+# a tree beside a wait that says what it does (nwait 0); -o KEY= (empty)
+# removes a key or a section
 ex="$top_srcdir/etc/average-lrmse.yaml"
 out=$(check -o pool.topology=tree "$ex"); rc=$?
-like "$out" "pool.topology: a tree waits for every worker each round: it takes no pool.wait" \
-    "a tree is refused beside the example's pool.wait"
+is "$rc" 0 "a tree keeps the example's pool.wait (nwait 0: every worker)"
+out=$(check -o pool.topology=tree -o pool.wait.nwait=2 "$ex"); rc=$?
+is "$rc" 2 "a tree beside a wait for 2 workers exits 2"
+like "$out" "command line \\(-o\\): pool.wait.nwait: pool.topology: a tree waits for every worker each round" \
+    "naming the key that contradicts it"
 out=$(check -o pool.wait= -o pool.topology=tree "$ex"); rc=$?
 is "$rc" 0 "-o pool.wait= removes the section: the tree checks"
 out=$(check -o pool.wiat= "$ex"); rc=$?
 is "$rc" 2 "removing a key aiarun does not know exits 2"
 like "$out" "-o pool.wiat=: no such key or section to remove" "and names it"
+
+# a rank listed twice in a stragglers list: only its first factor (or
+# delay) applied, while the report listed both
+for list in "slow: {ranks: [1, 1], factor: [2, 3]}:slow" \
+    "fixed: {ranks: [2, 1, 2], delay_ms: 5}:fixed" \
+    "markov: {ranks: [1, 1], p_slow: 0.1, p_fast: 0.5, delay_ms: 5}:markov" \
+    "hang: {ranks: [1, 1]}:hang" "corrupt: {ranks: [3, 3]}:corrupt"; do
+    job twice <<YAML
+algorithm: {plugin: gd, step: 0.1}
+problem: {plugin: lrmse}
+stop: {iterations: 10}
+stragglers:
+  ${list%:*}
+YAML
+    out=$(check "$trash/twice.yaml"); rc=$?
+    is "$rc" 2 "stragglers.${list##*:}.ranks with a rank twice exits 2"
+    like "$out" "twice.yaml:5:[0-9]+: stragglers.${list##*:}.ranks: rank [0-9] is listed twice" \
+        "naming the file, line and key"
+done
+out=$(check -n 4 -o 'pool.workers=[1,1,2]' "$top_srcdir/etc/sgd-lrmse.yaml"); rc=$?
+like "$out" "pool.workers: rank 1 is listed twice" \
+    "pool.workers by the same check"
 
 printf 'algorithm: [unclosed\n' > "$trash/syntax.yaml"
 out=$(check "$trash/syntax.yaml"); rc=$?

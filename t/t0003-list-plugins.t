@@ -27,6 +27,9 @@ for p in rows cols noise ridge condition l2 flip margin; do
     printf '%s' "$out" | grep -Eq "^ +$p " || missing="${missing:-} $p"
 done
 is "${missing:-}" "" "lrmse's rows, cols, noise, ridge, condition; logreg's l2, flip, margin"
+# a bound of 1e9 is enforced: it is shown with the lower one
+like "$out" "^ +local_steps +int +1 +.*\\(1 to 1e\\+09\\)" "a parameter bounded 1..1e9 shows its range"
+unlike "$out" "at least 1\\)" "no range is given as its lower bound only"
 like "$out" "^wait condition +standard +[0-9.]+ +built-in" "the built-in wait"
 
 scratch

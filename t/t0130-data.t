@@ -128,4 +128,49 @@ YAML
 out=$("$AIARUN" --check fmt.yaml 2>&1)
 like "$out" "fmt.yaml:4:3: problem.data: cannot tell the format of 'rows.dat'" \
     "an unknown extension asks for the format"
+
+# the report names the file's features and the model's length apart:
+# pca's model is features x k (it said "24 columns" of an 8-column file)
+cat > pca.yaml <<YAML
+algorithm: {plugin: gd, step: 0.1}
+problem:
+  plugin: pca
+  k: 3
+  data: {path: $data/lr.csv}
+stop: {iterations: 2}
+YAML
+run 3 pca.yaml
+like "$out" "
+  data +2000 rows of 8 features, a model of 24 values, block partition, from .*lr\.csv" \
+    "pca, k 3: 8 features, a model of 24 values"
+
+# precision: float32 keeps the rows as floats: a value beyond a float's
+# range became an infinity there, and the run "diverged" (exit 1)
+printf 'a,b,y\n1,2,3\n4,1e39,6\n2,1,0\n' > big.csv
+cat > f32.yaml <<YAML
+algorithm: {plugin: gd, step: 0.1}
+problem:
+  plugin: lrmse
+  precision: float32
+  data: {path: big.csv}
+stop: {iterations: 5}
+YAML
+run 3 f32.yaml
+is "$rc" 2 "precision: float32, a CSV value of 1e39: refused at start (exit 2)"
+like "$err" "f32.yaml:5:3: problem.data: .*big.csv:3:3: column 2 \\('b'\\): '1e39' is beyond float32's range" \
+    "naming the job's key, the file, line, column and float32"
+out=$("$AIARUN" --check f32.yaml 2>&1); rc=$?
+is "$rc" 2 "--check refuses it too"
+like "$out" "big.csv:3:3: column 2 \\('b'\\): '1e39' is beyond float32's range" \
+    "naming the same place"
+sim 2 f32.yaml
+is "$rc" 2 "--simulate refuses it too"
+printf 'a,b,y\n1,2,3\n4,1,6\n2,1,0\n' > small.csv
+sed 's/path: big.csv/path: small.csv}\n  test: {path: big.csv/' f32.yaml > test32.yaml
+out=$("$AIARUN" --check test32.yaml 2>&1); rc=$?
+like "$out" "test32.yaml:6:3: problem.test: .*big.csv:3:3: column 2 \\('b'\\): '1e39' is beyond float32's range" \
+    "and in problem.test, whose rows are kept as floats as well"
+sed 's/float32/float64/' f32.yaml > f64.yaml
+out=$("$AIARUN" --check f64.yaml 2>&1)
+like "$out" "f64.yaml: ok" "precision: float64 takes the same file"
 done_testing

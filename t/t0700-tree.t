@@ -78,6 +78,19 @@ like "$err" "pool.topology: tree: algorithm 'sgd' does not declare its answers c
 out=$("$AIARUN" --check -o pool.mode=async job.yaml 2>&1)
 like "$out" "pool.topology: a tree waits for every worker each round: it takes no async mode" \
     "async mode is refused"
-out=$("$AIARUN" --check -o pool.wait.nwait=2 job.yaml 2>&1)
-like "$out" "it takes no pool.wait" "so is a wait condition"
+out=$("$AIARUN" --check -o pool.wait.nwait=2 job.yaml 2>&1); rc=$?
+is "$rc" 2 "so is a wait for fewer workers"
+like "$out" "command line \\(-o\\): pool.wait.nwait: pool.topology: a tree waits for every worker each round" \
+    "naming the key that contradicts the tree"
+out=$("$AIARUN" --check -o pool.wait.timeout_ms=50 job.yaml 2>&1); rc=$?
+like "$out" "pool.wait.timeout_ms: pool.topology: a tree waits" "and a timeout"
+out=$("$AIARUN" --check -o 'pool.wait={plugin: ./mywait.so}' job.yaml 2>&1); rc=$?
+like "$out" "pool.wait.plugin: pool.topology: a tree waits" "and another wait plugin"
+# a wait that says what the tree does is kept (it was refused once)
+for wait in "{nwait: 0}" "{all: true, staleness: 0}" "{plugin: standard, timeout_ms: 0}"; do
+    out=$("$AIARUN" --check -o "pool.wait=$wait" job.yaml 2>&1); rc=$?
+    is "$rc" 0 "a tree with pool.wait: $wait (every worker) checks"
+done
+run 5 -o 'pool.wait={nwait: 0}' job.yaml
+is "$rc" 0 "and runs"
 done_testing

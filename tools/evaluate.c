@@ -133,8 +133,8 @@ int main(int argc, char **argv)
     o.sparse = data_format_sparse(o.format);
     struct aia_error err;
     struct plugin *p = loader_open(name, AIA_KIND_PROBLEM, NULL, &err);
-    if (!p)
-        return fail(name, err.text);
+    if (!p) /* the loader's message names the plugin already */
+        return fail(err.text, NULL);
     struct mnode *node = mnode_parse_value(yaml, &err);
     struct aia_value *args =
         node ? params_bind("evaluate", name, node, NULL, p->h->params, NULL,

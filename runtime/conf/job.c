@@ -404,6 +404,27 @@ static int check_limits(struct job *job, const struct mnode *node,
     return 0;
 }
 
+/* A pool.wait key a tree cannot keep (its value at *at), or NULL: a tree
+ * waits for every worker, as the standard wait with nwait 0 (or all) and
+ * no timeout_ms; include, staleness and grace then change nothing.  A
+ * value that is no number is left to the wait's own check. */
+static const char *tree_wait_conflict(const struct mnode *wait,
+                                      const struct mnode **at)
+{
+    const char *const zero[] = {"nwait", "timeout_ms"};
+    const struct mnode *n = *at = mnode_get(wait, "plugin", NULL);
+    if (n && (n->kind != MNODE_SCALAR || strcmp(n->text, "standard") != 0))
+        return "plugin";
+    for (size_t i = 0; i < sizeof zero / sizeof *zero; i++) {
+        char *end;
+        n = *at = mnode_get(wait, zero[i], NULL);
+        if (n && n->kind == MNODE_SCALAR && *n->text &&
+            strtod(n->text, &end) != 0 && !*end)
+            return zero[i];
+    }
+    return NULL;
+}
+
 /* What the sections say of each other. */
 static int check_across(struct job *job, struct aia_error *err)
 {
@@ -414,11 +435,19 @@ static int check_across(struct job *job, struct aia_error *err)
         return blame(job, job->codec_node, err,
                      "pool.codec: a tree's nodes combine answers as "
                      "doubles: codecs are for the star topology only");
-    if (job->pool.topology == JOB_TREE && (job->pool.mode == JOB_ASYNC || wait))
+    if (job->pool.topology == JOB_TREE && job->pool.mode == JOB_ASYNC)
         return blame(job, job->pool.topology_node, err,
                      "pool.topology: a tree waits for every worker each "
-                     "round: it takes no %s",
-                     wait ? "pool.wait" : "async mode");
+                     "round: it takes no async mode");
+    const struct mnode *at;
+    const char *what;
+    if (job->pool.topology == JOB_TREE && wait &&
+        (what = tree_wait_conflict(wait, &at)))
+        return blame(job, at, err,
+                     "pool.wait.%s: pool.topology: a tree waits for every "
+                     "worker each round: its pool.wait may only say so (the "
+                     "standard wait, nwait: 0 or all: true, no timeout_ms)",
+                     what);
     if (job->pool.mode == JOB_ASYNC && wait)
         return blame(job, wkey, err,
                      "pool.wait: in async mode every answer ends an "

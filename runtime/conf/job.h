@@ -32,6 +32,7 @@ struct job_data {
     char *targets;           /* npy, idx: a file (resolved); hdf5: a dataset */
     const char *dataset;     /* hdf5: the rows' dataset */
     double scale;            /* multiplies every feature (npy, idx, hdf5) */
+    int float32;             /* rows kept as floats: data_opts.float32 */
     const struct mnode *key; /* problem.data's key, for messages */
 };
 

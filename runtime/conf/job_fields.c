@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/codec.h"
@@ -96,6 +97,46 @@ static int name_value(const struct job_key *k, const char *name, int *out)
     return -1;
 }
 
+static int cmp_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A JOB_DISTINCT list (at n) holding a rank twice: refused at the
+ * second, naming the section and key.  Sorted, so that a list of 10^5
+ * ranks costs no 10^10 comparisons. */
+static int twice(const struct job *job, const struct job_section *s,
+                 const struct job_key *k, const struct mnode *n,
+                 const struct aia_value *a, struct aia_error *err)
+{
+    if (a->n < 2)
+        return 0;
+    int64_t *sorted = malloc(a->n * sizeof *sorted);
+    if (!sorted)
+        return aia_seterr(err, "%s.%s: out of memory", s->path, k->p.name);
+    memcpy(sorted, a->ints, a->n * sizeof *sorted);
+    qsort(sorted, a->n, sizeof *sorted, cmp_int64);
+    size_t d = 1;
+    while (d < a->n && sorted[d] != sorted[d - 1])
+        d++;
+    int found = d < a->n;
+    int64_t rank = found ? sorted[d] : 0;
+    free(sorted);
+    if (!found)
+        return 0;
+    size_t j = 0, seen = 0; /* the rank's second place in the list */
+    while (seen < 2)
+        seen += a->ints[j++] == rank;
+    j--;
+    char where[256];
+    const struct mnode *at =
+        n && n->kind == MNODE_SEQ && j < n->n ? n->item[j] : n;
+    params_where(where, sizeof where, job->m->path, at);
+    return aia_seterr(err, "%s: %s.%s: rank %lld is listed twice", where,
+                      s->path, k->p.name, (long long)rank);
+}
+
 int job_keys_store(struct job *job, const struct job_section *s,
                    const struct mnode *node, const struct aia_value *v,
                    struct aia_error *err)
@@ -145,6 +186,9 @@ int job_keys_store(struct job *job, const struct job_section *s,
                 *(int *)p = e;
             break;
         case JF_INTS:
+            if ((k->flags & JOB_DISTINCT) &&
+                twice(job, s, k, mnode_get(node, k->p.name, NULL), a, err) < 0)
+                return -1;
             *(const int64_t **)p = a->n ? a->ints : NULL;
             *(size_t *)(base + k->count_off) = a->n;
             break;

@@ -58,13 +58,17 @@ struct job_key {
     /* where the key's node is kept for messages, plus one (0: nowhere):
      * write it with JOB_NODE */
     size_t node_at;
-    unsigned flags; /* JOB_OUTFILE */
+    unsigned flags; /* JOB_OUTFILE, JOB_DISTINCT */
 };
 
 /* A JF_TEXT row that names a file the run writes: job_check_outputs
  * checks each such file before the run (a regular file or a new path,
  * neither another output nor an input). */
 #define JOB_OUTFILE 1u
+
+/* A JF_INTS row of ranks: a rank listed twice is refused (it would be
+ * counted once, or take the first of its per-rank values). */
+#define JOB_DISTINCT 2u
 
 /* A row's initializer for node_at: the key's node kept at offset off. */
 #define JOB_NODE(off) .node_at = (off) + 1

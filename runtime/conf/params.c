@@ -419,7 +419,9 @@ int params_check_table(const struct aia_param *table, const char *who,
 
 const char *params_range(char *buf, size_t len, const struct aia_param *p)
 {
-    int open_max = p->max >= 1e9;
+    /* open only where the bound is no bound (an int64's, a double's):
+     * a bound of 1e9 is enforced, and "at least 1" hid it */
+    int open_max = p->max >= 9e18;
     if (p->min == 0 && p->max == 0)
         snprintf(buf, len, "%s", "");
     else if (p->min > 0 && p->min <= 1e-300 && open_max)

@@ -6,6 +6,7 @@
 
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -128,27 +129,89 @@ int util_distance(const char *a, const char *b, int cap)
     size_t la = strlen(a), lb = strlen(b);
     if (la > 64 || lb > 64)
         return cap + 1;
-    int row[65];
+    /* rows i - 2, i - 1 and i of the table, at i % 3: two neighbours
+     * swapped ("sdg" for "sgd") is one edit, as it is one slip */
+    int rows[3][65];
     for (size_t j = 0; j <= lb; j++)
-        row[j] = (int)j;
+        rows[0][j] = (int)j;
     for (size_t i = 1; i <= la; i++) {
-        int diag = row[0], best = row[0] = (int)i;
+        int *cur = rows[i % 3], *up = rows[(i - 1) % 3],
+            *up2 = rows[(i + 1) % 3];
+        int best = cur[0] = (int)i;
         for (size_t j = 1; j <= lb; j++) {
-            int up = row[j];
-            int v = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < v)
-                v = up + 1;
-            if (row[j - 1] + 1 < v)
-                v = row[j - 1] + 1;
-            row[j] = v;
-            diag = up;
+            int v = up[j - 1] + (a[i - 1] != b[j - 1]);
+            if (up[j] + 1 < v)
+                v = up[j] + 1;
+            if (cur[j - 1] + 1 < v)
+                v = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && up2[j - 2] + 1 < v)
+                v = up2[j - 2] + 1;
+            cur[j] = v;
             if (v < best)
                 best = v;
         }
         if (best > cap)
             return cap + 1;
     }
-    return row[lb] > cap ? cap + 1 : row[lb];
+    int d = rows[la % 3][lb];
+    return d > cap ? cap + 1 : d;
+}
+
+/* cand as a suggestion for name: edits, twice, less one where cand has
+ * name's letters (a slip of order, not of letters); 99 beyond 2 edits. */
+static int suggest_score(const char *name, const char *cand)
+{
+    int d = util_distance(name, cand, 2), count[256] = {0}, same = 1;
+    if (d > 2)
+        return 99;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        count[*p]++;
+    for (const unsigned char *p = (const unsigned char *)cand; *p; p++)
+        count[*p]--;
+    for (int k = 0; k < 256; k++)
+        same &= count[k] == 0;
+    return 2 * d - same;
+}
+
+/* Keep cand (its first len bytes) in best when it is a better
+ * suggestion for name than best, whose score is *score. */
+static void suggest_offer(const char *name, const char *cand, size_t len,
+                          int *score, char *best, size_t size)
+{
+    char c[256];
+    snprintf(c, sizeof c, "%.*s", (int)(len < 255 ? len : 255), cand);
+    int d = suggest_score(name, c);
+    if (d < *score || (d == *score && d < 99 && strcmp(c, best) < 0)) {
+        *score = d;
+        snprintf(best, size, "%s", c);
+    }
+}
+
+int util_closest(const char *name, const char *ext, const char *const *names,
+                 char *const *dirs, char *best, size_t size)
+{
+    size_t len = strlen(name), elen = strlen(ext);
+    char bare[256];
+    if (len > elen && strcmp(name + len - elen, ext) == 0)
+        len -= elen;
+    snprintf(bare, sizeof bare, "%.*s", (int)(len < 255 ? len : 255), name);
+    int score = 99;
+    *best = '\0';
+    for (; names && *names; names++)
+        suggest_offer(bare, *names, strlen(*names), &score, best, size);
+    for (; dirs && *dirs; dirs++) {
+        DIR *dir = opendir(*dirs);
+        struct dirent *e;
+        while (dir && (e = readdir(dir))) {
+            size_t n = strlen(e->d_name);
+            if (n > elen && strcmp(e->d_name + n - elen, ext) == 0)
+                suggest_offer(bare, e->d_name, n - elen, &score, best, size);
+        }
+        if (dir)
+            closedir(dir);
+    }
+    return score < 99;
 }
 
 char *util_read_file(const char *path, size_t max, size_t *len,

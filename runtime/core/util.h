@@ -35,8 +35,18 @@ char *util_normpath(const char *path);
  * would wrap around to a small byte count. */
 int util_mul(size_t a, size_t b, size_t *out);
 
-/* Levenshtein distance of a and b, capped at cap + 1. */
+/* Edit distance of a and b (Levenshtein's, with a swap of two
+ * neighbours one edit), capped at cap + 1. */
 int util_distance(const char *a, const char *b, int cap);
+
+/* The name closest to name (a trailing ext ignored, as in the files)
+ * among names (NULL-terminated, or NULL) and the files NAME+ext of the
+ * folders dirs (NULL-terminated), at most 2 edits away, into best (size
+ * bytes): the fewest edits, then one with name's very letters (a slip of
+ * order), then the first in alphabetical order, whatever order a folder
+ * lists.  Nothing is opened but the folders.  0 when none is that close. */
+int util_closest(const char *name, const char *ext, const char *const *names,
+                 char *const *dirs, char *best, size_t size);
 
 /* Read a whole file into a NUL-terminated malloc'd buffer of at most max
  * bytes; sets *len.  A file that is not regular is refused before a byte

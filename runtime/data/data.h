@@ -108,6 +108,10 @@ struct data_opts {
     /* npy, idx, hdf5: every feature is multiplied by it (1/255 for
      * pixels, say); 0 or 1: as stored. */
     double scale;
+    /* 1: the problem keeps the rows as floats (its precision: float32),
+     * so a feature beyond a float's range (after scale) is refused, naming
+     * where it is, rather than becoming an infinity there. */
+    int float32;
 };
 
 /* Rows read by data_read.  d is the view handed to problems; it points

@@ -62,6 +62,14 @@ static int bin_rows(struct data_pass *p, FILE *f, size_t n, size_t cols)
                                     isnan(v) ? "NaN" : "infinity");
                     break;
                 }
+                if (j != p->target && data_float_over(p, v)) {
+                    char why[AIA_ERROR_LEN / 2];
+                    rc = aia_seterr(p->err,
+                                    "%s: row %zu, column %zu (byte %zu): %s",
+                                    p->o->path, r + 1, j + 1, r * rowb + j * 8,
+                                    data_value_why(v, why, sizeof why));
+                    break;
+                }
                 if (!store)
                     continue;
                 size_t k = j - (j > p->target);

@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +55,35 @@ const char *data_num_why(enum data_num kind, const char *s, size_t len,
                  cut ? "..." : "");
         return buf;
     }
+}
+
+int data_float_over(const struct data_pass *p, double x)
+{
+    return p->o->float32 && fabs(x) > FLT_MAX;
+}
+
+const char *data_float_why(const char *shown, char *buf, size_t size)
+{
+    snprintf(buf, size,
+             "%s is beyond float32's range (at most %.3g in magnitude), and "
+             "the problem's precision: float32 keeps the rows as floats",
+             shown, (double)FLT_MAX);
+    return buf;
+}
+
+const char *data_value_why(double v, char *buf, size_t size)
+{
+    if (isnan(v))
+        return "NaN is not allowed";
+    if (isinf(v))
+        return "infinity is not allowed";
+    char shown[40]; /* the fewest digits that read back as v */
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(shown, sizeof shown, "%.*g", digits, v);
+        if (strtod(shown, NULL) == v)
+            break;
+    }
+    return data_float_why(shown, buf, size);
 }
 
 /* A column index written as an optional '-' and decimal digits. */
@@ -322,14 +352,16 @@ int data_put_values(struct data_pass *p, size_t r, const double *v, size_t nv,
 int data_store_values(struct data_pass *p, size_t r, const double *v, size_t nv,
                       int has_target, double y, int store)
 {
+    double scale = p->o->scale != 0 ? p->o->scale : 1;
     for (size_t j = 0; j < nv; j++)
-        if (!isfinite(v[j]))
+        if (!isfinite(v[j]) || (!(has_target && j == p->target) &&
+                                data_float_over(p, v[j] * scale)))
             return 1 + (int)(j < INT32_MAX ? j : INT32_MAX);
     if (!has_target && !isfinite(y))
         return 1 + (int)(nv < INT32_MAX ? nv : INT32_MAX);
     if (!store)
         return 0;
-    double *slot = NULL, scale = p->o->scale != 0 ? p->o->scale : 1;
+    double *slot = NULL;
     if (data_build_begin(p, r, &slot) < 0)
         return -1;
     p->b->y[p->b->rows] = y;
@@ -449,15 +481,14 @@ int data_array_pass(struct data_pass *p, struct data_source *x, size_t width,
             int bad = data_put_values(p, r, v, width, has_target, y);
             if (bad < 0)
                 rc = -1;
-            else if (bad > 0 && (size_t)(bad - 1) < width)
+            else if (bad > 0 && (size_t)(bad - 1) < width) {
+                char why[AIA_ERROR_LEN / 2];
                 rc = aia_seterr(
-                    p->err,
-                    "%s: row %zu, column %d (byte %ju): %s is "
-                    "not allowed",
-                    x->path, r + 1, bad,
+                    p->err, "%s: row %zu, column %d (byte %ju): %s", x->path,
+                    r + 1, bad,
                     (uintmax_t)(at + i * rowb + (size_t)(bad - 1) * x->size),
-                    isnan(v[bad - 1]) ? "NaN" : "infinity");
-            else if (bad > 0)
+                    data_value_why(v[bad - 1], why, sizeof why));
+            } else if (bad > 0)
                 rc = aia_seterr(p->err,
                                 "%s: row %zu (byte %ju): the target %s is "
                                 "not allowed",

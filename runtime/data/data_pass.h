@@ -85,6 +85,18 @@ enum data_num data_number(const char *s, size_t len, double *v);
 const char *data_num_why(enum data_num kind, const char *s, size_t len,
                          char *buf, size_t size);
 
+/* 1 when the rows are to be kept as floats (o->float32) and feature
+ * value x, as stored, is beyond a float's range: it would become an
+ * infinity there. */
+int data_float_over(const struct data_pass *p, double x);
+
+/* Why such a value (shown as the file writes it) is refused. */
+const char *data_float_why(const char *shown, char *buf, size_t size);
+
+/* Why data_store_values refused value v: NaN, infinity, or beyond a
+ * float's range. */
+const char *data_value_why(double v, char *buf, size_t size);
+
 /* Set p->target from o->target among n columns (p->names, when set, are
  * their names).  0 or -1. */
 int data_target(struct data_pass *p, size_t n);
@@ -103,7 +115,8 @@ int data_oom(struct data_pass *p);
  * values, the target among them at p->target when has_target, else y is
  * the target.  The features are multiplied by p->o->scale (when not 0).
  * Stored when data_take says so.  Returns 0; -1 with err set (memory);
- * or 1 + j when value j is not finite, for the caller to say where. */
+ * or 1 + j when value j is not finite or a feature beyond a float's range
+ * (data_float_over), for the caller to say where (data_value_why). */
 int data_put_values(struct data_pass *p, size_t r, const double *v,
                     size_t nv, int has_target, double y);
 
@@ -132,8 +145,8 @@ struct data_source {
 
 /* Every row of x (x->rows of width values; the target among them at
  * p->target when has_target), the targets from t (one value a row) when
- * t is not NULL.  Refuses values that are not finite, naming the row,
- * column and byte.  0 or -1. */
+ * t is not NULL.  Refuses values that are not finite or beyond a float's
+ * range (data_float_over), naming the row, column and byte.  0 or -1. */
 int data_array_pass(struct data_pass *p, struct data_source *x,
                     size_t width, int has_target, struct data_source *t);
 

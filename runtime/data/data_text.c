@@ -216,6 +216,12 @@ static int csv_row(struct data_pass *p, size_t line, size_t n, int store)
             return cell_fail(p, line, j,
                              data_num_why(kind, s, len, buf, sizeof buf));
         }
+        if (j != p->target && data_float_over(p, v)) {
+            char q[64], buf[AIA_ERROR_LEN / 2];
+            return cell_fail(
+                p, line, j,
+                data_float_why(quoted(s, len, q, sizeof q), buf, sizeof buf));
+        }
         if (!store)
             continue;
         size_t col = j - (j > p->target);
@@ -355,6 +361,12 @@ static int svm_entry(struct data_pass *p, const char *s, size_t a, size_t e,
     if (kind != DATA_NUM_OK)
         return fail_at(p, line, at + 1, "index %zu: %s", i,
                        data_num_why(kind, s + at, len, why, sizeof why));
+    if (data_float_over(p, *v)) {
+        char big[AIA_ERROR_LEN / 2];
+        return fail_at(
+            p, line, at + 1, "index %zu: %s", i,
+            data_float_why(quoted(s + at, len, q, sizeof q), big, sizeof big));
+    }
     *idx = i;
     return 0;
 }

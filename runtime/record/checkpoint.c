@@ -16,7 +16,7 @@
 #include "core/util.h"
 
 #define MAGIC "AIACKPT1"
-#define LAYOUT 3
+#define LAYOUT 4
 #define MAX_CHECKPOINT (1ull << 40)
 
 uint64_t checkpoint_hash(uint64_t h, const void *p, size_t n)
@@ -131,6 +131,8 @@ int checkpoint_write(const char *path, const struct checkpoint_id *identity,
     put64(&b, c->answers_bytes);
     put64(&b, c->iterates_bytes);
     put64(&b, c->answers);
+    for (int i = 0; i < CHECKPOINT_TRAFFIC; i++)
+        put64(&b, c->traffic[i]);
     put64(&b, c->query_len);
     put(&b, c->query, c->query_len * sizeof *c->query);
     put64(&b, c->state_len);
@@ -251,7 +253,7 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
     struct cursor r = {text, len, 0};
     char magic[8];
     uint32_t head[2] = {0, 0};
-    uint64_t id, v[9], sum = 0;
+    uint64_t id, v[9 + CHECKPOINT_TRAFFIC], sum = 0;
     if (take(&r, magic, 8) < 0 || memcmp(magic, MAGIC, 8) != 0)
         return aia_seterr(err, "%s: not an aiarun checkpoint", path);
     if (take(&r, head, sizeof head) < 0 || head[0] != LAYOUT ||
@@ -275,7 +277,7 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
         (len - r.at) / (CHECKPOINT_NAME + 8) < n[0])
         goto short_file;
     r.at += (size_t)n[0] * (CHECKPOINT_NAME + 8);
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 9 + CHECKPOINT_TRAFFIC; i++)
         if (take(&r, &v[i], 8) < 0)
             goto short_file;
     c->iteration = (int64_t)v[0];
@@ -286,12 +288,17 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
     c->answers_bytes = v[5];
     c->iterates_bytes = v[6];
     c->answers = v[7];
-    c->query_len = (size_t)v[8];
+    int big = 0; /* a byte count past 2^53 */
+    for (int i = 0; i < CHECKPOINT_TRAFFIC; i++)
+        big |= (c->traffic[i] = v[8 + i]) > (uint64_t)CHECKPOINT_MAX_COUNT;
+    uint64_t qlen = v[8 + CHECKPOINT_TRAFFIC];
+    c->query_len = (size_t)qlen;
     const char *bad =
         c->iteration < 0 || c->iteration > CHECKPOINT_MAX_COUNT ? "iteration"
         : c->epoch < 0 || c->epoch > CHECKPOINT_MAX_COUNT       ? "epoch"
         : c->round > (uint64_t)CHECKPOINT_MAX_COUNT             ? "round"
         : c->answers > (uint64_t)CHECKPOINT_MAX_COUNT           ? "answers"
+        : big                                                   ? "byte count"
         : !(c->elapsed >= 0 && c->elapsed < 1e12)               ? "time"
         : c->history_bytes > CHECKPOINT_MAX_BYTES               ? "history size"
         : c->answers_bytes > CHECKPOINT_MAX_BYTES  ? "answer log size"
@@ -306,7 +313,7 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
                    c->query_len, query_len);
         goto fail;
     }
-    if (v[8] > (len - r.at) / sizeof(double))
+    if (qlen > (len - r.at) / sizeof(double))
         goto short_file;
     c->query = malloc((query_len ? query_len : 1) * sizeof *c->query);
     if (!c->query || take(&r, c->query, query_len * sizeof *c->query) < 0)

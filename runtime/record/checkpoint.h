@@ -1,13 +1,14 @@
 /* checkpoint.h - the coordinator's state on disk, to resume a job.
  *
  * Layout (native byte order, as written): magic "AIACKPT1"; uint32 layout
- * version (2); uint32 plugin ABI; uint64 job identity; uint32 parts, uint32
+ * version (4); uint32 plugin ABI; uint64 job identity; uint32 parts, uint32
  * 0 and, per part of the identity, its name in 16 bytes (NUL-padded) and
  * its uint64 hash; int64 iteration; int64
  * epoch; uint64 round; float64 seconds run; uint64 bytes of the history,
  * the answer log and the iterate file when it was written; uint64
- * query_len and the query's doubles; uint64 state_len and the algorithm's
- * state; uint64 FNV-1a checksum of everything before it.
+ * answers; CHECKPOINT_TRAFFIC uint64 byte counts; uint64 query_len and
+ * the query's doubles; uint64 state_len and the algorithm's state;
+ * uint64 FNV-1a checksum of everything before it.
  *
  * A checkpoint is written to PATH.tmp (created exclusively, never through
  * a link: a stale one is removed first), synced, and renamed over PATH,
@@ -41,12 +42,17 @@ void checkpoint_id_add(struct checkpoint_id *id, const char *name,
 #define CHECKPOINT_MAX_COUNT (1ll << 53)
 #define CHECKPOINT_MAX_BYTES (1ull << 50)
 
+/* The coordinator's byte counts kept across a resume, in this order:
+ * sent as doubles, encoded, on the wire; received the same three. */
+#define CHECKPOINT_TRAFFIC 6
+
 struct checkpoint {
     int64_t iteration, epoch;
     uint64_t round;
     double elapsed;
     uint64_t history_bytes, answers_bytes, iterates_bytes;
     uint64_t answers; /* answers absorbed up to it, from the start */
+    uint64_t traffic[CHECKPOINT_TRAFFIC]; /* bytes, from the start */
     size_t query_len;
     double *query;
     size_t state_len;

@@ -15,6 +15,7 @@
 #include "history.h"
 #include "record.h"
 #include "core/util.h"
+#include "core/wire.h"
 
 int record_init(struct recorder *r, const struct setup *s,
                 const struct proto *p, const struct wstats *st,
@@ -457,6 +458,7 @@ int record_checkpoint(struct recorder *r, int force, double now)
         .state_len = len,
         .state = state,
     };
+    record_traffic(r, k.traffic);
     int rc = 0;
     if (checkpoint_write(job->output.checkpoint, &s->identity, &k, &err) < 0)
         rc = aia_seterr(&r->err, "%s", err.text);
@@ -546,6 +548,21 @@ uint64_t record_answers(const struct recorder *r)
     for (int w = 0; w < r->p->n; w++)
         n += r->st[w].answers;
     return n;
+}
+
+void record_traffic(const struct recorder *r, uint64_t t[CHECKPOINT_TRAFFIC])
+{
+    for (int i = 0; i < CHECKPOINT_TRAFFIC; i++)
+        t[i] = r->resumed ? r->resume.traffic[i] : 0;
+    for (int w = 0; w < r->p->n; w++) {
+        const struct wstats *st = &r->st[w];
+        t[0] += st->sent_payload;
+        t[1] += st->sent_encoded;
+        t[2] += st->sent_encoded + st->queries * sizeof(struct wire_hdr);
+        t[3] += st->recv_payload;
+        t[4] += st->recv_encoded;
+        t[5] += st->recv_encoded + st->recv_msgs * sizeof(struct wire_hdr);
+    }
 }
 
 int record_close(struct recorder *r)

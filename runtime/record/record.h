@@ -200,6 +200,10 @@ int record_close(struct recorder *r);
  * (a resumed run counts its checkpoint's too, as iterations do). */
 uint64_t record_answers(const struct recorder *r);
 
+/* The coordinator's bytes so far, from the start of the run as answers
+ * are (checkpoint.h's CHECKPOINT_TRAFFIC order). */
+void record_traffic(const struct recorder *r, uint64_t t[CHECKPOINT_TRAFFIC]);
+
 /* The problem's metric of r->x (set by record_loss) into *v; NaN when it
  * has none.  0, or -1 with r->err. */
 int record_metric(struct recorder *r, double *v);

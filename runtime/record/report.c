@@ -14,7 +14,6 @@
 
 #include "core/host.h"
 #include "core/stats.h"
-#include "core/wire.h"
 
 /* "name=value" for each parameter (only_given: each the job sets), on
  * one line. */
@@ -102,17 +101,16 @@ struct traffic {
 
 static struct traffic traffic(const struct recorder *r)
 {
-    struct traffic t = {0};
-    for (int w = 0; w < r->p->n; w++) {
-        const struct wstats *st = &r->st[w];
-        t.sent_payload += st->sent_payload;
-        t.sent_encoded += st->sent_encoded;
-        t.sent_wire += st->sent_encoded + st->queries * sizeof(struct wire_hdr);
-        t.recv_payload += st->recv_payload;
-        t.recv_encoded += st->recv_encoded;
-        t.recv_wire +=
-            st->recv_encoded + st->recv_msgs * sizeof(struct wire_hdr);
-    }
+    /* from the start of the run: a resumed one's go on from its
+     * checkpoint's, as its iterations and time do */
+    uint64_t c[CHECKPOINT_TRAFFIC];
+    record_traffic(r, c);
+    struct traffic t = {.sent_payload = c[0],
+                        .sent_encoded = c[1],
+                        .sent_wire = c[2],
+                        .recv_payload = c[3],
+                        .recv_encoded = c[4],
+                        .recv_wire = c[5]};
     uint64_t enc = t.sent_encoded + t.recv_encoded;
     t.ratio =
         enc ? (double)(t.sent_payload + t.recv_payload) / (double)enc : 1.0;
@@ -201,8 +199,12 @@ static void report(struct recorder *r, const char *why, double loss)
     } else {
         print_plugin("problem", s->prob_p, s->prob_args);
     }
-    printf("  %-10s %zu rows, %zu columns, %s partition%s%s\n", "data",
-           s->total_rows, s->dim,
+    /* the file's features and the model's length differ (pca's is cols
+     * x k): each named for what it is; a generator's are the problem's */
+    printf("  %-10s %zu rows", "data", s->total_rows);
+    if (job->data.path)
+        printf(" of %zu features", s->data.d.cols);
+    printf(", a model of %zu values, %s partition%s%s\n", s->dim,
            job->part.scheme == AIA_PART_CYCLIC ? "cyclic" : "block",
            job->data.path ? ", from " : " (generated)",
            job->data.path ? job->data.path : "");

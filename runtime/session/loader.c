@@ -479,11 +479,20 @@ struct plugin *loader_open(const char *spec, int kind, const char *jobdir,
         if (w > 0 && (size_t)w < sizeof searched - used)
             used += (size_t)w;
     }
+    /* the closest name of a built-in plugin of this kind or a NAME.so */
+    const char *builtins[8] = {NULL};
+    for (size_t i = 0, n = 0; builtin_all[i] && n < 7; i++)
+        if ((int)builtin_all[i]->kind == kind)
+            builtins[n++] = builtin_all[i]->name;
+    char best[256], hint[300] = "";
+    if (!found && util_closest(spec, ".so", builtins, dirs, best, sizeof best))
+        snprintf(hint, sizeof hint, "; did you mean '%s'?", best);
     free_dirs(dirs);
     if (!found)
-        aia_seterr(err, "%s: %s plugin not found (looked for %s in %s; set "
-                        "AIARUN_PLUGIN_PATH or give a path)",
-                   spec, kind_names[kind], file, searched);
+        /* the hint before the folders, which may fill the message */
+        aia_seterr(err, "%s: %s plugin not found%s (looked for %s in %s; "
+                        "set AIARUN_PLUGIN_PATH or give a path)",
+                   spec, kind_names[kind], hint, file, searched);
     return p;
 }
 

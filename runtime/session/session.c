@@ -72,11 +72,6 @@ int session_pool(struct setup *s, struct aia_error *err)
                                    "rank (pool.shards: %d makes ranks 0 to "
                                    "%d coordinators)",
                               where, (long long)r, shards, shards - 1);
-        for (int v = 0; v < w; v++)
-            if (s->ranks[v] == r)
-                return aia_seterr(err, "%s: pool.workers: rank %lld is "
-                                       "listed twice",
-                                  where, (long long)r);
         s->ranks[w] = (int)r;
         if (r == s->rank)
             s->windex = w;
@@ -125,6 +120,13 @@ int session_load(struct setup *s, int wait, struct aia_error *err)
         return -1;
     s->prob = (const void *)s->prob_p->h;
     s->alg = (const void *)s->alg_p->h;
+    /* precision: float32 (lrmse, logreg, pca, softmax, mlp) keeps the
+     * rows, the test's too, as floats: a value beyond a float's range is
+     * refused where the files are read, not met as an infinity later */
+    const struct aia_value *prec = aia_arg(s->prob_args, "precision");
+    s->job->data.float32 = s->job->test.float32 =
+        prec && prec->type == AIA_ENUM && prec->s &&
+        strcmp(prec->s, "float32") == 0;
     if (!wait)
         return 0;
     if (load(s, &job->wait, AIA_KIND_WAIT, &s->wait_p, &s->wait_args, err) <
@@ -370,6 +372,7 @@ void session_data_opts(const struct job_data *d, size_t features,
     o->targets = d->targets;
     o->dataset = d->dataset;
     o->scale = d->scale;
+    o->float32 = d->float32;
 }
 
 int session_rows_own(size_t r, void *arg)
