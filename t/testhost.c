@@ -1,7 +1,8 @@
 /* testhost.c - the test host of <aiarun/testhost.h>, linked as a plugin
  * author links it (libaiatesthost.a, nothing of the runtime): its context
- * carries the host, whose rules deal every row to one part; its notes,
- * step and log read back. */
+ * carries the host, whose rules deal every row to one part, the
+ * coordinator's part holding them all; its notes, step and log read
+ * back. */
 #include <config.h>
 
 #include <math.h>
@@ -85,6 +86,27 @@ static void partition(void)
        "rows 1, 4 and 7 (%zu %zu %zu)", rows[0], rows[1], rows[2]);
 }
 
+/* The coordinator's part holds every row (its open is told so, and every
+ * problem plugin generates them all there). */
+static void coordinator_rows(void)
+{
+    const size_t m = 10;
+    for (int scheme = AIA_PART_BLOCK; scheme <= AIA_PART_CYCLIC; scheme++) {
+        struct aia_partition part = {AIA_PART_ALL, 3, scheme, 0, NULL};
+        size_t rows[10];
+        memset(rows, 0xff, sizeof rows);
+        size_t k = aia_owned_rows(aia_test_host(), &part, m, rows);
+        int in_order = 1;
+        for (size_t i = 0; i < m; i++)
+            in_order = in_order && rows[i] == i;
+        ok(k == m && in_order,
+           "%s: AIA_PART_ALL holds every row, 0 .. %zu in order (%zu)",
+           scheme == AIA_PART_BLOCK ? "block" : "cyclic", m - 1, k);
+        is_int((long long)aia_test_rows(&part, m), (long long)m,
+               "aia_test_rows says so too");
+    }
+}
+
 static void steps_and_notes(void)
 {
     struct aia_value args[2] = {{.name = "step", .type = AIA_DOUBLE, .d = NAN},
@@ -160,6 +182,7 @@ int main(void)
 {
     context();
     partition();
+    coordinator_rows();
     steps_and_notes();
     logging();
     return done_testing();
