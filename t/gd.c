@@ -273,7 +273,7 @@ static void running_sums(size_t E)
     struct aia_rng r = {0};
     aia_rng_seed(&r, 11, 0);
     double worst = 0;
-    int factors_agree = 1;
+    int factors_agree = 1, below_one = 0;
     uint64_t step = 1;
     const struct aia_host *host = host_get();
     for (long i = 0; i < 1000000; i++) {
@@ -308,19 +308,22 @@ static void running_sums(size_t E)
                 norm += t.n[k] * fabs(t.g[k * D + j]);
             worst = fmax(worst, fabs(got - mean) / (norm / total));
         }
-        for (double most = 0.5; most < 3; most *= 2)
-            factors_agree &= aia_table_age_factor(host, &t, most) ==
-                             aia_table_age_factor(host, &plain, most);
+        for (double most = 0.5; most < 3; most *= 2) {
+            double f = aia_table_age_factor(host, &t, most);
+            factors_agree &= f == aia_table_age_factor(host, &plain, most);
+            /* factors of 1 on both sides would agree whatever the sums */
+            below_one += f < 1;
+        }
     }
     ok(worst < 1e-12,
        "%zu entries: a running table's mean stays within 1e-12 (relative "
        "to the mean of |g|) of the mean summed afresh over 1e6 updates "
        "(worst %.3g)",
        E, worst);
-    ok(factors_agree,
+    ok(factors_agree && below_one > 0,
        "%zu entries: its age factor from the running sums is the factor "
-       "found entry by entry, at every check",
-       E);
+       "found entry by entry, at every check (%d of them below 1)",
+       E, below_one);
     aia_table_free(&t);
     aia_table_free(&plain);
 }
