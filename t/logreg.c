@@ -440,6 +440,8 @@ static void smoothness(void)
     ok(P->smoothness && P->smoothness(s, &L, &err) == 0,
        "logreg gives its smoothness");
     size_t k = P->rows(s);
+    /* over no rows both L and lambda + l2 are l2, and agree */
+    is_int((long long)k, M / W, "worker 1 holds its %d rows", M / W);
     double G[N][N] = {{0}}, sa[N];
     for (size_t i = 0; i < k; i++) {
         signed_row(s, i, sa);
