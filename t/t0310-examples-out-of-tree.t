@@ -98,9 +98,10 @@ is "$(printf '%s\n' "$sets" | tail -1 | cut -d' ' -f2-)" "1 2 3" \
 # Every round has a fresh answer from each rank of the set it announced.
 printf '%s\n' "$sets" >sets.txt
 missing=$(awk -F, -v iters=100 '
-    FNR == NR { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
+    FILENAME == ARGV[1] { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
     FNR > 1 && $5 == 0 { fresh[$4 "," $2] = 1 }
     END {
+        if (n == 0) print "no set announced"
         k = 1
         for (r = 1; r <= iters; r++) {
             while (k < n && from[k + 1] <= r) k++
@@ -113,9 +114,10 @@ is "$missing" "" "every round had the answers of the ranks it waited for"
 # Rank 4 answers a round's query in time only when the round waits for
 # it (its delay is 150 times the others' work).
 unwaited=$(awk -F, '
-    FNR == NR { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
+    FILENAME == ARGV[1] { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
     FNR > 1 && $2 == 4 && $5 == 0 { fresh[$4] = 1 }
     END {
+        if (n == 0) { printf "0 0"; exit }
         k = 1
         for (r = 1; r <= 100; r++) {
             while (k < n && from[k + 1] <= r) k++
