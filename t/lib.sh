@@ -104,6 +104,13 @@ is() {
         ok 1 "$3"; diag "got: '$1'" "want: '$2'"; fi
 }
 
+# same GOT WANT DESCRIPTION: is, for two outputs that must agree; an
+# empty WANT fails (two runs that both lost a field are not alike).
+same() {
+    if [ -n "$2" ]; then is "$1" "$2" "$3"; else
+        ok 1 "$3"; diag "got: '$1'" "want: nothing (empty)"; fi
+}
+
 like() {
     # like TEXT EXTENDED-REGEX DESCRIPTION
     if printf '%s' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else

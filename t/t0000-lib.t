@@ -5,7 +5,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-plan 24
+plan 25
 
 # tap SHELL-TEXT : the TAP lines that SHELL-TEXT prints after sourcing
 # lib.sh, its diagnostics dropped.
@@ -22,6 +22,9 @@ is "$(tap 'x=5; test_expect "d" "[ \$x = 5 ] && true"; test_expect "e" "[ \$x = 
     "$(printf 'ok 1 - d\nnot ok 2 - e')" "test_expect: a block sees the test's variables; its last failure counts"
 is "$(tap 'test_expect "d" "exit 0"; test_expect "e" "echo \$nosuchvar"; echo after')" \
     "$(printf 'ok 1 - d\nnot ok 2 - e\nafter')" "test_expect: an exit or an unset variable ends the block, not the test"
+is "$(tap 'same "a" "a" d; same "" "" e; same "a" "b" f')" \
+    "$(printf 'ok 1 - d\nnot ok 2 - e\nnot ok 3 - f')" \
+    "same: equal and not empty, or the test fails"
 printf 'alpha\nbeta\n' > f.txt
 is "$(tap 'expect_grep "d" "^be" f.txt; expect_grep "e" "^gam" f.txt')" \
     "$(printf 'ok 1 - d\nnot ok 2 - e')" "expect_grep: a line matches, or the test fails"

@@ -45,7 +45,7 @@ test_expect "a run stopped at iteration 60 leaves a checkpoint" \
     '[ "$rc" = 0 ] && [ -s ck.bin ]'
 run 5 --resume -o output.checkpoint=ck.bin nesterov.yaml
 like "$out" "resumed +from ck.bin at iteration 60 " "--resume runs on from it"
-is "$(field loss "$out")" "$loss" \
+same "$(field loss "$out")" "$loss" \
     "and ends with exactly the uninterrupted run's loss (save and load)"
 
 # --- huber: tested without mpirun (gradcheck, with the test host), then

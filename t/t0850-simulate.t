@@ -207,7 +207,7 @@ sim --simulate 4 res.yaml
 expect_ok "the resumed run's final iterate is the uninterrupted run's" \
     cmp -s res.txt resumed.txt
 expect_ok "and so is its history" cmp -s res.csv resumed.csv
-is "$t_resumed" "$(field time "$out")" "and its virtual time"
+same "$t_resumed" "$(field time "$out")" "and its virtual time"
 sim --simulate 4 --resume -o algorithm.plugin=sgd res.yaml
 is "$rc" 2 "--resume with another algorithm is refused"
 like "$err" "cannot resume: .*res.bin" "naming the checkpoint"
