@@ -104,6 +104,10 @@ is() {
         ok 1 "$3"; diag "got: '$1'" "want: '$2'"; fi
 }
 
+# same_file A B: A holds something and B is A byte for byte (two empty
+# files, two outputs both lost, agree on nothing).
+same_file() { [ -s "$1" ] && cmp -s "$1" "$2"; }
+
 # same GOT WANT DESCRIPTION: is, for two outputs that must agree; an
 # empty WANT fails (two runs that both lost a field are not alike).
 same() {

@@ -5,7 +5,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-plan 25
+plan 26
 
 # tap SHELL-TEXT : the TAP lines that SHELL-TEXT prints after sourcing
 # lib.sh, its diagnostics dropped.
@@ -26,6 +26,10 @@ is "$(tap 'same "a" "a" d; same "" "" e; same "a" "b" f')" \
     "$(printf 'ok 1 - d\nnot ok 2 - e\nnot ok 3 - f')" \
     "same: equal and not empty, or the test fails"
 printf 'alpha\nbeta\n' > f.txt
+: > e1.txt; : > e2.txt; cp f.txt g.txt
+is "$(same_file f.txt g.txt && echo y; same_file e1.txt e2.txt || echo n;
+    same_file f.txt e1.txt || echo n)" "$(printf 'y\nn\nn')" \
+    "same_file: equal and not empty, else false"
 is "$(tap 'expect_grep "d" "^be" f.txt; expect_grep "e" "^gam" f.txt')" \
     "$(printf 'ok 1 - d\nnot ok 2 - e')" "expect_grep: a line matches, or the test fails"
 is "$(tap 'expect_nogrep "d" "^gam" f.txt; expect_nogrep "e" "^al" f.txt')" \

@@ -87,7 +87,7 @@ sim --simulate 4 -o algorithm.plugin=python -o algorithm.class=gd:GD \
     -o output.history= -o output.final=pp.txt python-lsq.yaml
 is "$rc" 0 "etc/gd.py on etc/lsq.py: both python plugins in one job"
 sim --simulate 4 -o output.history= -o output.final=pc.txt python-lsq.yaml
-expect_ok "end where the gd plugin on etc/lsq.py ends, bit for bit" cmp -s pp.txt pc.txt
+expect_ok "end where the gd plugin on etc/lsq.py ends, bit for bit" same_file pp.txt pc.txt
 
 # --- a checkpoint, then --resume: the uninterrupted run's iterate
 k="-o output.checkpoint=ck.bin -o output.checkpoint_every=5"
@@ -96,7 +96,7 @@ is "$rc" 0 "a run stopped at iteration 20 with checkpoints"
 run 5 $o $k --resume -o output.final=res.txt -o output.history=h.csv python-gd.yaml
 is "$rc" 0 "--resume runs on"
 like "$out" "resumed +from ck.bin at iteration 20 " "from iteration 20"
-expect_ok "to the uninterrupted run's final iterate, bit for bit" cmp -s res.txt py.txt
+expect_ok "to the uninterrupted run's final iterate, bit for bit" same_file res.txt py.txt
 same "$(rows h.csv)" "$(rows py.csv)" "with one history, the uninterrupted run's"
 
 # --- an exception in each method: one line with its place, every rank
