@@ -93,9 +93,9 @@ static void exact_descent(const double *weights, const char *what)
         t.prob->gradient(t.ps[0], ref, NULL, 0, g, &err);
         for (int j = 0; j < N; j++)
             ref[j] -= 0.5 * g[j];
-        worst =
-            fmax(worst, algtest_maxdiff(algtest_query(&t, t.round), ref, N) /
-                            (1 + fabs(ref[0])));
+        worst = tap_worst(
+            worst, algtest_maxdiff(algtest_query(&t, t.round), ref, N) /
+                       (1 + fabs(ref[0])));
     }
     ok(worst < 1e-13,
        "%s: every iterate is that of gradient descent on the whole problem "
@@ -158,7 +158,7 @@ static void auto_step(void)
     memcpy(x1, algtest_query(&t, 2), sizeof x1);
     double worst = 0;
     for (int j = 0; j < N && j < 6; j++)
-        worst = fmax(worst, fabs(x1[j] + g[j] / L));
+        worst = tap_worst(worst, fabs(x1[j] + g[j] / L));
     ok(worst < 1e-12, "auto: the first step is -g/L (off by %g)", worst);
     algtest_rounds(&t, 3000, -1, 0);
     ok(algtest_gap(&t) < 1e-6, "auto: 3000 rounds reach a gap of 1e-6 at "
@@ -306,7 +306,7 @@ static void running_sums(size_t E)
             double norm = 0;
             for (size_t k = 0; k < E; k++)
                 norm += t.n[k] * fabs(t.g[k * D + j]);
-            worst = fmax(worst, fabs(got - mean) / (norm / total));
+            worst = tap_worst(worst, fabs(got - mean) / (norm / total));
         }
         for (double most = 0.5; most < 3; most *= 2) {
             double f = aia_table_age_factor(host, &t, most);

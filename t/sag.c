@@ -258,8 +258,8 @@ static void segments(void)
             double e = fabs(t.sum[d] - sum[d]) / (1 + fabs(sum[d]));
             worst = e > worst ? e : worst;
         }
-        worst_rows = fmax(worst_rows, fabs(t.total - rows));
-        worst_when = fmax(worst_when, fabs(t.when_sum - when));
+        worst_rows = tap_worst(worst_rows, fabs(t.total - rows));
+        worst_when = tap_worst(worst_when, fabs(t.when_sum - when));
         for (int v = 0; v < SW; v++) {
             most = fmax(most, (double)t.nseg[v]);
             /* sorted, disjoint, within the rows */

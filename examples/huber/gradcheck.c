@@ -145,7 +145,8 @@ int main(int argc, char **argv)
             }
             double fd = (fp - fm) / (2 * h);
             double e = fabs(fd - g[j]) / fmax(1, fabs(g[j]));
-            if (e > worst)
+            /* a NaN is the worst difference (a plain > passes over it) */
+            if (isnan(e) || e > worst)
                 worst = e;
         }
         /* over no rows or no entries, nothing was compared */
