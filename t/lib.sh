@@ -238,8 +238,16 @@ aia_mpirun_each() {
     return $each_rc
 }
 
-# float_le A B : A <= B, for floats.
-float_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+# float_le A B : A <= B, for floats written as decimal numbers.  Anything
+# else fails: awk holds "-nan" (0/0 printed by awk itself, a lost field
+# divided by another) below any bound, and "nan" or "inf" above any.
+float_le() {
+    awk -v a="$1" -v b="$2" '
+        function num(x) {
+            return x ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/
+        }
+        BEGIN { exit !(num(a) && num(b) && a + 0 <= b + 0) }'
+}
 
 # field KEY LINE : the value of key=value in a summary line.
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
