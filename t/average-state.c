@@ -324,10 +324,10 @@ static void running_sums(const char *staleness)
         double big = 0, off = 0;
         for (size_t j = 0; j < q; j++) {
             big = fmax(big, fabs(x[0][j]));
-            off = fmax(off, fabs(x[1][j] - x[0][j]));
+            off = tap_worst(off, fabs(x[1][j] - x[0][j]));
         }
-        if (big > 0 && off / big > worst)
-            worst = off / big;
+        if (big > 0 || isnan(off))
+            worst = tap_worst(worst, off / big);
     }
     ok(worst < 1e-12,
        "staleness %s in async mode: the running sum's queries stay within "

@@ -173,7 +173,7 @@ static void latest_is_delta(void)
         double scale = 0;
         for (int j = 0; j < N; j++)
             scale = fmax(scale, fabs(ql[j]));
-        worst = fmax(worst, algtest_maxdiff(ql, qd, N) / scale);
+        worst = tap_worst(worst, algtest_maxdiff(ql, qd, N) / scale);
     }
     ok(worst < 1e-13,
        "latest and delta memory give the same queries for the same "
@@ -203,8 +203,8 @@ static void descent(const char *memory)
         t.prob->gradient(t.ps[0], ref, NULL, 0, g, &err);
         for (int j = 0; j < N; j++)
             ref[j] -= 0.5 * g[j];
-        worst =
-            fmax(worst, algtest_maxdiff(algtest_query(&t, t.round), ref, N));
+        worst = tap_worst(
+            worst, algtest_maxdiff(algtest_query(&t, t.round), ref, N));
     }
     ok(worst < 1e-12,
        "%s, one local step, uneven parts: every query is that of gradient "
@@ -253,8 +253,8 @@ static void staleness(void)
     const double *q = algtest_query(&t, 4);
     double worst = 0;
     for (int j = 0; j < N; j++)
-        worst = fmax(worst, fabs(q[j] - (0.25 * ma[j] + 0.1875 * mb[j]) /
-                                            0.4375));
+        worst = tap_worst(worst, fabs(q[j] - (0.25 * ma[j] + 0.1875 * mb[j]) /
+                                                 0.4375));
     ok(worst < 1e-15,
        "decay 0.5: a model 2 rounds old weighs its rows' share times 0.25 "
        "(off by %.2g)",
@@ -281,8 +281,8 @@ static void staleness(void)
     memcpy(x1, algtest_query(&t, 2), sizeof x1);
     worst = 0;
     for (int j = 0; j < N; j++)
-        worst = fmax(worst, fabs(x1[j] - (x0[j] + 0.25 * ma[j] +
-                                           0.75 * mb[j])));
+        worst = tap_worst(worst, fabs(x1[j] - (x0[j] + 0.25 * ma[j] +
+                                                0.75 * mb[j])));
     ok(worst < 1e-15, "gd: the query steps from the iterate by the "
                       "rows-weighted progress (off by %.2g)", worst);
     give_at(&t, 0, 1, mc, 2);
@@ -290,8 +290,8 @@ static void staleness(void)
     q = algtest_query(&t, 3);
     worst = 0;
     for (int j = 0; j < N; j++)
-        worst = fmax(worst, fabs(q[j] - (x1[j] + 0.25 * mc[j] +
-                                          0.75 * mb[j])));
+        worst = tap_worst(worst, fabs(q[j] - (x1[j] + 0.25 * mc[j] +
+                                               0.75 * mb[j])));
     ok(worst < 1e-15, "gd: the silent worker's latest progress counts again, "
                       "from the new iterate (off by %.2g)", worst);
     algtest_close(&t);

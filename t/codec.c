@@ -207,7 +207,7 @@ static void topk(struct aia_rng *g)
         every &= x[i] == 0 || sent[i] != 0;
         conserved &= fabs(sent[i] + c.residual[i] - total[i]) <=
                      1e-9 * fabs(total[i]) + 1e-9;
-        worst = fmax(worst, fabs(total[i] - sent[i]));
+        worst = tap_worst(worst, fabs(total[i] - sent[i]));
     }
     ok(every, "topk: after %d rounds every coordinate's mass was sent",
        rounds);

@@ -62,12 +62,14 @@ static const struct job_fuzz_table *copy_of(const char *name, int kind)
     return NULL;
 }
 
-/* Every algorithm or problem plugin in folder dir has a copy. */
-static void every_plugin_in(const char *dir)
+/* Every algorithm or problem plugin in folder dir has a copy; the count
+ * of those found. */
+static int every_plugin_in(const char *dir)
 {
+    int found = 0;
     DIR *d = opendir(dir);
     if (!d)
-        return;
+        return 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
@@ -81,6 +83,7 @@ static void every_plugin_in(const char *dir)
             struct plugin *p = loader_open(path, kinds[k], NULL, &err);
             if (!p)
                 continue;
+            found++;
             ok(copy_of(p->h->name, kinds[k]) != NULL,
                "%s %s (%s) has a copy in fuzz/job_fuzz.c",
                loader_kind_name(kinds[k]), p->h->name, e->d_name);
@@ -88,6 +91,7 @@ static void every_plugin_in(const char *dir)
         }
     }
     closedir(d);
+    return found;
 }
 
 int main(void)
@@ -95,6 +99,7 @@ int main(void)
     const char *path = getenv("AIARUN_PLUGIN_PATH");
     if (!path || !*path)
         skip_all("AIARUN_PLUGIN_PATH is not set: run under make check");
+    int loaded = 0;
     for (const struct job_fuzz_table *t = job_fuzz_tables; t->name; t++) {
         struct aia_error err = {""};
         struct plugin *p = loader_open(t->name, t->kind, NULL, &err);
@@ -111,12 +116,19 @@ int main(void)
         }
         compare(t, p->h);
         loader_close(p);
+        loaded++;
     }
     char *dirs = strdup(path);
     if (!dirs)
         bail_out("out of memory");
+    int found = 0;
     for (char *dir = strtok(dirs, ":"); dir; dir = strtok(NULL, ":"))
-        every_plugin_in(dir);
+        found += every_plugin_in(dir);
     free(dirs);
+    /* folders holding no plugin would pass the loop above unasked */
+    is_int(found, loaded,
+           "AIARUN_PLUGIN_PATH's folders hold the %d plugins that have a "
+           "copy, and no other",
+           loaded);
     return done_testing();
 }

@@ -93,9 +93,9 @@ static void exact_descent(const double *weights, const char *what)
         t.prob->gradient(t.ps[0], ref, NULL, 0, g, &err);
         for (int j = 0; j < N; j++)
             ref[j] -= 0.5 * g[j];
-        worst =
-            fmax(worst, algtest_maxdiff(algtest_query(&t, t.round), ref, N) /
-                            (1 + fabs(ref[0])));
+        worst = tap_worst(
+            worst, algtest_maxdiff(algtest_query(&t, t.round), ref, N) /
+                       (1 + fabs(ref[0])));
     }
     ok(worst < 1e-13,
        "%s: every iterate is that of gradient descent on the whole problem "
@@ -158,7 +158,7 @@ static void auto_step(void)
     memcpy(x1, algtest_query(&t, 2), sizeof x1);
     double worst = 0;
     for (int j = 0; j < N && j < 6; j++)
-        worst = fmax(worst, fabs(x1[j] + g[j] / L));
+        worst = tap_worst(worst, fabs(x1[j] + g[j] / L));
     ok(worst < 1e-12, "auto: the first step is -g/L (off by %g)", worst);
     algtest_rounds(&t, 3000, -1, 0);
     ok(algtest_gap(&t) < 1e-6, "auto: 3000 rounds reach a gap of 1e-6 at "
@@ -273,7 +273,7 @@ static void running_sums(size_t E)
     struct aia_rng r = {0};
     aia_rng_seed(&r, 11, 0);
     double worst = 0;
-    int factors_agree = 1;
+    int factors_agree = 1, below_one = 0;
     uint64_t step = 1;
     const struct aia_host *host = host_get();
     for (long i = 0; i < 1000000; i++) {
@@ -306,21 +306,24 @@ static void running_sums(size_t E)
             double norm = 0;
             for (size_t k = 0; k < E; k++)
                 norm += t.n[k] * fabs(t.g[k * D + j]);
-            worst = fmax(worst, fabs(got - mean) / (norm / total));
+            worst = tap_worst(worst, fabs(got - mean) / (norm / total));
         }
-        for (double most = 0.5; most < 3; most *= 2)
-            factors_agree &= aia_table_age_factor(host, &t, most) ==
-                             aia_table_age_factor(host, &plain, most);
+        for (double most = 0.5; most < 3; most *= 2) {
+            double f = aia_table_age_factor(host, &t, most);
+            factors_agree &= f == aia_table_age_factor(host, &plain, most);
+            /* factors of 1 on both sides would agree whatever the sums */
+            below_one += f < 1;
+        }
     }
     ok(worst < 1e-12,
        "%zu entries: a running table's mean stays within 1e-12 (relative "
        "to the mean of |g|) of the mean summed afresh over 1e6 updates "
        "(worst %.3g)",
        E, worst);
-    ok(factors_agree,
+    ok(factors_agree && below_one > 0,
        "%zu entries: its age factor from the running sums is the factor "
-       "found entry by entry, at every check",
-       E);
+       "found entry by entry, at every check (%d of them below 1)",
+       E, below_one);
     aia_table_free(&t);
     aia_table_free(&plain);
 }

@@ -104,6 +104,17 @@ is() {
         ok 1 "$3"; diag "got: '$1'" "want: '$2'"; fi
 }
 
+# same_file A B: A holds something and B is A byte for byte (two empty
+# files, two outputs both lost, agree on nothing).
+same_file() { [ -s "$1" ] && cmp -s "$1" "$2"; }
+
+# same GOT WANT DESCRIPTION: is, for two outputs that must agree; an
+# empty WANT fails (two runs that both lost a field are not alike).
+same() {
+    if [ -n "$2" ]; then is "$1" "$2" "$3"; else
+        ok 1 "$3"; diag "got: '$1'" "want: nothing (empty)"; fi
+}
+
 like() {
     # like TEXT EXTENDED-REGEX DESCRIPTION
     if printf '%s' "$1" | grep -Eq -- "$2"; then ok 0 "$3"; else
@@ -227,8 +238,16 @@ aia_mpirun_each() {
     return $each_rc
 }
 
-# float_le A B : A <= B, for floats.
-float_le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+# float_le A B : A <= B, for floats written as decimal numbers.  Anything
+# else fails: awk holds "-nan" (0/0 printed by awk itself, a lost field
+# divided by another) below any bound, and "nan" or "inf" above any.
+float_le() {
+    awk -v a="$1" -v b="$2" '
+        function num(x) {
+            return x ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/
+        }
+        BEGIN { exit !(num(a) && num(b) && a + 0 <= b + 0) }'
+}
 
 # field KEY LINE : the value of key=value in a summary line.
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }

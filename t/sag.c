@@ -132,7 +132,8 @@ static void age_factor(void)
         double factor = fresh == 1 ? 2.0 / (27.0 / 4.0) : 1.0;
         double most = 0;
         for (int j = 0; j < N; j++)
-            most = fmax(most, fabs(q[j] - (before[j] - 0.5 * factor * g[j])));
+            most = tap_worst(most,
+                             fabs(q[j] - (before[j] - 0.5 * factor * g[j])));
         ok(most < 1e-12,
            fresh == 1 ? "one entry of 4 fresh, 3 nine rounds old: the step "
                         "is times 2/a, a = 27/4 (off by %g)"
@@ -258,8 +259,8 @@ static void segments(void)
             double e = fabs(t.sum[d] - sum[d]) / (1 + fabs(sum[d]));
             worst = e > worst ? e : worst;
         }
-        worst_rows = fmax(worst_rows, fabs(t.total - rows));
-        worst_when = fmax(worst_when, fabs(t.when_sum - when));
+        worst_rows = tap_worst(worst_rows, fabs(t.total - rows));
+        worst_when = tap_worst(worst_when, fabs(t.when_sum - when));
         for (int v = 0; v < SW; v++) {
             most = fmax(most, (double)t.nseg[v]);
             /* sorted, disjoint, within the rows */

@@ -161,7 +161,7 @@ static void update_rules(void)
     double x1[N], L = t.facts.smoothness, worst = 0;
     memcpy(x1, step_with(&t, g, 1, 0), sizeof x1);
     for (int j = 0; j < N; j++)
-        worst = fmax(worst, fabs(x1[j] + g[j] / (2 * W * L)));
+        worst = tap_worst(worst, fabs(x1[j] + g[j] / (2 * W * L)));
     ok(L > 0 && worst < 1e-15, "auto: an answer moves x by g / (2 W L)");
     coordinator_close(&t);
 

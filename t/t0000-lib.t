@@ -5,7 +5,7 @@
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
-plan 24
+plan 27
 
 # tap SHELL-TEXT : the TAP lines that SHELL-TEXT prints after sourcing
 # lib.sh, its diagnostics dropped.
@@ -22,7 +22,18 @@ is "$(tap 'x=5; test_expect "d" "[ \$x = 5 ] && true"; test_expect "e" "[ \$x = 
     "$(printf 'ok 1 - d\nnot ok 2 - e')" "test_expect: a block sees the test's variables; its last failure counts"
 is "$(tap 'test_expect "d" "exit 0"; test_expect "e" "echo \$nosuchvar"; echo after')" \
     "$(printf 'ok 1 - d\nnot ok 2 - e\nafter')" "test_expect: an exit or an unset variable ends the block, not the test"
+is "$(tap 'same "a" "a" d; same "" "" e; same "a" "b" f')" \
+    "$(printf 'ok 1 - d\nnot ok 2 - e\nnot ok 3 - f')" \
+    "same: equal and not empty, or the test fails"
+le() { float_le "$1" "$2" && echo y || echo n; }
+is "$(le 1e-7 1e-6; le -1e-6 0; le 0.89 0.9006666667; le 2 1; le -nan 1e-6;
+    le 0.89 nan; le 0.89 inf; le '' 1; le 1 '')" "$(printf 'y\ny\ny\nn\nn\nn\nn\nn\nn')" \
+    "float_le: numbers compare; nan, -nan, inf and nothing fail"
 printf 'alpha\nbeta\n' > f.txt
+: > e1.txt; : > e2.txt; cp f.txt g.txt
+is "$(same_file f.txt g.txt && echo y; same_file e1.txt e2.txt || echo n;
+    same_file f.txt e1.txt || echo n)" "$(printf 'y\nn\nn')" \
+    "same_file: equal and not empty, else false"
 is "$(tap 'expect_grep "d" "^be" f.txt; expect_grep "e" "^gam" f.txt')" \
     "$(printf 'ok 1 - d\nnot ok 2 - e')" "expect_grep: a line matches, or the test fails"
 is "$(tap 'expect_nogrep "d" "^gam" f.txt; expect_nogrep "e" "^al" f.txt')" \

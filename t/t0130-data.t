@@ -39,20 +39,20 @@ for f in "lr.csv" "lr.svm" "lr.bin, cols: 9"; do
         done
     done
     expect_ok "$name: every rank logs its rows" [ -n "$sum_read_block" ]
-    is "$sum_scatter_block" "$sum_read_block" "$name: scatter delivers exactly the rows read (block)"
-    is "$sum_scatter_cyclic" "$sum_read_cyclic" "$name: scatter delivers exactly the rows read (cyclic)"
+    same "$sum_scatter_block" "$sum_read_block" "$name: scatter delivers exactly the rows read (block)"
+    same "$sum_scatter_cyclic" "$sum_read_cyclic" "$name: scatter delivers exactly the rows read (cyclic)"
     like "$sum_read_block" "^0 0 [0-9a-f]+ 1 500 [0-9a-f]+ 2 500 " \
         "$name: the coordinator holds no row, a worker only its own"
     like "$sum_scatter_block" "^0 0 [0-9a-f]+ 1 500 " \
         "$name: nor does it keep one after scattering them"
     eval "block_$(echo "$name" | tr -d .)=\"\$sum_read_block\""
 done
-is "$block_lrbin" "$block_lrcsv" "the binary and CSV files give every rank the same rows"
+same "$block_lrbin" "$block_lrcsv" "the binary and CSV files give every rank the same rows"
 expect_ok "libsvm rows are kept sparse by default (another layout)" \
     [ "$block_lrsvm" != "$block_lrcsv" ]
 job "$data/lr.svm" ", storage: dense"
 run 5 -v job.yaml
-is "$(sums)" "$block_lrcsv" "libsvm read dense gives the CSV's rows"
+same "$(sums)" "$block_lrcsv" "libsvm read dense gives the CSV's rows"
 
 # uneven partitions: the rows follow the weights, gd still solves exactly
 job "$data/lr.csv" ", delivery: scatter"

@@ -42,8 +42,8 @@ logged=$(sed 's/.*"rank":\([0-9]*\),.*"staleness":\([0-9]*\),.*/\1 \2/' a.jsonl 
 # a worker starved of its core by a loaded machine may answer nothing in
 # 80 rounds: the table has a row for it, the log no line
 table=$(awk -F, 'NR > 1 && $3 > 0 { print $1, $3, $5 }' w.csv | sort -n | tr '\n' ' ')
-is "$logged" "$table" "answers and stale answers per rank: the log matches the table"
-is "$(awk -F, 'NR > 1 { s += $3 } END { print s }' w.csv)" "$(field answers "$out")" \
+same "$logged" "$table" "answers and stale answers per rank: the log matches the table"
+same "$(awk -F, 'NR > 1 { s += $3 } END { print s }' w.csv)" "$(field answers "$out")" \
     "and the table matches the summary"
 
 # --- iterates: the layout, one per history row, the last one the final

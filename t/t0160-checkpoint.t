@@ -31,8 +31,8 @@ is "$rc" 0 "--resume runs on"
 like "$out" "
   resumed +from ck.bin at iteration 130 " "the report says where it resumed from"
 is "$(field iterations "$out")" 300 "to the job's limit"
-is "$(field loss "$out")" "$ref" "and ends with exactly the uninterrupted run's loss"
-is "$(rows h.csv)" "$(rows ref.csv)" "one history, as the uninterrupted run's"
+same "$(field loss "$out")" "$ref" "and ends with exactly the uninterrupted run's loss"
+same "$(rows h.csv)" "$(rows ref.csv)" "one history, as the uninterrupted run's"
 expect_ok "whose clock goes on from the checkpoint" \
     awk -F, 'NR > 2 && $3 < t { bad = 1 } NR > 1 { t = $3 } END { exit bad }' h.csv
 

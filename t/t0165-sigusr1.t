@@ -47,7 +47,7 @@ like "$err" "aiarun\\[0\\]: stopped by SIGUSR1; checkpoint in ck.bin" "stderr sa
 at=$(tail -1 h.csv | cut -d, -f1)
 parts=$(od -A n -t u4 -j 24 -N 4 ck.bin | tr -d ' ')
 ck=$(od -A n -t d8 -j $((32 + 24 * ${parts:-0})) -N 8 ck.bin | tr -d ' ')
-is "$ck" "$at" "the checkpoint holds the last iteration ($at)"
+same "$ck" "$at" "the checkpoint holds the last iteration ($at)"
 run 3 --resume -o stop.iterations=$((at + 30)) job.yaml
 is "$rc" 0 "--resume goes on from it"
 is "$(field iterations "$out")" $((at + 30)) "to the new limit"

@@ -55,7 +55,7 @@ YAML
     is "$rc" 0 "$alg: a run stopped at round 17"
     run 5 --resume ck.yaml
     is "$rc" 0 "$alg: --resume runs on"
-    expect_ok "$alg: and ends at the uninterrupted run's iterate" cmp x.txt ref.txt
+    expect_ok "$alg: and ends at the uninterrupted run's iterate" same_file x.txt ref.txt
 done
 
 # --- logreg on a data file: the gap from the reference optimum

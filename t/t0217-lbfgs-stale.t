@@ -38,7 +38,7 @@ test_expect "so its iterate is another ($keep, drop's $drop)" \
 sim --simulate 4 -o pool.wait.nwait=0 -o algorithm.stale_pairs=keep lsq.yaml
 a=$(field loss "$out")
 sim --simulate 4 -o pool.wait.nwait=0 lsq.yaml
-is "$a" "$(field loss "$out")" "without stale answers keep and drop agree ($a)"
+same "$a" "$(field loss "$out")" "without stale answers keep and drop agree ($a)"
 
 sim --check -o algorithm.stale_pairs=some lsq.yaml
 is "$rc" 2 "stale_pairs: some is refused"

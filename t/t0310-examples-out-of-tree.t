@@ -3,9 +3,11 @@
 # own Makefile through pkg-config (the build's uninstalled aiarun.pc), run
 # their job files with the built-in plugins and do what they promise:
 # nesterov reaches the optimum far sooner than gd and resumes from a
-# checkpoint exactly; huber's gradient matches finite differences and its
-# fit ignores the wild targets; quantile's rounds wait for every worker it
-# names, and the straggler it leaves out is not waited for.
+# checkpoint exactly; huber's gradient matches finite differences over
+# the rows its part holds (gradcheck, built with the test host,
+# aiarun-testhost) and its fit ignores the wild targets; quantile's rounds
+# wait for every worker it names, and the straggler it leaves out is not
+# waited for.
 . "$top_srcdir/t/lib.sh"
 command -v pkg-config >/dev/null || skip_all "pkg-config is not installed"
 command -v make >/dev/null || skip_all "make is not installed"
@@ -43,15 +45,31 @@ test_expect "a run stopped at iteration 60 leaves a checkpoint" \
     '[ "$rc" = 0 ] && [ -s ck.bin ]'
 run 5 --resume -o output.checkpoint=ck.bin nesterov.yaml
 like "$out" "resumed +from ck.bin at iteration 60 " "--resume runs on from it"
-is "$(field loss "$out")" "$loss" \
+same "$(field loss "$out")" "$loss" \
     "and ends with exactly the uninterrupted run's loss (save and load)"
 
-# --- huber: tested without mpirun, then run with sgd
+# --- huber: tested without mpirun (gradcheck, with the test host), then
+# run with sgd
 cd "$ex/huber" || exit 99
 make CC="${CC:-cc}" CFLAGS="$strict" check >check.txt 2>&1
 ok $? "huber's gradient matches finite differences (make check: gradcheck)"
-is "$(grep -c '^ok:' check.txt)" 6 "at six points, delta 1 and 0.5"
-[ "$(grep -c '^ok:' check.txt)" = 6 ] || diag "$(cat check.txt)"
+is "$(grep -c '^ok: gradient' check.txt)" 6 "at six points, delta 1 and 0.5"
+[ "$(grep -c '^ok: gradient' check.txt)" = 6 ] || diag "$(cat check.txt)"
+# Worker 1 of 3, cyclic, holds rows 1, 4, 7 ... of huber's 2000: 667 (a
+# context without the host's rule held none, and the check compared 0
+# with 0).
+m=2000
+want=$(( (m - 1 + 2) / 3 ))
+is "$(sed -n 's/^ok: gradient .* over \([0-9]*\) rows,.*/\1/p' check.txt |
+    sort -u)" "$want" "each point over worker 1's $want rows of $m"
+is "$(grep -c "^ok: worker 1 of 3 holds $want of $m rows" check.txt)" 2 \
+    "which the test host's rule deals it"
+is "$(grep -c "^ok: the coordinator holds $m of $m rows" check.txt)" 2 \
+    "and the coordinator's part holds every row"
+./gradcheck ./huber.so rows=1 >one.txt 2>&1
+is "$?" 1 "gradcheck fails over a part of no rows (worker 1 of 3 of 1 row)"
+like "$(cat one.txt)" "FAILED: gradient at .* over 0 rows" \
+    "naming the 0 rows it would have compared"
 run 5 -o stop.iterations=1 huber.yaml
 first=$(field loss "$out")
 run 5 huber.yaml
@@ -80,9 +98,10 @@ is "$(printf '%s\n' "$sets" | tail -1 | cut -d' ' -f2-)" "1 2 3" \
 # Every round has a fresh answer from each rank of the set it announced.
 printf '%s\n' "$sets" >sets.txt
 missing=$(awk -F, -v iters=100 '
-    FNR == NR { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
+    FILENAME == ARGV[1] { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
     FNR > 1 && $5 == 0 { fresh[$4 "," $2] = 1 }
     END {
+        if (n == 0) print "no set announced"
         k = 1
         for (r = 1; r <= iters; r++) {
             while (k < n && from[k + 1] <= r) k++
@@ -95,9 +114,10 @@ is "$missing" "" "every round had the answers of the ranks it waited for"
 # Rank 4 answers a round's query in time only when the round waits for
 # it (its delay is 150 times the others' work).
 unwaited=$(awk -F, '
-    FNR == NR { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
+    FILENAME == ARGV[1] { split($0, f, " "); from[++n] = f[1] + 0; set[n] = $0; next }
     FNR > 1 && $2 == 4 && $5 == 0 { fresh[$4] = 1 }
     END {
+        if (n == 0) { printf "0 0"; exit }
         k = 1
         for (r = 1; r <= 100; r++) {
             while (k < n && from[k + 1] <= r) k++

@@ -226,6 +226,10 @@ if command -v gnuplot >/dev/null 2>&1; then
     # rounds, and then has no answer to draw
     missing=
     ranks=$(awk -F, 'NR > 1 { print $2 }' two-answers.csv | sort -u)
+    # each round took 2 answers: at least 2 ranks answered, else the
+    # loop below would ask nothing
+    expect_ok "the answer log holds at least 2 ranks ($(echo $ranks))" \
+        [ "$(echo $ranks | wc -w)" -ge 2 ]
     for r in $ranks; do
         grep -q ">rank $r<" answers.svg || missing="$missing $r"
     done

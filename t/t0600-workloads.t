@@ -50,7 +50,7 @@ YAML
         run 5 job.yaml
         eval "loss_${f##*.}=\$(val loss)"
     done
-    is "$loss_npy" "$loss_csv" "lr.npy: gd ends at the CSV's loss ($loss_csv)"
+    same "$loss_npy" "$loss_csv" "lr.npy: gd ends at the CSV's loss ($loss_csv)"
     cat > job.yaml <<YAML
 algorithm: {plugin: gd, step: 0.5}
 problem: {plugin: lrmse, data: {path: x32.npy, targets: y.npy}}

@@ -34,7 +34,7 @@ close "$ev" "$e" 1e-6
 ok $? "15 rounds reach the eigen-solve's explained variance: $ev, $e"
 cp h.csv first.csv
 sim --simulate 4 -v "$job" $sub $straggler -o stop.iterations=15
-is "$(cat h.csv)" "$(cat first.csv)" "a second simulated run gives the same history, bit for bit"
+same "$(cat h.csv)" "$(cat first.csv)" "a second simulated run gives the same history, bit for bit"
 
 sim --simulate 4 -v "$job" $sub $straggler -o stop.iterations=15 -o algorithm.window=1
 ev=$(val explained_variance)
@@ -67,7 +67,7 @@ run 5 "$job" $sub $ck -o stop.iterations=3
 is "$rc" 0 "a run stopped at round 3 with a checkpoint"
 run 5 --resume "$job" $sub $ck -o stop.iterations=5
 is "$rc" 0 "--resume runs on"
-is "$(rows h.csv)" "$(rows ref.csv)" "to the uninterrupted run's history, losses to the bit"
+same "$(rows h.csv)" "$(rows ref.csv)" "to the uninterrupted run's history, losses to the bit"
 
 # a problem without the block: refused, naming the key
 cat > lr.yaml <<'YAML'

@@ -41,8 +41,8 @@ for part in block cyclic; do
         job "${data#*:}" $part
         run 5 -v job.yaml; parse_run
         is "$rc" 0 "$part, $name: the HDF5 job exits 0"
-        is "$held" "$csv_held" "$part, $name: every rank holds the CSV's rows"
-        is "$loss" "$csv_loss" "$part, $name: gd ends at the CSV's loss ($csv_loss)"
+        same "$held" "$csv_held" "$part, $name: every rank holds the CSV's rows"
+        same "$loss" "$csv_loss" "$part, $name: gd ends at the CSV's loss ($csv_loss)"
     done
 done
 

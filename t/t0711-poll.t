@@ -64,10 +64,10 @@ for mode in "rounds" "async" "tree"; do
     if [ "$mode" = async ]; then
         # async iterates depend on the order answers arrive in: both
         # runs must still make every one of their 30 iterations
-        is "$(wc -l <spin.txt)" "$(wc -l <sleep.txt)" \
+        same "$(wc -l <spin.txt)" "$(wc -l <sleep.txt)" \
             "async: spin and sleep runs write iterates of one size"
     else
-        is "$(cmp -s spin.txt sleep.txt && echo same)" same \
+        is "$(same_file spin.txt sleep.txt && echo same)" same \
             "$mode: a spin run ends on the sleep run's iterate, bit for bit"
     fi
 done
@@ -90,7 +90,7 @@ for mode in rounds tree; do
         run 7 -o pool.wake=$v -o output.final=wake-$v.txt $extra job.yaml
         is "$rc" 0 "$mode, 7 ranks, pool.wake: $v: exit 0"
     done
-    is "$(cmp -s wake-bell.txt wake-timer.txt && echo same)" same \
+    is "$(same_file wake-bell.txt wake-timer.txt && echo same)" same \
         "$mode: a run woken by doorbells ends on the timer run's iterate, bit for bit"
 done
 
@@ -100,6 +100,6 @@ run 3 -o pool.poll=spin -o problem.cols=20000 -o problem.rows=200 -o algorithm.s
 is "$rc" 0 "spin with queries of 20,000 doubles: exit 0"
 run 3 -o pool.poll=sleep -o problem.cols=20000 -o problem.rows=200 -o algorithm.step=auto \
     -o stop.iterations=5 -o output.final=big-sleep.txt job.yaml
-is "$(cmp -s big-spin.txt big-sleep.txt && echo same)" same \
+is "$(same_file big-spin.txt big-sleep.txt && echo same)" same \
     "and the sleep run's iterate, bit for bit"
 done_testing

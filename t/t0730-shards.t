@@ -27,10 +27,10 @@ for alg in gd sag average; do
         run $((4 + S)) -o algorithm.plugin=$alg -o pool.shards=$S job.yaml
         is "$rc" 0 "$alg, $S shards: exits 0"
         expect_ok "$alg, $S shards: the final iterate is one coordinator's, to the bit" \
-            cmp x.txt x1.txt
+            same_file x.txt x1.txt
         cut -d, -f1,2,4,5 h.csv > hS.csv
         expect_ok "$alg, $S shards: the history's losses are one coordinator's" \
-            cmp hS.csv h1.csv
+            same_file hS.csv h1.csv
         cut -d, -f6 h.csv > cS.csv
         d=$(paste -d, cS.csv c1.csv | awk -F, 'NR > 2 {
             d = $1 - $2; if (d < 0) d = -d; if ($2 > 0 && d / $2 > m) m = d / $2 }
@@ -67,7 +67,7 @@ step1=$(echo "$out" | grep '^  step ')
 like "$step1" "auto: 1/\\(2L\\)" "sag's step comes from the problem's L"
 run 6 -o pool.shards=2 -o 'algorithm={plugin: sag}' -o output.history= job.yaml
 is "$(echo "$out" | grep '^  step ')" "$step1" "sag, step auto, 2 shards: the step of one coordinator"
-expect_ok "and its final iterate, to the bit" cmp x.txt xa1.txt
+expect_ok "and its final iterate, to the bit" same_file x.txt xa1.txt
 
 # Bytes: 10^6 doubles, 4 workers, each coordinator rank about 1/S of one
 # coordinator's, received and sent.
@@ -88,7 +88,7 @@ for S in 2 4; do
     run $((4 + S)) --progress off -o pool.shards=$S big.yaml
     is "$rc" 0 "10^6 doubles, $S shards: exits 0"
     expect_ok "10^6 doubles, $S shards: the final iterate is one coordinator's" \
-        cmp big.txt big1.txt
+        same_file big.txt big1.txt
     for dir in recv sent; do
         list=$(field coord_${dir}_bytes "$out")
         eval one=\$${dir}1
@@ -191,8 +191,8 @@ test_expect "sag, 2 shards, stopped at 30: its checkpoint is written" \
 run 6 -o pool.shards=2 --resume ck.yaml
 is "$rc" 0 "--resume with 2 shards runs on"
 is "$(field iterations "$out")" 60 "to the job's limit"
-expect_ok "and ends at one coordinator's iterate, to the bit" cmp x.txt ref.txt
-is "$(cut -d, -f1,2,4 h.csv)" "$(cut -d, -f1,2,4 ref.csv)" \
+expect_ok "and ends at one coordinator's iterate, to the bit" same_file x.txt ref.txt
+same "$(cut -d, -f1,2,4 h.csv)" "$(cut -d, -f1,2,4 ref.csv)" \
     "with one history, as the uninterrupted run's"
 run 5 --resume ck.yaml
 is "$rc" 2 "a checkpoint of 2 shards is refused without them"
@@ -252,7 +252,7 @@ for S in 1 2 4; do
             "one coordinator sets the pace"
     else
         expect_ok "$S shards: the simulated iterate is one coordinator's" \
-            cmp sx.txt sx1.txt
+            same_file sx.txt sx1.txt
         expect_ok "$S shards: less virtual time than with fewer ($t < $prev)" \
             float_le "$t" "$prev"
         is "$(field coord_recv_bytes "$out" | tr ',' '\n' | wc -l)" "$S" \

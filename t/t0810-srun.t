@@ -90,7 +90,7 @@ timeout -k 5 120 srun --mpi=$mpi -n 5 --overcommit --signal=USR1@120 \
 is "$?" 0 "srun --mpi=$mpi -n 5 --signal=USR1@120 aiarun job.yaml: exit 0"
 [ -s srun-err.txt ] && tail_of srun-err.txt
 got=$(field loss "$(tail -1 srun-out.txt)")
-is "$got" "$want" "the loss it has under mpirun ($want)"
+same "$got" "$want" "the loss it has under mpirun ($want)"
 
 # SIGUSR1 from Slurm to every rank of the step: a clean stop
 cat > long.yaml <<'YAML'

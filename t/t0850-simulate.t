@@ -59,7 +59,7 @@ is "$(field answers "$out")" 2000 "every answer is an iteration"
 sim --simulate 16 async.yaml
 same=0
 for f in h.csv a.csv w.csv x.txt out.txt; do
-    cmp -s "$f" "one/$f" || { same=1; diag "$f differs"; }
+    same_file "$f" "one/$f" || { same=1; diag "$f differs"; }
 done
 ok $same "two simulations of an asynchronous job write identical files"
 sim --simulate 16 -o seed=4 async.yaml
@@ -108,7 +108,7 @@ sim --simulate 4 -o simulate.compute=measured -o stragglers.markov.p_slow=0.5 \
     -o stragglers.markov.p_fast=0.5 -o stragglers.markov.delay_ms=3 gd.yaml
 is "$rc" 0 "gd simulated, with other delays and a measured compute time"
 like "$err" "measured .* us a row" "the measured time per row is printed"
-cmp -s x.txt x-mpi.txt
+same_file x.txt x-mpi.txt
 ok $? "the same final iterate as under mpirun, to the bit"
 
 # A tree: each node combines its subtree's answers as the MPI tree does.
@@ -120,7 +120,7 @@ mv x.txt x-mpi.txt
 sim --simulate 7 tree.yaml
 is "$rc" 0 "a tree of 7 simulated"
 is "$(field answers "$out")" 80 "the coordinator hears its 2 children only"
-cmp -s x.txt x-mpi.txt
+same_file x.txt x-mpi.txt
 ok $? "the same final iterate as under mpirun, to the bit"
 
 # A hung worker: declared dead after pool.dead_after, the run goes on.
@@ -165,7 +165,7 @@ is "$rc" 0 "gd on a libsvm file under mpirun"
 mv x.txt x-mpi.txt
 sim --simulate 4 svm.yaml
 is "$rc" 0 "gd on a libsvm file simulated"
-cmp -s x.txt x-mpi.txt
+same_file x.txt x-mpi.txt
 ok $? "the same final iterate as under mpirun, to the bit"
 cat > data.yaml <<'YAML'
 algorithm: {plugin: gd}
@@ -205,9 +205,9 @@ t_resumed=$(field time "$out")
 rm -f res.bin
 sim --simulate 4 res.yaml
 expect_ok "the resumed run's final iterate is the uninterrupted run's" \
-    cmp -s res.txt resumed.txt
-expect_ok "and so is its history" cmp -s res.csv resumed.csv
-is "$t_resumed" "$(field time "$out")" "and its virtual time"
+    same_file res.txt resumed.txt
+expect_ok "and so is its history" same_file res.csv resumed.csv
+same "$t_resumed" "$(field time "$out")" "and its virtual time"
 sim --simulate 4 --resume -o algorithm.plugin=sgd res.yaml
 is "$rc" 2 "--resume with another algorithm is refused"
 like "$err" "cannot resume: .*res.bin" "naming the checkpoint"

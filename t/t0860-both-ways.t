@@ -110,6 +110,6 @@ is "$rc" 0 "mpirun resumes it"
 is "$(field iterations "$out")" 40 "and goes on to 40 iterations"
 is "$(field answers "$out")" 160 \
     "counting its answers from the start, as its iterations (4 a round)"
-cmp -s whole.txt resumed.txt
+same_file whole.txt resumed.txt
 ok $? "ending at the uninterrupted run's iterate, to the bit"
 done_testing

@@ -15,8 +15,11 @@ for fmt in csv jsonl; do
         -o output.workers=w-$fmt.csv -o output.iterates=x-$fmt.bin \
         -o output.final=f-$fmt.txt "$job"
     cp out.txt out-$fmt.txt
-    [ "$rc" = 0 ] ||
-        { echo "1..0 # SKIP the run failed: $(head -3 err.txt)"; exit 1; }
+    # a failed run is a failure, not a skip
+    [ "$rc" = 0 ] || {
+        echo "Bail out! the $fmt run failed: $(head -3 err.txt | tr '\n' ' ')"
+        exit 1
+    }
 done
 PYTHONPATH="$top_srcdir/python" "$AIA_PYTHON" - <<'PY'
 import os, struct, sys

@@ -44,7 +44,7 @@ run 5 $o -o output.final=c.txt -o output.history=c.csv c-gd.yaml
 d=$(relerr py.txt c.txt)
 expect_ok "its final iterate is the gd plugin's to 1e-12 relative ($d)" \
     close12 "$d"
-is "$(rows py.csv)" "$(rows c.csv)" "and so is every history row's loss"
+same "$(rows py.csv)" "$(rows c.csv)" "and so is every history row's loss"
 run 5 -o stop.iterations=29 -o algorithm.step=0.2 -o output.final=c29.txt \
     -o output.history= c-gd.yaml
 d=$(relerr py.txt c29.txt)
@@ -73,7 +73,7 @@ pystep=$(printf '%s\n' "$out" | grep '^  step ')
 sim --simulate 4 -o algorithm.step=auto -o output.history= c-gd.yaml
 like "$pystep" "^  step +[0-9.]+: auto: 1/L, gradient descent's step, with L = [0-9.]+ from the problem" \
     "step: auto is 1/L, the report saying so"
-is "$pystep" "$(printf '%s\n' "$out" | grep '^  step ')" "the gd plugin's step and words"
+same "$pystep" "$(printf '%s\n' "$out" | grep '^  step ')" "the gd plugin's step and words"
 
 # --- one file, python.so, holds both plugins: --list-plugins names
 # both, and a job may use both, in one interpreter
@@ -87,7 +87,7 @@ sim --simulate 4 -o algorithm.plugin=python -o algorithm.class=gd:GD \
     -o output.history= -o output.final=pp.txt python-lsq.yaml
 is "$rc" 0 "etc/gd.py on etc/lsq.py: both python plugins in one job"
 sim --simulate 4 -o output.history= -o output.final=pc.txt python-lsq.yaml
-expect_ok "end where the gd plugin on etc/lsq.py ends, bit for bit" cmp -s pp.txt pc.txt
+expect_ok "end where the gd plugin on etc/lsq.py ends, bit for bit" same_file pp.txt pc.txt
 
 # --- a checkpoint, then --resume: the uninterrupted run's iterate
 k="-o output.checkpoint=ck.bin -o output.checkpoint_every=5"
@@ -96,8 +96,8 @@ is "$rc" 0 "a run stopped at iteration 20 with checkpoints"
 run 5 $o $k --resume -o output.final=res.txt -o output.history=h.csv python-gd.yaml
 is "$rc" 0 "--resume runs on"
 like "$out" "resumed +from ck.bin at iteration 20 " "from iteration 20"
-expect_ok "to the uninterrupted run's final iterate, bit for bit" cmp -s res.txt py.txt
-is "$(rows h.csv)" "$(rows py.csv)" "with one history, the uninterrupted run's"
+expect_ok "to the uninterrupted run's final iterate, bit for bit" same_file res.txt py.txt
+same "$(rows h.csv)" "$(rows py.csv)" "with one history, the uninterrupted run's"
 
 # --- an exception in each method: one line with its place, every rank
 cat >boom.py <<'PY'

@@ -129,3 +129,8 @@ int done_testing(void)
     fflush(stdout);
     return failed || (planned && planned != run) ? 1 : 0;
 }
+
+double tap_worst(double worst, double e)
+{
+    return isnan(worst) || isnan(e) ? NAN : fmax(worst, e);
+}

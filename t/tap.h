@@ -24,6 +24,11 @@ int like(const char *got, const char *want, const char *fmt, ...)
     TAP_PRINTF(3, 4);
 void diag(const char *fmt, ...) TAP_PRINTF(1, 2);
 
+/* The larger of the worst difference so far and e, NaN once either is:
+ * fmax drops a NaN, and a check of the worst difference passed over
+ * it. */
+double tap_worst(double worst, double e);
+
 /* Print the plan if it was lazy; exit status: 0 when all passed. */
 int done_testing(void);
 

@@ -39,11 +39,17 @@ struct aia_row {
 
 /* Rows of m that part holds, by the runtime's rule (host: ctx->host):
  * their count, and when rows is not NULL, their indices in increasing
- * order. */
+ * order.  The coordinator's part (AIA_PART_ALL) holds every row, as its
+ * open is told. */
 static inline size_t aia_owned_rows(const struct aia_host *host,
                                     const struct aia_partition *part, size_t m,
                                     size_t *rows)
 {
+    if (part->index == AIA_PART_ALL) {
+        for (size_t r = 0; rows && r < m; r++)
+            rows[r] = r;
+        return m;
+    }
     if (part->scheme == AIA_PART_BLOCK) {
         size_t first = aia_partition_first(host, part, m, part->index);
         size_t last = aia_partition_first(host, part, m, part->index + 1);
