@@ -103,4 +103,37 @@ is "$rc" 0 "limits and the wait condition may change"
 is "$(field iterations "$out")" 310 "and the run goes on to the new limit"
 run 5 --resume -o output.checkpoint= job.yaml
 like "$err" "--resume: the job names no output.checkpoint" "--resume needs a checkpoint to name"
+# --- forged fields, the checksum made right again (t/checkpoint.t forge
+# sets one 8-byte word of the algorithm's state): refused naming the
+# field, the checkpoint untouched, never a crash
+peek() { "$top_builddir/t/checkpoint.t" peek "$@"; }
+forge() { "$top_builddir/t/checkpoint.t" forge "$@"; }
+cat > bal.yaml <<'YAML'
+seed: 3
+algorithm: {plugin: sag, variant: dsag, balance: on, balance_every: 5}
+problem: {plugin: logreg, rows: 4000, cols: 20, l2: 0.01}
+pool: {wait: {nwait: 0}}
+stop: {iterations: 40}
+output: {checkpoint: bal.bin}
+YAML
+run 5 bal.yaml
+is "$rc" 0 "a balanced sag run leaves its checkpoint"
+# sag's balanced state: x (20 doubles), the plans and the rounds since
+# the last, then per worker (4) its sub-partitions, rows, answers timed
+is "$(peek bal.bin 26 d) $(peek bal.bin 30 d)" "1000 40" \
+    "its balance holds worker 0's rows and its 40 answers timed"
+forge bal.bin 30 d -1
+cp bal.bin bal.forged
+run -e 5 --resume bal.yaml
+is "$rank_status" "1 1 1 1 1" \
+    "a negative count of answers timed: every rank exits 1, none killed"
+like "$err" "cannot resume: algorithm 'sag': load: damaged: the balance's answers timed of worker 0 is -1: out of bounds" \
+    "naming the field and the worker"
+expect_ok "the checkpoint untouched" cmp bal.bin bal.forged
+sim --simulate 4 --resume bal.yaml
+is "$rc" 2 "--simulate: refused at the start, exit 2"
+like "$err" "cannot resume: algorithm 'sag': load: damaged: the balance's answers timed of worker 0 is -1" \
+    "with the same field"
+expect_ok "the checkpoint untouched" cmp bal.bin bal.forged
+
 done_testing
