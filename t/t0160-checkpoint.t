@@ -136,4 +136,28 @@ like "$err" "cannot resume: algorithm 'sag': load: damaged: the balance's answer
     "with the same field"
 expect_ok "the checkpoint untouched" cmp bal.bin bal.forged
 
+# a sharded checkpoint: the count of ranks, each rank's length, the
+# states; lengths forged to sum right around 2^64 (192 and 2^64 - 8 once
+# had rank 0 read past the states)
+cat > shard.yaml <<'YAML'
+seed: 8
+algorithm: {plugin: sag, step: 0.3}
+problem: {plugin: lrmse, rows: 4000, cols: 21}
+pool: {shards: 2}
+stop: {iterations: 30}
+output: {checkpoint: sh.bin}
+YAML
+run 6 shard.yaml
+is "$rc" 0 "a run with 2 shards leaves its checkpoint"
+l0=$(peek sh.bin 1 u) l1=$(peek sh.bin 2 u)
+is "$(peek sh.bin 0 u)" 2 "which holds the states of 2 coordinator ranks"
+forge sh.bin 1 u $((l0 + l1 + 8))
+forge sh.bin 2 u 18446744073709551608
+cp sh.bin sh.forged
+run -e 6 --resume shard.yaml
+is "$rank_status" "1 1 1 1 1 1" \
+    "rank lengths that sum right only around 2^64: every rank exits 1"
+like "$err" "cannot resume: algorithm 'sag': load: damaged: the state of coordinator rank 0 is $((l0 + l1 + 8)) bytes, past the $((l0 + l1)) left" \
+    "naming the rank and its length"
+expect_ok "the checkpoint untouched" cmp sh.bin sh.forged
 done_testing
