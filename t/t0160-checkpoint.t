@@ -160,4 +160,49 @@ is "$rank_status" "1 1 1 1 1 1" \
 like "$err" "cannot resume: algorithm 'sag': load: damaged: the state of coordinator rank 0 is $((l0 + l1 + 8)) bytes, past the $((l0 + l1)) left" \
     "naming the rank and its length"
 expect_ok "the checkpoint untouched" cmp sh.bin sh.forged
+# every plugin's load checks each field before use: one forged out of
+# its bounds (the checksum made right) is refused at --resume, naming it
+cat > lr.yaml <<'YAML'
+seed: 8
+problem: {plugin: lrmse, rows: 600, cols: 5}
+stop: {iterations: 20}
+output: {checkpoint: p.bin}
+YAML
+# forged DESC JOB ALGORITHM WORD VALUE WANT: a --simulate 3 run of JOB with
+# ALGORITHM, its state's word WORD forged to VALUE, then resumed
+forged() {
+    rm -f p.bin
+    sim --simulate 3 -o "algorithm=$3" -o stop.iterations=10 \
+        -o output.checkpoint=p.bin "$2"
+    if [ "$rc" != 0 ] || [ ! -s p.bin ]; then
+        ok 1 "$1: the run leaves its checkpoint"
+        run_diag
+        return
+    fi
+    forge p.bin "$4" d "$5"
+    cp p.bin p.forged
+    sim --simulate 3 --resume -o "algorithm=$3" -o stop.iterations=20 \
+        -o output.checkpoint=p.bin "$2"
+    is "$rc" 2 "$1: refused at the start"
+    like "$err" "cannot resume: algorithm '[a-z]*': load: damaged: $6" \
+        "$1: naming the field"
+    expect_ok "$1: the checkpoint untouched" cmp p.bin p.forged
+}
+# lrmse's dimension is 5: x is words 0-4
+forged "gd, an iterate that is NaN" lr.yaml "{plugin: gd}" 0 nan \
+    "value 0 of its iterate is nan"
+forged "gd, a gradient of its table that is infinite" lr.yaml "{plugin: gd}" \
+    7 inf "value 2 of its table's gradients is inf"
+forged "sgd, a velocity that is NaN" lr.yaml "{plugin: sgd, momentum: 0.5}" \
+    6 nan "value 1 of its velocity is nan"
+forged "rennala, a count of gradients of 0.5" lr.yaml "{plugin: rennala}" \
+    11 0.5 "version [0-9]*, 0.5 gradients"
+forged "rennala, a batch's weight that is infinite" lr.yaml "{plugin: rennala}" \
+    12 inf "version [0-9]*, [0-9]* gradients of inf rows"
+forged "average, an iterate that is infinite" lr.yaml "{plugin: average}" \
+    0 -inf "its iterate [(]0[)] is -inf: out of bounds"
+forged "average, a negative weight" lr.yaml "{plugin: average}" \
+    20 -1 "its weight [(]0[)] is -1: out of bounds"
+forged "subspace, a block number of 1e300" "$top_srcdir/etc/pca-sparse.yaml" \
+    "{plugin: subspace}" 0 1e300 "its block number [(]0[)] is 1e[+]300"
 done_testing
