@@ -161,6 +161,35 @@ static void temporaries(const struct checkpoint_id *id,
     unlink(path);
 }
 
+/* The states of coordinator ranks (pool.shards): each rank's length is
+ * checked against what is left, never summed to wrap around 2^64. */
+static void shards(void)
+{
+    uint64_t block[3 + 23] = {2, 144, 40};
+    struct checkpoint c = {.state = block, .state_len = 3 * 8 + 184};
+    size_t off[2], len[2];
+    struct aia_error err = {""};
+    ok(checkpoint_shards(&c, 2, off, len, &err) == 0 && off[0] == 24 &&
+           len[0] == 144 && off[1] == 168 && len[1] == 40,
+       "two ranks' states: their offsets and lengths (%s)", err.text);
+    block[1] = 192;
+    block[2] = UINT64_MAX - 7; /* the sum is right, around 2^64 */
+    is_int(checkpoint_shards(&c, 2, off, len, &err), -1,
+           "lengths 192 and 2^64 - 8 of 184 bytes are refused");
+    like(err.text, "damaged: the state of coordinator rank 0 is 192 bytes, "
+                   "past the 184 left",
+         "naming the rank and its length (%s)", err.text);
+    block[1] = 144;
+    block[2] = 32;
+    is_int(checkpoint_shards(&c, 2, off, len, &err), -1,
+           "lengths that leave bytes over are refused");
+    like(err.text, "states are 208 bytes, their lengths say 200", "saying so");
+    is_int(checkpoint_shards(&c, 3, off, len, &err), -1,
+           "another count of ranks is refused");
+    like(err.text, "holds the states of 2 coordinator ranks, this run has 3",
+         "naming both (%s)", err.text);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "forge") || !strcmp(argv[1], "peek")))
@@ -249,5 +278,6 @@ int main(int argc, char **argv)
            -1, "a cut one is refused");
     unlink(path);
     temporaries(&id, &k);
+    shards();
     return done_testing();
 }
