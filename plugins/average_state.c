@@ -140,6 +140,68 @@ static const char *tail_bad(const struct average *s, const struct layout *l,
     return bad;
 }
 
+/* The double at *at, moved on (the state holds bytes too: read through
+ * memcpy). */
+static double next(const unsigned char **at)
+{
+    double v;
+    memcpy(&v, *at, sizeof v);
+    *at += sizeof v;
+    return v;
+}
+
+/* What in the state at buf (as transfer lays it out) is out of bounds:
+ * its name, with its index in *i and its value in *v; NULL when nothing
+ * is.  Every field is checked before any is used (the rounds become a
+ * uint64_t, the flags index nothing but must be 0 or 1). */
+static const char *fields_bad(const struct average *s, const unsigned char *at,
+                              size_t *i, double *v)
+{
+    size_t n = (size_t)s->nworkers, d = s->dim;
+    const double exact = AIA_EXACT_BELOW;
+    *i = 0;
+    for (*i = 0; *i < d; ++*i)
+        if (!isfinite(*v = next(&at)))
+            return "iterate";
+    if (s->memory == MEM_DELTA)
+        return NULL;
+    for (*i = 0; *i < n * d; ++*i)
+        if (!isfinite(*v = next(&at)))
+            return "workers' models";
+    for (*i = 0; *i < n; ++*i)
+        if (!((*v = next(&at)) >= 0 && isfinite(*v)))
+            return "weight";
+    *i = 0;
+    if (!((*v = next(&at)) >= 0 && isfinite(*v)))
+        return "total weight";
+    if (PREEMPTING(s)) {
+        for (*i = 0; *i < n; ++*i)
+            if (isnan(*v = next(&at))) /* a loss, infinite when unknown */
+                return "score";
+        for (*i = 0; *i < n; ++*i)
+            if (!((*v = next(&at)) >= 0 && *v < exact && *v == floor(*v)))
+                return "count of replacements";
+        for (*i = 0; *i < d; ++*i)
+            if (!isfinite(*v = next(&at)))
+                return "best model";
+        *i = 0;
+        if (!((*v = next(&at)) >= 0 && *v < exact && *v == floor(*v)))
+            return "count of rounds";
+    }
+    if (s->scheme == SCHEME_DECAY) {
+        for (*i = 0; *i < n; ++*i)
+            if (!((*v = next(&at)) >= 0 && *v < exact && *v == floor(*v)))
+                return "round a model answered";
+        *i = 0;
+        if (!((*v = next(&at)) >= 0 && *v < exact && *v == floor(*v)))
+            return "latest round";
+    }
+    for (size_t k = 0; k < (PREEMPTING(s) ? 2 : 1) * n; k++)
+        if (at[k] > 1)
+            return *i = k % n, *v = at[k], k < n ? "heard flag" : "scored flag";
+    return NULL;
+}
+
 int average_load(void *state, const void *buf, size_t len,
                  struct aia_error *err)
 {
@@ -150,6 +212,12 @@ int average_load(void *state, const void *buf, size_t len,
     int with = aia_state_len_sums(len, full, bare, err);
     if (with < 0)
         return -1;
+    size_t at;
+    double v;
+    const char *field = fields_bad(s, buf, &at, &v);
+    if (field)
+        return aia_seterr(err, "damaged: its %s (%zu) is %g: out of bounds",
+                          field, at, v);
     double *tail = NULL;
     if (with) {
         if (!(tail = malloc(l.tail * sizeof *tail)))

@@ -147,11 +147,19 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
         return -1;
     double version = p[2 * s->m.dim], count = p[2 * s->m.dim + 1],
            weight = p[2 * s->m.dim + 2];
-    if (!(version >= 0 && count >= 0 && count < AIA_EXACT_BELOW && weight >= 0))
+    /* each field within its bounds before any is used: counts whole and
+     * exact as doubles, the batch's weight a finite sum of rows */
+    if (!(version >= 0 && version < AIA_EXACT_BELOW &&
+          version == floor(version) && count >= 0 &&
+          count < AIA_EXACT_BELOW && count == floor(count) && weight >= 0 &&
+          isfinite(weight)))
         return aia_seterr(err,
-                          "version %g, %g gradients of %g rows in the "
-                          "batch: not a state of rennala",
+                          "damaged: version %g, %g gradients of %g rows in "
+                          "the batch: not a state of rennala",
                           version, count, weight);
+    if (aia_state_finite(p, s->m.dim, "iterate", err) < 0 ||
+        aia_state_finite(p + s->m.dim, s->m.dim, "batch's sum", err) < 0)
+        return -1;
     memcpy(s->m.x, p, s->m.dim * sizeof *p);
     memcpy(s->acc, p + s->m.dim, s->m.dim * sizeof *p);
     s->m.version = version;

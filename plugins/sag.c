@@ -428,6 +428,8 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
                           "a state of %zu bytes, not a balanced table's "
                           "(another job's checkpoint?)",
                           len);
+    if (aia_state_finite(p, dim, "iterate", err) < 0)
+        return -1;
     if (aia_balance_bad(&s->bal, p + dim, err) < 0)
         return -1;
     struct aia_segtable seg = {0};

@@ -433,6 +433,10 @@ static int load(void *state, const void *buf, size_t len, struct aia_error *err)
         return -1;
     if (with && aia_table_sums_check(&s->table, p + head, sums, err) < 0)
         return -1;
+    if (aia_state_finite(p, dim, "iterate", err) < 0 ||
+        (s->v && aia_state_finite(p + dim, dim, "velocity", err) < 0) ||
+        (s->per_round && aia_state_finite(round, dim, "round's sum", err) < 0))
+        return -1;
     double pending = s->per_round ? round[dim] : 0;
     if (!(pending >= 0 && pending <= AIA_EXACT_BELOW &&
           pending == floor(pending)))

@@ -423,6 +423,52 @@ static int save(void *state, void *buf, struct aia_error *err)
     return 0;
 }
 
+/* Whether v is a whole count from least to most. */
+static int count_in(double v, double least, double most)
+{
+    return v >= least && v <= most && v == floor(v);
+}
+
+/* What in the checkpoint at p is out of bounds: its name, with its
+ * index in *at (a window slot or a worker) and its value in *v; NULL
+ * when nothing is.  Every field is checked before any is used: each tag
+ * becomes a uint64_t (a double past 2^64 or below 0 is undefined there),
+ * and a window slot holds only the blocks whose number is its index
+ * modulo the window. */
+static const char *fields_bad(const struct subspace *s, const double *p,
+                              size_t *at, double *v)
+{
+    const double exact = AIA_EXACT_BELOW, tag = p[0];
+    *at = 0;
+    if (!count_in(tag, 1, exact - 1))
+        return *v = tag, "block number";
+    if (!count_in(p[1], 0, exact - 1))
+        return *v = p[1], "count of answers left out";
+    p += 6;
+    for (size_t j = 0; j < s->nc; j++)
+        if (!isfinite(p[j]))
+            return *at = j, *v = p[j], "block";
+    p += s->nc;
+    for (size_t e = 0; e < s->window; e++, p += 1 + s->nc) {
+        *at = e;
+        if (!count_in(p[0], 0, tag) ||
+            (p[0] > 0 && (uint64_t)p[0] % s->window != e))
+            return *v = p[0], "window's block number";
+        for (size_t j = 0; j < s->nc; j++)
+            if (!isfinite(p[1 + j]))
+                return *v = p[1 + j], "window's block";
+    }
+    for (size_t i = 0; i < (size_t)s->nworkers; i++, p += 1 + s->nc) {
+        *at = i;
+        if (!count_in(p[0], 0, tag))
+            return *v = p[0], "worker's block number";
+        for (size_t j = 0; j < s->nc; j++)
+            if (!isfinite(p[1 + j]))
+                return *v = p[1 + j], "worker's block";
+    }
+    return NULL;
+}
+
 static int load(void *state, const void *buf, size_t len,
                 struct aia_error *err)
 {
@@ -432,8 +478,12 @@ static int load(void *state, const void *buf, size_t len,
                                "(another block, window or pool)",
                           len, state_size(s));
     const double *p = buf;
-    if (!(p[0] >= 1 && p[0] == floor(p[0])))
-        return aia_seterr(err, "a checkpoint whose block number is %g", p[0]);
+    size_t at;
+    double v;
+    const char *bad = fields_bad(s, p, &at, &v);
+    if (bad)
+        return aia_seterr(err, "damaged: its %s (%zu) is %g: out of bounds",
+                          bad, at, v);
     s->tag = (uint64_t)*p++;
     s->left_out = (uint64_t)*p++;
     for (int i = 0; i < 4; i++)
@@ -447,11 +497,6 @@ static int load(void *state, const void *buf, size_t len,
     }
     for (size_t i = 0; i < (size_t)s->nworkers; i++) {
         s->wtag[i] = (uint64_t)*p++;
-        if (s->wtag[i] > s->tag)
-            return aia_seterr(err, "a checkpoint whose worker %zu answered "
-                                   "block %llu of %llu",
-                              i, (unsigned long long)s->wtag[i],
-                              (unsigned long long)s->tag);
         memcpy(s->w + i * s->nc, p, s->nc * sizeof *p);
         p += s->nc;
     }

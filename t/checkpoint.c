@@ -1,5 +1,11 @@
 /* checkpoint.c - checkpoints read back as written; refused when damaged,
- * out of bounds, or from another job (naming what differs). */
+ * out of bounds, or from another job (naming what differs).
+ *
+ * Also the shell tests' forger (t0160): `checkpoint.t forge FILE WORD d|u
+ * VALUE` sets the 8-byte word WORD of FILE's algorithm state to VALUE (a
+ * double, or an unsigned 64-bit integer) and makes its checksum right
+ * again, so that only the state's own checks stand between the field and
+ * the run; `checkpoint.t peek FILE WORD d|u` prints that word. */
 #include <config.h>
 
 #include <math.h>
@@ -13,6 +19,78 @@
 #include "tap.h"
 
 static char path[64];
+
+/* The byte at which FILE's (len bytes at p) algorithm state starts, and
+ * its length in *slen; 0 when the file is not a checkpoint's shape. */
+static size_t state_at(const unsigned char *p, size_t len, uint64_t *slen)
+{
+    uint32_t parts;
+    uint64_t qlen;
+    if (len < 32)
+        return 0;
+    memcpy(&parts, p + 24, 4);
+    size_t at = 32 + (size_t)parts * (CHECKPOINT_NAME + 8) + 8 * 8;
+    if (parts > CHECKPOINT_PARTS || at + 8 > len)
+        return 0;
+    memcpy(&qlen, p + at, 8);
+    at += 8;
+    if (qlen > (len - at) / 8)
+        return 0;
+    at += (size_t)qlen * 8;
+    if (at + 8 > len)
+        return 0;
+    memcpy(slen, p + at, 8);
+    at += 8;
+    return *slen <= len - at && len - at - *slen == 8 ? at : 0;
+}
+
+/* checkpoint.t forge|peek FILE WORD d|u [VALUE]: exit 0, or 99 with a
+ * line on stderr. */
+static int forger(int argc, char **argv)
+{
+    int forge = strcmp(argv[1], "forge") == 0;
+    if (argc != (forge ? 6 : 5) || (strcmp(argv[4], "d") && strcmp(argv[4], "u")))
+        return fprintf(stderr, "usage: checkpoint.t forge|peek FILE WORD "
+                               "d|u [VALUE]\n"),
+               99;
+    FILE *f = fopen(argv[2], "rb");
+    static unsigned char p[1 << 24];
+    size_t len = f ? fread(p, 1, sizeof p, f) : 0;
+    if (f)
+        fclose(f);
+    uint64_t slen = 0;
+    size_t at = state_at(p, len, &slen);
+    size_t word = (size_t)strtoull(argv[3], NULL, 10);
+    if (!at || word >= slen / 8)
+        return fprintf(stderr, "checkpoint.t: %s: no word %zu in its state\n",
+                       argv[2], word),
+               99;
+    unsigned char *w = p + at + 8 * word;
+    if (!forge) {
+        double d;
+        uint64_t u;
+        memcpy(&d, w, 8);
+        memcpy(&u, w, 8);
+        if (*argv[4] == 'd')
+            printf("%.17g\n", d);
+        else
+            printf("%llu\n", (unsigned long long)u);
+        return 0;
+    }
+    if (*argv[4] == 'd') {
+        double d = strtod(argv[5], NULL);
+        memcpy(w, &d, 8);
+    } else {
+        uint64_t u = strtoull(argv[5], NULL, 0);
+        memcpy(w, &u, 8);
+    }
+    uint64_t sum = checkpoint_hash(CHECKPOINT_HASH0, p, len - 8);
+    memcpy(p + len - 8, &sum, 8);
+    f = fopen(argv[2], "wb");
+    if (!f || fwrite(p, 1, len, f) != len || fclose(f) != 0)
+        return fprintf(stderr, "checkpoint.t: cannot write %s\n", argv[2]), 99;
+    return 0;
+}
 
 static void job_id(struct checkpoint_id *id, uint64_t seed)
 {
@@ -83,8 +161,39 @@ static void temporaries(const struct checkpoint_id *id,
     unlink(path);
 }
 
-int main(void)
+/* The states of coordinator ranks (pool.shards): each rank's length is
+ * checked against what is left, never summed to wrap around 2^64. */
+static void shards(void)
 {
+    uint64_t block[3 + 23] = {2, 144, 40};
+    struct checkpoint c = {.state = block, .state_len = 3 * 8 + 184};
+    size_t off[2], len[2];
+    struct aia_error err = {""};
+    ok(checkpoint_shards(&c, 2, off, len, &err) == 0 && off[0] == 24 &&
+           len[0] == 144 && off[1] == 168 && len[1] == 40,
+       "two ranks' states: their offsets and lengths (%s)", err.text);
+    block[1] = 192;
+    block[2] = UINT64_MAX - 7; /* the sum is right, around 2^64 */
+    is_int(checkpoint_shards(&c, 2, off, len, &err), -1,
+           "lengths 192 and 2^64 - 8 of 184 bytes are refused");
+    like(err.text, "damaged: the state of coordinator rank 0 is 192 bytes, "
+                   "past the 184 left",
+         "naming the rank and its length (%s)", err.text);
+    block[1] = 144;
+    block[2] = 32;
+    is_int(checkpoint_shards(&c, 2, off, len, &err), -1,
+           "lengths that leave bytes over are refused");
+    like(err.text, "states are 208 bytes, their lengths say 200", "saying so");
+    is_int(checkpoint_shards(&c, 3, off, len, &err), -1,
+           "another count of ranks is refused");
+    like(err.text, "holds the states of 2 coordinator ranks, this run has 3",
+         "naming both (%s)", err.text);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "forge") || !strcmp(argv[1], "peek")))
+        return forger(argc, argv);
     plan(0);
     snprintf(path, sizeof path, "/tmp/aiarun-ckpt-%ld.bin", (long)getpid());
     struct checkpoint_id id, other;
@@ -169,5 +278,6 @@ int main(void)
            -1, "a cut one is refused");
     unlink(path);
     temporaries(&id, &k);
+    shards();
     return done_testing();
 }

@@ -388,6 +388,80 @@ static void balanced_async(void)
     algtest_async = 0;
 }
 
+/* A balanced state forged one field at a time: each refused at load,
+ * naming the field.  A negative count of answers timed was loaded, then
+ * written and read as an index out of the balance's windows. */
+static void forged(void)
+{
+    struct algtest t, u;
+    struct plugtest a;
+    plugtest_load(&a, "sag", AIA_KIND_ALGORITHM,
+                  "{variant: dsag, balance: on, balance_every: 5}");
+    algtest_open(&t, &a, &Pb, W, NULL, 5);
+    algtest_open(&u, &a, &Pb, W, NULL, 5);
+    t.compute_s = u.compute_s = timed;
+    algtest_rounds(&t, 12, -1, 0);
+    size_t len;
+    double *good = algtest_state(&t, &len), *st = malloc(len);
+    /* x, then the balance (window 20), then the segments */
+    enum { B = N, P = B + 2, ROWS = P + W, TIMED = ROWS + W };
+    enum { RECENT = TIMED + W, CAP = RECENT + W, FIXED = CAP + W };
+    enum { RING = FIXED + W, TIMES = RING + 20 * W, SEG = TIMES + 20 * W };
+    ok(good[P] == 3 && good[ROWS] > 0 && good[TIMED] == 12 && good[SEG] > 0,
+       "the state holds worker 0's 3 sub-partitions (%g), its rows (%g), "
+       "answers timed (%g) and segments (%g) where the forger writes",
+       good[P], good[ROWS], good[TIMED], good[SEG]);
+    struct {
+        size_t at;
+        double v;
+        const char *want;
+    } f[] = {
+        {TIMED, -1, "answers timed of worker 0 is -1: out of bounds"},
+        {TIMED + 1, 2.5, "answers timed of worker 1 is 2.5"},
+        {TIMED + 2, 1e300, "answers timed of worker 2"},
+        {B, -1, "count of plans is -1"},
+        {B + 1, 1e9, "rounds since its last plan"},
+        {P + 1, 0, "sub-partitions of worker 1 are 0"},
+        {ROWS + 2, NAN, "rows of worker 2 is nan"},
+        {RECENT + 3, 13, "since its sub-partitions changed of worker 3"},
+        {CAP, 0, "most sub-partitions a split paid for of worker 0"},
+        {FIXED + 1, -1, "fixed cost of an answer of worker 1"},
+        {RING + 3, -5, "rows of an answer timed of worker 0 is -5"},
+        {RING + 20 + 15, 7, "rows of an answer timed of worker 1 is 7"},
+        {TIMES + 2, INFINITY, "time of an answer of worker 0 is inf"},
+        {SEG, 0.5, "worker 0's count of segments is 0.5"},
+        {SEG, 1e300, "worker 0's count of segments"},
+        {SEG + 1, -3, "segment 0: its first row (-3)"},
+        {SEG + 2, 18446744073709551616.0, "segment 0: its end row"},
+        {SEG + 3, 1.5, "segment 0: its step (1.5)"},
+        {SEG + 4, NAN, "segment 0: its gradient (nan)"},
+        {0, NAN, "value 0 of its iterate is nan"},
+    };
+    int all = 1;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        struct aia_error err = {""};
+        memcpy(st, good, len);
+        st[f[i].at] = f[i].v;
+        int rc = u.alg->load(u.as[0], st, len, &err);
+        all = all && rc < 0 && strstr(err.text, f[i].want);
+        if (rc == 0 || !strstr(err.text, f[i].want))
+            diag("word %zu = %g: %s", f[i].at, f[i].v,
+                 rc == 0 ? "loaded" : err.text);
+    }
+    ok(all, "every field of a balanced state forged out of its bounds is "
+            "refused, naming the field (%zu forgeries)",
+       sizeof f / sizeof f[0]);
+    struct aia_error err = {""};
+    ok(u.alg->load(u.as[0], good, len, &err) == 0 &&
+           algtest_same_state(&t, &u),
+       "and the state as saved loads, whole (%s)", err.text);
+    free(st);
+    free(good);
+    algtest_close(&t);
+    algtest_close(&u);
+    plugtest_free(&a);
+}
+
 int main(void)
 {
     plugtest_load(&Pb, "lrmse", AIA_KIND_PROBLEM,
@@ -403,6 +477,7 @@ int main(void)
     algtest_resume_check("sag", "{variant: dsag, balance: on}", &Pb, W);
     balanced();
     balanced_async();
+    forged();
     plugtest_free(&Pb);
     return done_testing();
 }

@@ -296,56 +296,42 @@ int shard_load(struct coord *c, const struct checkpoint *k, double *query,
     const struct setup *s = c->l.s;
     int ranks = s->shards;
     const char *b = k->state;
-    uint64_t head = 0;
-    if (k->state_len >= sizeof head)
-        memcpy(&head, b, sizeof head);
-    if (head != (uint64_t)ranks || k->state_len < block_head(ranks))
-        return aia_seterr(err, "the checkpoint holds the states of %llu "
-                               "coordinator ranks, this run has %d "
-                               "(pool.shards)",
-                          (unsigned long long)head, ranks);
-    uint64_t *lens = malloc((size_t)ranks * sizeof *lens);
-    if (!lens)
+    /* every rank's length checked before any is used */
+    size_t *off = malloc(2 * (size_t)ranks * sizeof *off);
+    if (!off)
         return aia_seterr(err, "out of memory");
-    memcpy(lens, b + sizeof head, (size_t)ranks * sizeof *lens);
-    size_t total = block_head(ranks);
-    for (int j = 0; j < ranks; j++)
-        total += lens[j];
-    if (total != k->state_len) {
-        free(lens);
-        return aia_seterr(err, "the checkpoint's states are %zu bytes, "
-                               "their lengths say %zu",
-                          k->state_len, total);
+    size_t *lens = off + ranks;
+    if (checkpoint_shards(k, ranks, off, lens, err) < 0) {
+        free(off);
+        return -1;
     }
     /* rank 0's state, aligned for the plugin */
-    size_t off = block_head(ranks);
     void *mine = malloc(lens[0] ? lens[0] : 1);
     if (!mine) {
-        free(lens);
+        free(off);
         return aia_seterr(err, "out of memory");
     }
-    memcpy(mine, b + off, lens[0]);
+    memcpy(mine, b + off[0], lens[0]);
     int rc = s->alg->load(s->alg_s, mine, lens[0], err);
     free(mine);
     if (rc < 0) {
-        free(lens);
+        free(off);
         return -1;
     }
     size_t n0 = s->slice[1], tail = s->shape.query_len - n0;
     memcpy(query, k->query, n0 * sizeof *query);
     memcpy(query + n0, k->query + s->dim, tail * sizeof *query);
-    off += lens[0];
     shard_tell(c, SHARD_LOAD, -1, NULL);
     for (int j = 1; j < ranks; j++) {
         size_t slen = s->slice[j + 1] - s->slice[j];
-        bell_send(&lens[j], (int)sizeof lens[j], j, TAG_SHARD);
-        bell_send(b + off, (int)lens[j], j, TAG_SHARD);
+        uint64_t len = lens[j];
+        bell_send(&len, (int)sizeof len, j, TAG_SHARD);
+        bell_send(b + off[j], (int)lens[j], j, TAG_SHARD);
         bell_send(k->query + s->slice[j], (int)(slen * sizeof *query), j,
                   TAG_SHARD);
-        c->sh->sent += sizeof lens[j] + lens[j] + slen * sizeof *query;
-        off += lens[j];
+        c->sh->sent += sizeof len + lens[j] + slen * sizeof *query;
     }
-    free(lens);
+    free(off);
     return 0;
 }
 

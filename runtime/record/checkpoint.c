@@ -349,6 +349,49 @@ void checkpoint_free(struct checkpoint *c)
     c->state = NULL;
 }
 
+size_t checkpoint_shards_head(int ranks)
+{
+    return ((size_t)ranks + 1) * sizeof(uint64_t);
+}
+
+int checkpoint_shards(const struct checkpoint *c, int ranks, size_t *off,
+                      size_t *len, struct aia_error *err)
+{
+    const unsigned char *b = c->state;
+    uint64_t head = 0;
+    if (c->state_len >= sizeof head)
+        memcpy(&head, b, sizeof head);
+    if (ranks < 1 || head != (uint64_t)ranks ||
+        c->state_len < checkpoint_shards_head(ranks))
+        return aia_seterr(err,
+                          "the checkpoint holds the states of %llu "
+                          "coordinator ranks, this run has %d (pool.shards)",
+                          (unsigned long long)head, ranks);
+    /* each length within what is left: lengths summed as they came
+     * (192 and 2^64 - 8, summed right around 2^64) once had rank 0 read
+     * past the states */
+    size_t at = checkpoint_shards_head(ranks);
+    for (int j = 0; j < ranks; j++) {
+        uint64_t n;
+        memcpy(&n, b + (size_t)(j + 1) * sizeof n, sizeof n);
+        if (n > c->state_len - at || n > CHECKPOINT_SHARD_MAX)
+            return aia_seterr(err,
+                              "damaged: the state of coordinator rank %d is "
+                              "%llu bytes, past the %zu left of the "
+                              "checkpoint's states",
+                              j, (unsigned long long)n, c->state_len - at);
+        off[j] = at;
+        len[j] = (size_t)n;
+        at += (size_t)n;
+    }
+    if (at != c->state_len)
+        return aia_seterr(err,
+                          "damaged: the checkpoint's states are %zu bytes, "
+                          "their lengths say %zu",
+                          c->state_len, at);
+    return 0;
+}
+
 /* PATH.lock, or NULL. */
 static char *lock_path(const char *path)
 {

@@ -81,6 +81,18 @@ int checkpoint_parse(const char *path, const void *p, size_t len,
 
 void checkpoint_free(struct checkpoint *c);
 
+/* A state written by coordinator ranks (pool.shards): the count of ranks
+ * (uint64), each rank's length (uint64), then each rank's state, in rank
+ * order.  checkpoint_shards reads c's as ranks states: each rank's offset
+ * in c->state into off[rank] and its length into len[rank], 0; or -1 with
+ * err naming what is out of bounds (another count of ranks, a length past
+ * what is left of the states or past what a message carries (2^31 - 1),
+ * lengths that do not fill them). */
+#define CHECKPOINT_SHARD_MAX 2147483647ull
+size_t checkpoint_shards_head(int ranks);
+int checkpoint_shards(const struct checkpoint *c, int ranks, size_t *off,
+                      size_t *len, struct aia_error *err);
+
 /* Take the lock of the checkpoint at path for as long as this run writes
  * or resumes from it: an advisory flock on PATH.lock (the checkpoint
  * itself is replaced by a rename at each write, so it cannot hold one).

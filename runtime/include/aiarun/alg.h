@@ -276,6 +276,21 @@ static inline int aia_state_len(size_t len, size_t want, struct aia_error *err)
     return aia_seterr(err, "a state of %zu bytes, expected %zu", len, want);
 }
 
+/* A checkpoint's values that must be finite (an iterate, gradients),
+ * checked at load before any is used: 0, or -1 with err naming what and
+ * the first that is not. */
+static inline int aia_state_finite(const double *p, size_t n, const char *what,
+                                   struct aia_error *err)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(p[i]))
+            return aia_seterr(err,
+                              "damaged: value %zu of its %s is %g: not "
+                              "finite",
+                              i, what, p[i]);
+    return 0;
+}
+
 /* A load that takes its state with or without the running sums at its
  * end (a state of bare bytes, written before the sums were saved, is
  * summed afresh): 1 when len is full and the sums are there, 0 when len
@@ -319,8 +334,11 @@ static inline int aia_method_load(void *state, const void *buf, size_t len,
     const double *p = (const double *)buf;
     if (aia_state_len(len, aia_method_size(state), err) < 0)
         return -1;
-    if (m->versioned && !(p[m->dim] >= 0 && p[m->dim] < AIA_EXACT_BELOW))
+    if (m->versioned && !(p[m->dim] >= 0 && p[m->dim] < AIA_EXACT_BELOW &&
+                          p[m->dim] == floor(p[m->dim])))
         return aia_seterr(err, "version %g: not a count of steps", p[m->dim]);
+    if (aia_state_finite(p, m->dim, "iterate", err) < 0)
+        return -1;
     memcpy(m->x, p, m->dim * sizeof *p);
     if (m->versioned)
         m->version = p[m->dim];
@@ -681,7 +699,8 @@ static inline size_t aia_table_bad(const struct aia_table *t, const double *p,
     const double *n = p + t->entries * t->dim, *when = n + t->entries;
     const double exact = AIA_EXACT_BELOW;
     for (size_t e = 0; e < t->entries; e++)
-        if (!(n[e] >= 0 && isfinite(n[e]) && when[e] >= 0 && when[e] < exact)) {
+        if (!(n[e] >= 0 && isfinite(n[e]) && when[e] >= 0 && when[e] < exact &&
+              when[e] == floor(when[e]))) {
             *rows = n[e];
             *sent = when[e];
             return e;
@@ -716,6 +735,8 @@ aia_table_restore(struct aia_table *t, const double *p, struct aia_error *err)
                    e, rows, sent);
         return NULL;
     }
+    if (aia_state_finite(p, t->entries * t->dim, "table's gradients", err) < 0)
+        return NULL;
     p = aia_table_load(t, p);
     aia_table_resum(t);
     return p;
@@ -979,6 +1000,8 @@ static inline int aia_table_method_load(void *state, const void *buf,
     if (with < 0)
         return -1;
     sums = p + tm->m.dim + t->entries * (t->dim + 2);
+    if (aia_state_finite(p, tm->m.dim, "iterate", err) < 0)
+        return -1;
     if (with && aia_table_sums_check(t, p + tm->m.dim, sums, err) < 0)
         return -1;
     if (!aia_table_restore(t, p + tm->m.dim, err))

@@ -368,23 +368,85 @@ static inline double *aia_balance_save(const struct aia_balance *s, double *p)
     return p + 2 * nw;
 }
 
-/* 0 when the aia_balance_len doubles at p are a state of this balance;
- * else -1 with err naming the worker. */
+/* Whether v is a whole count from least to most. */
+static inline int aia_balance_count(double v, double least, double most)
+{
+    return v >= least && v <= most && v == floor(v);
+}
+
+/* What of worker w's fields at q (aia_balance_save's per-worker arrays,
+ * n workers, window answers) is out of bounds: its name, and its value in
+ * *v; NULL when none is.  Every field is checked before any is used: a
+ * negative count of answers timed was once an index into the windows
+ * (written, and read by aia_balance_median, out of bounds). */
+static inline const char *aia_balance_worker_bad(const struct aia_balance *s,
+                                                 const double *q, size_t w,
+                                                 double *v)
+{
+    size_t n = (size_t)s->nworkers, win = s->window;
+    const double exact = AIA_EXACT_BELOW;
+    double parts = q[w], rows = q[n + w], timed = q[2 * n + w],
+           recent = q[3 * n + w], cap = q[4 * n + w], fixed = q[5 * n + w];
+    const double *ring_rows = q + 6 * n + w * win;
+    const double *ring_time = q + 6 * n + n * win + w * win;
+    if (!aia_balance_count(rows, 0, exact - 1))
+        return *v = rows, "rows";
+    if (!aia_balance_count(parts, (double)s->parts, (double)s->most) ||
+        (rows > 0 && parts > rows))
+        return *v = parts, "sub-partitions";
+    if (!aia_balance_count(timed, 0, exact - 1))
+        return *v = timed, "answers timed";
+    if (!aia_balance_count(recent, 0, timed))
+        return *v = recent, "answers timed since its sub-partitions changed";
+    if (!aia_balance_count(cap, (double)s->parts, (double)s->most))
+        return *v = cap, "most sub-partitions a split paid for";
+    if (!(fixed >= 0 && isfinite(fixed)))
+        return *v = fixed, "fixed cost of an answer";
+    /* the answers in its window have rows (at most its own), the slots
+     * not yet written none */
+    for (size_t k = 0; k < win; k++) {
+        int written = (double)k < timed;
+        if (written ? !(ring_rows[k] >= 1 && ring_rows[k] <= rows)
+                    : ring_rows[k] != 0)
+            return *v = ring_rows[k], "rows of an answer timed";
+        if (written ? !(ring_time[k] >= 0 && isfinite(ring_time[k]))
+                    : ring_time[k] != 0)
+            return *v = ring_time[k], "time of an answer";
+    }
+    return NULL;
+}
+
+/* 0 when the aia_balance_len doubles at p are a state of this balance
+ * (every field within its bounds); else -1 with err naming the field,
+ * and the worker. */
 static inline int aia_balance_bad(const struct aia_balance *s, const double *p,
                                   struct aia_error *err)
 {
     size_t n = (size_t)s->nworkers;
-    const double *q = p + 2;
+    const double exact = AIA_EXACT_BELOW;
+    if (!aia_balance_count(p[0], 0, exact - 1))
+        return aia_seterr(err, "damaged: the balance's count of plans is %g: "
+                               "out of bounds",
+                          p[0]);
+    /* a plan every `every` rounds, or every * nworkers updates */
+    if (!aia_balance_count(p[1], 0, (double)s->every * (double)n))
+        return aia_seterr(err, "damaged: the balance's rounds since its last "
+                               "plan are %g: out of bounds (at most %g)",
+                          p[1], (double)s->every * (double)n);
     for (size_t w = 0; w < n; w++) {
-        double parts = q[w], rows = q[n + w];
-        if (!(parts >= (double)s->parts && parts <= (double)s->most &&
-              parts == floor(parts) && rows >= 0 && rows < 9.007e15 &&
-              (rows == 0 || parts <= rows)))
+        double v = 0;
+        const char *bad = aia_balance_worker_bad(s, p + 2, w, &v);
+        if (bad && !strcmp(bad, "sub-partitions"))
             return aia_seterr(err,
-                              "worker %zu: %g sub-partitions of %g rows "
-                              "(expected %zu to %zu, at most its rows): not "
-                              "this job's balance",
-                              w, parts, rows, s->parts, s->most);
+                              "damaged: the balance's sub-partitions of "
+                              "worker %zu are %g (expected %zu to %zu, at "
+                              "most its rows): not this job's balance",
+                              w, v, s->parts, s->most);
+        if (bad)
+            return aia_seterr(err,
+                              "damaged: the balance's %s of worker %zu is "
+                              "%g: out of bounds",
+                              bad, w, v);
     }
     return 0;
 }

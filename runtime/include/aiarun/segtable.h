@@ -306,10 +306,31 @@ static inline double *aia_segtable_save(const struct aia_segtable *t, double *p)
     return p;
 }
 
+/* What of the segment at p (lo, hi, step, then dim gradient values) is
+ * not one of a worker's rows from row last on, below rows: its name, and
+ * its value in *v; NULL when none is.  Every field is checked before it
+ * is used: each becomes a size_t, a row or a step. */
+static inline const char *aia_segtable_seg_bad(const double *p, size_t dim,
+                                               double last, double rows,
+                                               double *v)
+{
+    const double exact = AIA_EXACT_BELOW;
+    if (!(p[0] >= last && p[0] < exact && p[0] == floor(p[0])))
+        return *v = p[0], "first row";
+    if (!(p[1] > p[0] && p[1] <= rows && p[1] < exact && p[1] == floor(p[1])))
+        return *v = p[1], "end row";
+    if (!(p[2] >= 0 && p[2] < exact && p[2] == floor(p[2])))
+        return *v = p[2], "step";
+    for (size_t j = 0; j < dim; j++)
+        if (!isfinite(p[3 + j]))
+            return *v = p[3 + j], "gradient";
+    return NULL;
+}
+
 /* Read back n doubles at p into an empty table, worker w's rows below
  * rows[w]; the running sums summed afresh.  The end of what it read, or
- * NULL with err naming what is not a table's (the table is then to be
- * freed). */
+ * NULL with err naming the worker, the segment and the field that is not
+ * a table's (the table is then to be freed). */
 static inline const double *aia_segtable_load(struct aia_segtable *t,
                                               const double *p, size_t n,
                                               const size_t *rows,
@@ -318,17 +339,32 @@ static inline const double *aia_segtable_load(struct aia_segtable *t,
     const double *end = p + n;
     const double exact = AIA_EXACT_BELOW;
     for (int w = 0; w < t->nworkers; w++) {
-        if (p >= end || !(*p >= 0 && *p <= (double)rows[w])) {
-            aia_seterr(err, "worker %d's segments: not a table's", w);
+        /* rows unknown (SIZE_MAX): no more than a double counts exactly */
+        double most = (double)rows[w] < exact ? (double)rows[w] : exact;
+        if (p >= end || !(*p >= 0 && *p <= most && *p == floor(*p))) {
+            aia_seterr(err,
+                       "damaged: worker %d's count of segments is %g: not "
+                       "a table's",
+                       w, p < end ? *p : -1.0);
             return NULL;
         }
-        size_t m = (size_t)*p++, last = 0;
+        size_t m = (size_t)*p++;
+        double last = 0;
         for (size_t k = 0; k < m; k++) {
             size_t slot;
-            if ((size_t)(end - p) < 3 + t->dim || !(p[0] >= (double)last) ||
-                !(p[1] > p[0]) || !(p[1] <= (double)rows[w]) ||
-                !(p[2] >= 0 && p[2] < exact)) {
-                aia_seterr(err, "worker %d's segment %zu: not a table's", w, k);
+            double v = 0;
+            if ((size_t)(end - p) < 3 + t->dim) {
+                aia_seterr(err, "damaged: worker %d's segment %zu is cut "
+                                "short",
+                           w, k);
+                return NULL;
+            }
+            const char *bad = aia_segtable_seg_bad(p, t->dim, last, most, &v);
+            if (bad) {
+                aia_seterr(err,
+                           "damaged: worker %d's segment %zu: its %s (%g) "
+                           "is not a table's",
+                           w, k, bad, v);
                 return NULL;
             }
             if (aia_segtable_room(t, w) < 0 ||
@@ -338,7 +374,8 @@ static inline const double *aia_segtable_load(struct aia_segtable *t,
             }
             struct aia_seg *s = &t->seg[w][t->nseg[w]++];
             s->lo = (size_t)p[0];
-            s->hi = last = (size_t)p[1];
+            s->hi = (size_t)p[1];
+            last = p[1];
             s->when = (uint64_t)p[2];
             s->slot = slot;
             if (s->when > t->now)
