@@ -29,7 +29,9 @@ static size_t state_at(const unsigned char *p, size_t len, uint64_t *slen)
     if (len < 32)
         return 0;
     memcpy(&parts, p + 24, 4);
-    size_t at = 32 + (size_t)parts * (CHECKPOINT_NAME + 8) + 8 * 8;
+    /* the run's 8 words, then its CHECKPOINT_TRAFFIC byte counters */
+    size_t at = 32 + (size_t)parts * (CHECKPOINT_NAME + 8) +
+                8 * (8 + CHECKPOINT_TRAFFIC);
     if (parts > CHECKPOINT_PARTS || at + 8 > len)
         return 0;
     memcpy(&qlen, p + at, 8);
