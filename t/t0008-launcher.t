@@ -57,7 +57,10 @@ is "$(printf '%s\n' "$err" | wc -l)" 1 "in one line"
 err=$(env "$sz=3" "$rk=1" timeout 60 "$AIARUN" "$job" 2>&1 >/dev/null); rc=$?
 is "$rc:$err" "2:" "the launcher's other ranks exit 2 saying nothing"
 if [ -n "$other" ] && command -v "$other" >/dev/null 2>&1; then
-    err=$(timeout -k 5 120 "$other" -np 3 "$AIARUN" "$job" 2>&1 >/dev/null)
+    oflags=
+    [ "$(kind "$other")" = openmpi ] && oflags=--oversubscribe
+    err=$(own_session timeout -k 5 120 "$other" -np 3 $oflags "$AIARUN" \
+        "$job" 2>&1 >/dev/null)
     rc=$?
     expect_ok "under $other the job fails ($rc)" [ "$rc" != 0 ]
     is "$(printf '%s\n' "$err" | grep -c 'launcher of another MPI')" 1 \
