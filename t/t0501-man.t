@@ -1,7 +1,8 @@
 #!/bin/sh
 # The man pages: every option that aiarun --help and aiarun-plot --help
 # print is in its page, the version is the programs', and groff renders
-# both pages without a warning (when groff is installed).
+# every page without a warning and without a font escape left as text
+# (when groff is installed).
 . "$top_srcdir/t/lib.sh"
 : "${AIARUN_PLOT:?run the tests through make check}"
 scratch
@@ -78,8 +79,26 @@ for s in $(grep -o 'struct aia_[a-z_]*' "$trash/tutorial.txt" | sort -u |
 done
 is "$unknown" "" "every struct the tutorial names is in an installed header"
 
+# Every page: no control character in its source (a "\fB" written
+# through a string that turned "\f" into a form feed), and, rendered, no
+# font escape left as text: "fBword", or "Bword" and "Iword" ending in an
+# "R" that was "\fR" (BmadviseR(2)), which groff passes without a warning.
+pages=$(ls "$top_srcdir"/man/*.[157])
+expect_ok "man/ holds at least 5 pages" [ "$(printf '%s\n' "$pages" | wc -l)" -ge 5 ]
+for page in $pages; do
+    name=man/${page##*/}
+    bad=$(grep -n "$(printf '[\001-\010\013-\037\177]')" "$page" | cut -d: -f1 |
+        tr '\n' ' ')
+    is "$bad" "" "$name has no control character in its source"
+    if command -v groff >/dev/null 2>&1; then
+        stray=$(groff -man -Tascii -P-cbou "$page" 2>/dev/null | grep -E \
+            '(^|[^A-Za-z])f[BIRP][a-z]|\\f|(^|[^A-Za-z0-9_])[BI][a-z/._][^ ]*[a-z0-9_]R([^A-Za-z0-9]|$)')
+        is "$stray" "" "$name renders no font escape as text"
+    fi
+done
+
 if command -v groff >/dev/null 2>&1; then
-    for prog in aiarun aiarun-plot; do
+    for prog in aiarun aiarun-plot aiarun-evaluate; do
         page="$top_srcdir/man/$prog.1"
         warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
         is "$warnings" "" "groff renders man/$prog.1 without a warning"

@@ -271,6 +271,34 @@ static void log_peak_memory(void)
         host_log(AIA_LOG_INFO, "peak memory %ld kB (VmHWM)", kb);
 }
 
+/* A world of one rank where the launcher's environment says the job has
+ * more: the binary is another MPI's than the launcher's (built for Open
+ * MPI, started by MPICH's mpirun.mpich, or the reverse), and every rank
+ * runs alone.  Says so once, from the launcher's rank 0, instead of each
+ * rank asking for a coordinator; returns 1 then, else 0. */
+static int launcher_mismatch(void)
+{
+    static const char *const vars[][2] = {
+        {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"}, /* Open MPI */
+        {"PMI_SIZE", "PMI_RANK"}, /* MPICH's hydra, srun --mpi=pmi2 */
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *size = getenv(vars[i][0]), *rank = getenv(vars[i][1]);
+        long n = size ? strtol(size, NULL, 10) : 0;
+        if (n < 2)
+            continue;
+        if (!rank || strcmp(rank, "0") == 0)
+            host_error("this aiarun is built for " AIA_MPI_NAME ", but a "
+                       "launcher of another MPI started it as one of %ld "
+                       "ranks (%s=%s): each rank runs alone.  Start it with "
+                       AIA_MPI_NAME "'s mpirun, or build aiarun for the "
+                       "launcher's MPI (configure --with-mpi=...)",
+                       n, vars[i][0], size);
+        return 1;
+    }
+    return 0;
+}
+
 int run_job(const struct run_opts *opts)
 {
     struct setup s = {.windex = -1};
@@ -284,6 +312,8 @@ int run_job(const struct run_opts *opts)
         guard_catch_signals();
     else
         guard_ignore_signals();
+    if (s.size < 2 && launcher_mismatch())
+        return RUN_BAD_JOB;
     if (s.size < 2) {
         host_error("a job needs a coordinator and at least one worker: run "
                    "it as mpirun -np N aiarun %s, with N >= 2",
