@@ -20,7 +20,7 @@ cat > job.yaml <<'YAML'
 seed: 4
 algorithm: {plugin: sag, step: 0.3}
 problem: {plugin: lrmse, rows: 4000, cols: 21}
-pool: {shards: 2, shard_timeout: 2, coordinator_timeout: 10}
+pool: {shards: 2, shard_timeout: 5, coordinator_timeout: 20}
 stragglers: {work_ms: 20}
 stop: {iterations: 1000000}
 output: {history: h.csv, every: 1, checkpoint: ck.bin, checkpoint_every: 10}
@@ -46,7 +46,7 @@ lose() {
 # check DESC ROWS STATUS: what every loss must leave (STATUS: the job's)
 check() {
     is "$3" 1 "$1: exit status 1"
-    like "$err" "stopping: shard rank 1 lost: no word from it for 2 s \\(pool.shard_timeout\\)" \
+    like "$err" "stopping: shard rank 1 lost: no word from it for 5 s \\(pool.shard_timeout\\)" \
         "$1: rank 0 names the shard rank lost"
     expect_nogrep "$1: no worker leaves on its own" \
         "no word from the coordinator" err.txt
