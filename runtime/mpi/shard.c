@@ -95,11 +95,13 @@ static void lose(struct coord *c, int j)
     drop_recv(&sh->freq[j - 1]);
     drop_recv(&sh->preq[j - 1]);
     run_incomplete = 1;
-    lead_fail(&c->l,
-              "stopping: shard rank %d lost: no word from it for %g s (%s); "
-              "the run ends without it",
-              j, guard_signal ? SHARD_SIGNAL_S : sh->timeout,
-              guard_signal ? "after a signal" : "pool.shard_timeout");
+    if (guard_signal) /* the signal stops the run (shutdown_signal) */
+        host_error("shard rank %d lost: no word from it within %g s of a "
+                   "signal", j, SHARD_SIGNAL_S);
+    else
+        lead_fail(&c->l, "stopping: shard rank %d lost: no word from it "
+                         "for %g s (pool.shard_timeout); the run ends "
+                         "without it", j, sh->timeout);
 }
 
 int shard_lost(const struct coord *c, int rank)
@@ -108,10 +110,9 @@ int shard_lost(const struct coord *c, int rank)
     return sh && rank >= 1 && rank <= sh->n && sh->gone[rank - 1];
 }
 
-/* Rank 0 waits for request *r to or from shard rank j: idle workers are
- * kept alive meanwhile (coord_keep_alive), and j is lost when it does
- * not complete within pool.shard_timeout (a moment, once a signal
- * came).  0, or -1 (j is then lost, *r let go). */
+/* Rank 0 waits for request *r to or from shard rank j, keeping idle
+ * workers alive; j is lost when it is not done within pool.shard_timeout
+ * (SHARD_SIGNAL_S after a signal).  0, or -1 (j lost, *r let go). */
 static int await_shard(struct coord *c, int j, MPI_Request *r, int recv)
 {
     struct shard_lead *sh = c->sh;
@@ -142,8 +143,7 @@ static int await_shard(struct coord *c, int j, MPI_Request *r, int recv)
     return 0;
 }
 
-/* Receive bytes from shard rank j on TAG_SHARD into buf, as await_shard
- * waits; 0 or -1 (j lost). */
+/* bytes from shard rank j on TAG_SHARD into buf; 0 or -1 (j lost) */
 static int recv_shard(struct coord *c, void *buf, size_t bytes, int j)
 {
     MPI_Request r;

@@ -211,9 +211,14 @@ void shutdown_pool(struct coord *c)
             if (!c->bye[w] && used < sizeof list - 12)
                 used += (size_t)snprintf(list + used, sizeof list - used,
                                          "%s%d", used ? ", " : "", s->ranks[w]);
-        host_error("rank(s) %s did not stop within %g s "
-                   "(pool.shutdown_timeout); the run ends without them",
-                   list, c->l.job->pool.shutdown_timeout);
+        if (guard_signal) /* listen_poll returns at once after one */
+            host_error("rank(s) %s had not stopped when signal %d came; "
+                       "the run ends without them",
+                       list, (int)guard_signal);
+        else
+            host_error("rank(s) %s did not stop within %g s "
+                       "(pool.shutdown_timeout); the run ends without them",
+                       list, c->l.job->pool.shutdown_timeout);
         run_incomplete = 1;
         /* their requests are let go, never waited on */
         for (int w = 0; w < c->l.n; w++)
