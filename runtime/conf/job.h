@@ -73,6 +73,7 @@ struct job_pool {
     double shutdown_timeout;
     double dead_after; /* seconds of silence; 0: never */
     double setup_timeout, coordinator_timeout;
+    double shard_timeout; /* seconds rank 0 waits for a shard rank */
     int mode; /* enum job_mode */
     const struct mnode *mode_node;
     int topology; /* enum job_topology */

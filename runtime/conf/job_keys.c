@@ -211,6 +211,13 @@ const struct job_key job_keys_pool[] = {
      .kind = JF_INT,
      .off = P(shards),
      JOB_NODE(P(shards_node))},
+    {{"shard_timeout", AIA_DOUBLE, "60",
+      "seconds rank 0 waits for a shard rank's word (its replies, and one "
+      "asked every third of this) before it declares it lost and stops "
+      "the run with exit status 1 (see Shard ranks in aiarun(5))",
+      NULL, 0.001, 1e9},
+     .kind = JF_DOUBLE,
+     .off = P(shard_timeout)},
     {{"mode", AIA_ENUM, "rounds",
       "rounds: a query to every idle worker, then wait (pool.wait); async: "
       "every answer is an iteration and only its sender gets the next query",

@@ -67,7 +67,8 @@ enum wire_kind {
  * test rows (eval.h). */
 #define EVAL_LEN 6
 
-/* FINISH flags. */
+/* FINISH flags; on a STOP, WIRE_NO_FINALIZE says a shard rank is lost:
+ * the worker takes no more query slices and waits on no answer part. */
 #define WIRE_NO_FINALIZE 0x1u
 /* EVAL: the training figures over the worker's sample of its rows
  * (output.history_sample), when it holds one */
@@ -155,6 +156,7 @@ enum shard_cmd {
     SHARD_LOAD,       /* the state and the query slice from rank 0 */
     SHARD_BYTES,      /* the bytes received and sent to rank 0 */
     SHARD_END,        /* the run is over: stop */
+    SHARD_PING,       /* a word back to rank 0 (8 bytes): it is there */
 };
 
 struct shard_msg {

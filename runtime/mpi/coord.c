@@ -247,6 +247,7 @@ static void loop(struct coord *c)
         if (now >= c->timers_at) {
             c->timers_at = fmin(stop_at, shutdown_reap(c, now));
             c->timers_at = fmin(c->timers_at, coord_keep_alive(c, now));
+            c->timers_at = fmin(c->timers_at, shard_watch(c, now));
         }
         double deadline =
             fmin(c->timers_at,

@@ -33,6 +33,16 @@ void shard_lead_free(struct coord *c);
 void shard_tell(struct coord *c, enum shard_cmd cmd, int w,
                 const struct aia_answer_info *info);
 
+/* Rank 0, in its loop: ask every shard rank for a word every third of
+ * pool.shard_timeout; one whose word has not come within it is lost,
+ * which stops the run (exit 1).  Returns when it is next due (INFINITY:
+ * never).  Does nothing without shards. */
+double shard_watch(struct coord *c, double now);
+
+/* Rank 0: 1 when rank is a shard rank declared lost (never sent to or
+ * waited on again), else 0. */
+int shard_lost(const struct coord *c, int rank);
+
 /* Rank 0: a shard rank's failure that has come (an answer slice not
  * finite, absorb or query failed on its slice) fails the run with its
  * text.  Does nothing without shards. */
@@ -60,10 +70,6 @@ void shard_end(struct coord *c);
 /* Wait for one request within seconds, without spinning; 0, or -1 when
  * it did not complete (or MPI failed). */
 int shard_await(MPI_Request *req, double seconds);
-
-/* Receive bytes from rank src on TAG_SHARD into buf within seconds; 0 or
- * -1. */
-int shard_recv_within(void *buf, size_t bytes, int src, double seconds);
 
 /* A shard rank (1 .. shards-1, shard_rank.c): carry out rank 0's word
  * until it ends, then stop as a rank outside the pool.  Returns the job's

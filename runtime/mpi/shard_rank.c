@@ -201,20 +201,29 @@ static void send_state(struct shard *k)
     free(buf);
 }
 
+/* Receive bytes from rank 0 on TAG_SHARD into buf; 0 or -1. */
+static int recv_lead(void *buf, size_t bytes)
+{
+    MPI_Request r;
+    if (MPI_Irecv(buf, (int)bytes, MPI_BYTE, 0, TAG_SHARD, MPI_COMM_WORLD,
+                  &r) != MPI_SUCCESS)
+        return -1;
+    return shard_await(&r, INFINITY);
+}
+
 /* SHARD_LOAD: this rank's state and query slice from rank 0. */
 static void load_state(struct shard *k)
 {
     const struct setup *s = k->s;
     struct aia_error err = {""};
     uint64_t len = 0;
-    if (shard_recv_within(&len, sizeof len, 0, INFINITY) < 0)
+    if (recv_lead(&len, sizeof len) < 0)
         die("load", "MPI error");
     void *buf = malloc(len ? len : 1);
     if (!buf)
         die("load", "out of memory");
-    if (shard_recv_within(buf, len, 0, INFINITY) < 0 ||
-        shard_recv_within(k->q[k->cur].buf, s->slice_len * sizeof(double), 0,
-                    INFINITY) < 0)
+    if (recv_lead(buf, len) < 0 ||
+        recv_lead(k->q[k->cur].buf, s->slice_len * sizeof(double)) < 0)
         die("load", "MPI error");
     if (s->alg->load(s->alg_s, buf, len, &err) < 0)
         die("load", util_error_text(&err));
@@ -319,6 +328,12 @@ int shard_run(struct setup *s)
             uint64_t b[3] = {k.recv, k.sent + 3 * sizeof(uint64_t),
                              (uint64_t)k.failed};
             bell_send(b, (int)sizeof b, 0, TAG_SHARD);
+            break;
+        }
+        case SHARD_PING: {
+            uint64_t here = k.recv;
+            bell_send(&here, (int)sizeof here, 0, TAG_SHARD);
+            k.sent += sizeof here;
             break;
         }
         case SHARD_END:

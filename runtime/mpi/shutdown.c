@@ -68,12 +68,31 @@ static int mpi_left(struct lead *l, int w)
     return proto_lost_worker(&l->p, w) || !((struct coord *)l)->bye[w];
 }
 
+/* The first shard rank lost (shard.c), or 0. */
+static int lost_shard(const struct coord *c)
+{
+    for (int r = 1; r < c->l.s->shards; r++)
+        if (shard_lost(c, r))
+            return r;
+    return 0;
+}
+
 static void left_behind(struct coord *c)
 {
     const char *rec = getenv("OMPI_MCA_orte_enable_recovery");
+    int shard = lost_shard(c);
+    /* (MPI_Abort there ends rank 0 alone, and mpirun with status 0) */
     if (rec && strcmp(rec, "1") == 0)
         return;
     lead_left_behind(&c->l, mpi_left);
+    if (shard)
+        host_error("the run ended (its outputs above are complete), but "
+                   "shard rank %d was lost and may still be running: the "
+                   "job cannot end normally, so it is aborted with exit "
+                   "status %d",
+                   shard, c->l.status);
+    /* the checkpoint's lock too is let go: the process ends here */
+    record_free(&c->l.r);
     fflush(stdout);
     fflush(stderr);
     /* stdout reaches the user through mpirun, which stops reading it when
@@ -108,7 +127,7 @@ void shutdown_finish(struct coord *c)
                               .status = (uint16_t)c->l.status,
                               .flags = run_incomplete ? WIRE_NO_FINALIZE : 0};
         bell_isend(&buf[r - 1], sizeof *buf, r, TAG_CTRL, &fr[r - 1]);
-        if (w >= 0 && proto_lost_worker(&c->l.p, w))
+        if ((w >= 0 && proto_lost_worker(&c->l.p, w)) || shard_lost(c, r))
             MPI_Request_free(&fr[r - 1]); /* never waited on */
     }
     /* every receiver is waiting for it: this completes at once (one
@@ -145,6 +164,8 @@ void shutdown_pool(struct coord *c)
     for (int w = 0; w < c->l.n; w++)
         of_rank[s->ranks[w]] = w + 1;
     int tree = c->l.job->pool.topology == JOB_TREE;
+    /* with a shard rank lost, workers wait for no slice of a query */
+    uint32_t flags = lost_shard(c) ? WIRE_NO_FINALIZE : 0;
     for (int r = 1; r < s->size; r++) {
         int w = of_rank[r] - 1;
         sr[r - 1] = MPI_REQUEST_NULL;
@@ -153,6 +174,7 @@ void shutdown_pool(struct coord *c)
         stop[r - 1] = (struct wire_hdr){.magic = WIRE_MAGIC,
                                         .kind = WIRE_STOP,
                                         .status = (uint16_t)c->l.status,
+                                        .flags = flags,
                                         .seq = w >= 0 ? c->l.st[w].queries +
                                                          c->l.st[w].evals
                                                    : 0};
@@ -161,7 +183,7 @@ void shutdown_pool(struct coord *c)
                    tree && w >= 0 ? TAG_QUERY : TAG_CTRL, &sr[r - 1]);
         /* a worker declared dead may be alive after all (slow): tell it
          * to stop too, but never wait on it */
-        if (w >= 0 && proto_lost_worker(&c->l.p, w))
+        if ((w >= 0 && proto_lost_worker(&c->l.p, w)) || shard_lost(c, r))
             MPI_Request_free(&sr[r - 1]);
     }
     /* A worker in a long step is alive and computing: it reads the STOP
@@ -189,9 +211,14 @@ void shutdown_pool(struct coord *c)
             if (!c->bye[w] && used < sizeof list - 12)
                 used += (size_t)snprintf(list + used, sizeof list - used,
                                          "%s%d", used ? ", " : "", s->ranks[w]);
-        host_error("rank(s) %s did not stop within %g s "
-                   "(pool.shutdown_timeout); the run ends without them",
-                   list, c->l.job->pool.shutdown_timeout);
+        if (guard_signal) /* listen_poll returns at once after one */
+            host_error("rank(s) %s had not stopped when signal %d came; "
+                       "the run ends without them",
+                       list, (int)guard_signal);
+        else
+            host_error("rank(s) %s did not stop within %g s "
+                       "(pool.shutdown_timeout); the run ends without them",
+                       list, c->l.job->pool.shutdown_timeout);
         run_incomplete = 1;
         /* their requests are let go, never waited on */
         for (int w = 0; w < c->l.n; w++)

@@ -48,6 +48,10 @@ struct worker {
     double *qfull, *afull;
     double **part;
     MPI_Request *preq;
+    MPI_Request *sreq; /* the query slices' receives, then the control's */
+    int *sidx;
+    MPI_Status *sst;
+    int stopped; /* a STOP came while the slices were awaited */
 };
 
 /* The answer's values past the model's (a version, a part's index):
@@ -57,31 +61,81 @@ static size_t answer_tail(const struct setup *s)
     return s->shape.answer_len - s->dim;
 }
 
+static int control(struct worker *k);
+
 /* With shards, the query whose rank 0 part is in qbuf: each shard rank's
- * slice, received into qfull beside rank 0's (slice 0 and the tail). */
-static void take_slices(struct worker *k, int got)
+ * slice, received into qfull beside rank 0's (slice 0 and the tail).  A
+ * shard rank may be lost (stopped or dead) and its slice never come, so
+ * the control tag is watched meanwhile: a STOP that says so
+ * (WIRE_NO_FINALIZE) drops the query, 1; another STOP is noted
+ * (k->stopped) and the slices still taken, 0.  -1 when they did not come
+ * within pool.coordinator_timeout. */
+static int take_slices(struct worker *k, int got)
 {
     const struct setup *s = k->s;
     const struct wire_hdr *q = (const void *)k->qbuf;
     size_t n0 = s->slice[1], tail = s->shape.query_len - s->dim;
+    int n = s->shards, left = n - 1, rc = 0;
+    MPI_Request *r = k->sreq; /* 0: control, j: shard rank j's slice */
+    double quiet = s->job->pool.coordinator_timeout;
+    double until = quiet > 0 ? util_now() + quiet : INFINITY;
+    if (k->stopped && (k->ctrl.flags & WIRE_NO_FINALIZE))
+        return 1;
     if ((size_t)got == sizeof *q + (n0 + tail) * sizeof(double) &&
         q->len == n0 + tail) {
         memcpy(k->qfull, WIRE_PAYLOAD(q), n0 * sizeof(double));
         memcpy(k->qfull + s->dim, (const double *)WIRE_PAYLOAD(q) + n0,
                tail * sizeof(double));
     }
-    for (int j = 1; j < s->shards; j++)
-        MPI_Recv(k->qfull + s->slice[j],
-                 (int)((s->slice[j + 1] - s->slice[j]) * sizeof(double)),
-                 MPI_BYTE, j, TAG_SLICE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    for (int j = 1; j < n; j++)
+        MPI_Irecv(k->qfull + s->slice[j],
+                  (int)((s->slice[j + 1] - s->slice[j]) * sizeof(double)),
+                  MPI_BYTE, j, TAG_SLICE, MPI_COMM_WORLD, &r[j]);
+    r[0] = k->req[1];
+    while (left > 0 && rc == 0) {
+        int m = poll_some(n, r, k->sidx, k->sst, until);
+        if (m < 0) {
+            host_error("MPI error while waiting for a query's slices");
+            MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
+        }
+        if (m == 0 && util_now() >= until)
+            rc = -1;
+        for (int i = 0; i < m; i++) {
+            if (k->sidx[i] > 0) {
+                left--;
+                continue;
+            }
+            k->req[1] = MPI_REQUEST_NULL;
+            if (!control(k)) { /* a keep-alive: its receive posted again */
+                r[0] = k->req[1];
+                continue;
+            }
+            k->stopped = 1;
+            if (k->ctrl.flags & WIRE_NO_FINALIZE)
+                rc = 1;
+        }
+    }
+    k->req[1] = r[0];
+    for (int j = 1; j < n; j++) /* a lost rank's slice is not waited for */
+        if (r[j] != MPI_REQUEST_NULL) {
+            MPI_Cancel(&r[j]);
+            MPI_Request_free(&r[j]);
+        }
+    return rc;
 }
 
-/* The answer parts in flight were received (a new query proves it). */
+/* The answer parts in flight were received (a new query proves it);
+ * after a STOP saying a shard rank is lost, they are let go instead. */
 static void parts_done(struct worker *k)
 {
+    int lost = k->stopped && (k->ctrl.flags & WIRE_NO_FINALIZE);
     for (int j = 1; k->preq && j < k->s->shards; j++)
-        if (k->preq[j] != MPI_REQUEST_NULL)
-            MPI_Wait(&k->preq[j], MPI_STATUS_IGNORE);
+        if (k->preq[j] != MPI_REQUEST_NULL) {
+            if (lost)
+                MPI_Request_free(&k->preq[j]);
+            else
+                MPI_Wait(&k->preq[j], MPI_STATUS_IGNORE);
+        }
 }
 
 static int post_query(struct worker *k)
@@ -288,10 +342,12 @@ static void goodbye(struct worker *k, uint64_t sent)
         MPI_Wait(&k->req[0], &st);
         MPI_Get_count(&st, MPI_BYTE, &got);
         const struct wire_hdr *q = (const void *)k->qbuf;
-        if (k->qfull && (size_t)got >= sizeof *q && q->kind == WIRE_QUERY)
+        if (k->qfull && (size_t)got >= sizeof *q && q->kind == WIRE_QUERY &&
+            !(k->ctrl.flags & WIRE_NO_FINALIZE))
             take_slices(k, got);
         k->queries++;
     }
+    k->stopped = 1;
     parts_done(k);
     if (k->req[0] != MPI_REQUEST_NULL) {
         MPI_Cancel(&k->req[0]);
@@ -381,7 +437,11 @@ int worker_run(struct setup *s)
             k.afull = malloc((alen ? alen : 1) * sizeof *k.afull);
             k.part = calloc((size_t)s->shards, sizeof *k.part);
             k.preq = malloc((size_t)s->shards * sizeof *k.preq);
-            if (!k.qfull || !k.afull || !k.part || !k.preq) {
+            k.sreq = malloc((size_t)s->shards * sizeof *k.sreq);
+            k.sidx = malloc((size_t)s->shards * sizeof *k.sidx);
+            k.sst = malloc((size_t)s->shards * sizeof *k.sst);
+            if (!k.qfull || !k.afull || !k.part || !k.preq || !k.sreq ||
+                !k.sidx || !k.sst) {
                 host_error("out of memory for message buffers; aborting "
                            "the job");
                 MPI_Abort(MPI_COMM_WORLD, RUN_FAILED);
@@ -423,11 +483,14 @@ int worker_run(struct setup *s)
             return RUN_FAILED;
         }
         int stop = 0;
+        /* the control message first: a STOP that says a shard rank is
+         * lost tells take_slices not to wait for a query's slices */
+        for (int i = 0; i < n; i++)
+            if (idx[i] == 1 && control(&k))
+                stop = k.stopped = 1;
         for (int i = 0; i < n; i++) {
-            if (idx[i] == 1) {
-                stop |= control(&k);
+            if (idx[i] == 1)
                 continue;
-            }
             k.queries++;
             poll_expect_clear();
             if (k.sent_at > 0) {
@@ -438,9 +501,22 @@ int worker_run(struct setup *s)
             int got = 0;
             MPI_Get_count(&st[i], MPI_BYTE, &got);
             const struct wire_hdr *q = (const void *)k.qbuf;
+            int sl = 0;
             if (k.qfull && (size_t)got >= sizeof *q &&
                 q->kind == WIRE_QUERY)
-                take_slices(&k, got); /* whatever becomes of it */
+                sl = take_slices(&k, got); /* whatever becomes of it */
+            if (sl < 0) {
+                host_error("no slice of a query from the shard ranks and "
+                           "no word from the coordinator for %g s "
+                           "(pool.coordinator_timeout); leaving",
+                           quiet);
+                run_no_finalize = 1;
+                return RUN_FAILED;
+            }
+            if (sl > 0) { /* a STOP: a shard rank is lost */
+                stop = 1;
+                break;
+            }
             if ((size_t)got >= sizeof *q && q->magic == WIRE_MAGIC &&
                 q->kind == WIRE_EVAL) {
                 if (!k.failed)
@@ -451,6 +527,10 @@ int worker_run(struct setup *s)
                 break;
             }
             post_query(&k);
+            if (k.stopped) { /* it came while the slices were awaited */
+                stop = 1;
+                break;
+            }
         }
         if (stop)
             break;
@@ -473,6 +553,9 @@ int worker_run(struct setup *s)
         free(k.part[j]);
     free(k.part);
     free(k.preq);
+    free(k.sreq);
+    free(k.sidx);
+    free(k.sst);
     codec_free(&k.qc);
     codec_free(&k.ac);
     return status;
