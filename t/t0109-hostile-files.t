@@ -185,22 +185,22 @@ else
     cp py/gd.py gd.orig
     ln -s lsq.py py/sym.csv
     ln py/gd.py py/hard.txt
-    check -o output.history=sym.csv py/python-lsq.yaml
+    check -o output.history=py/sym.csv py/python-lsq.yaml
     is "$rc" 2 "--check: a history that is a link to the problem's module is refused"
-    like "$out" "output\.history: 'sym\.csv' is problem\.class's module lsq, an input" \
+    like "$out" "output\.history: 'py/sym\.csv' is problem\.class's module lsq, an input" \
         "naming the key and the module"
-    run 3 -o output.history=sym.csv -o stop.iterations=5 py/python-lsq.yaml
+    run 3 -o output.history=py/sym.csv -o stop.iterations=5 py/python-lsq.yaml
     is "$rc" 2 "under mpirun too, at start"
-    like "$err" "output\.history: 'sym\.csv' is problem\.class's module lsq" \
+    like "$err" "output\.history: 'py/sym\.csv' is problem\.class's module lsq" \
         "naming the key and the module"
     cmp -s py/lsq.py lsq.orig; ok $? "and the module is left whole"
-    sim --simulate 2 -o output.final=hard.txt -o stop.iterations=5 py/python-gd.yaml
+    sim --simulate 2 -o output.final=py/hard.txt -o stop.iterations=5 py/python-gd.yaml
     is "$rc" 2 "--simulate: a final iterate that is a hard link to the algorithm's module is refused"
-    like "$err" "output\.final: 'hard\.txt' is algorithm\.class's module gd \(a hard link\), an input" \
+    like "$err" "output\.final: 'py/hard\.txt' is algorithm\.class's module gd \(a hard link\), an input" \
         "naming the key and the module"
     cmp -s py/gd.py gd.orig; ok $? "and the module is left whole"
-    check -o output.iterates=gd.py py/python-gd.yaml
-    like "$out" "output\.iterates: 'gd\.py' is algorithm\.class's module gd, an input" \
+    check -o output.iterates=py/gd.py py/python-gd.yaml
+    like "$out" "output\.iterates: 'py/gd\.py' is algorithm\.class's module gd, an input" \
         "--check: iterates written over the module by its name are refused"
     mkdir pp && mv py/lsq.py pp/ && cp lsq.orig py/lsq.py
     AIARUN_PYTHONPATH="$PWD/pp:$AIARUN_PYTHONPATH" check \
