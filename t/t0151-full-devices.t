@@ -97,6 +97,14 @@ cut=$(( (size - 24) % (24 + 8 * 1000) ))
 is "$cut" 0 \
     "the header and whole records of 8,024 bytes, none cut"
 rm -f fs/*
+# a record larger than the buffer is written on its own: none fits
+# shellcheck disable=SC2086
+sim --simulate 2 $long -o output.iterates=fs/it.bin -o problem.cols=10000 \
+    -o algorithm.step=0.0001 job.yaml
+like "$err" "fs/it\.bin: write failed: No space left on device" \
+    "records of 80,024 bytes on 64 KiB: the error named"
+is "$(wc -c <fs/it.bin | tr -d ' ')" 24 "and the file is its header alone"
+rm -f fs/*
 
 sim --simulate 2 -o stop.iterations=1 -o algorithm.step=0.001 -o output.final=fs/f.txt \
     -o problem.cols=10000 job.yaml

@@ -135,6 +135,47 @@ static int sink_flush(struct sink *k, struct aia_error *err)
     return 0;
 }
 
+/* n bytes at off, all of them: 0, or the errno of the write that failed
+ * (ENOSPC for one that took nothing). */
+static int write_all(int fd, const char *p, size_t n, long long off)
+{
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            off += w;
+        } else if (w == 0) {
+            return ENOSPC;
+        } else if (errno != EINTR) {
+            return errno;
+        }
+    }
+    return 0;
+}
+
+/* A record of a head and a body written at once, past the gathered
+ * ones, without a copy in the buffer (a model of 1e8 values is 800 MB):
+ * whole, or cut off again. */
+static int sink_record(struct sink *k, const void *head, size_t hn,
+                       const void *body, size_t bn, struct aia_error *err)
+{
+    if (sink_flush(k, err) < 0)
+        return -1;
+    int e = write_all(k->fd, head, hn, k->size);
+    if (e == 0)
+        e = write_all(k->fd, body, bn, k->size + (long long)hn);
+    if (e == 0) {
+        k->size += (long long)(hn + bn);
+        return 0;
+    }
+    k->failed = e;
+    if (ftruncate(k->fd, (off_t)k->size) != 0) {
+        /* the write's error is the one named */
+    }
+    return sink_error(k, err);
+}
+
 static int sink_close(struct sink *k, struct aia_error *err)
 {
     int rc = sink_flush(k, err);
@@ -358,9 +399,13 @@ int iterates_write(struct iterates *it, int64_t iteration, int64_t epoch,
     struct sink *k = &it->k;
     if (k->failed)
         return sink_error(k, err);
-    sink_put(k, &iteration, sizeof iteration);
-    sink_put(k, &epoch, sizeof epoch);
-    sink_put(k, &time, sizeof time);
+    int64_t head[3];
+    memcpy(&head[0], &iteration, sizeof iteration);
+    memcpy(&head[1], &epoch, sizeof epoch);
+    memcpy(&head[2], &time, sizeof time);
+    if (it->dim * sizeof *x > OUTPUT_BUFFER)
+        return sink_record(k, head, sizeof head, x, it->dim * sizeof *x, err);
+    sink_put(k, head, sizeof head);
     sink_put(k, x, it->dim * sizeof *x);
     if (k->failed || k->len >= OUTPUT_BUFFER)
         return sink_flush(k, err);
