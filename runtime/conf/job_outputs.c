@@ -155,12 +155,11 @@ static int add_module_in(struct input *in, size_t *n, const char *key,
  * folder, AIARUN_PYTHONPATH or PYTHONPATH (python_embed.c), so each file
  * there that it may be is one.  A history written into it once replaced
  * the user's class with rows, exit 0. */
-static int add_python_module(struct input *in, size_t *n,
-                             const struct job *job,
+static int add_python_module(struct input *in, size_t *n, const struct job *job,
                              const struct job_plugin *pl)
 {
-    const struct mnode *c = is_python(pl) ? mnode_get(pl->node, "class", NULL)
-                                          : NULL;
+    const struct mnode *c =
+        is_python(pl) ? mnode_get(pl->node, "class", NULL) : NULL;
     if (!c || c->kind != MNODE_SCALAR || !c->text)
         return 0;
     const char *colon = strchr(c->text, ':');

@@ -210,8 +210,9 @@ static int open_at(struct sink *k, const char *path, long long keep,
         goto fail;
     }
     if (!S_ISREG(st.st_mode)) {
-        aia_seterr(err, "%s: not a regular file: outputs are regular files "
-                        "or new paths",
+        aia_seterr(err,
+                   "%s: not a regular file: outputs are regular files "
+                   "or new paths",
                    shown);
         goto fail;
     }
@@ -223,8 +224,9 @@ static int open_at(struct sink *k, const char *path, long long keep,
         goto fail;
     }
     if (keep >= 0 && (existed || st.st_size > 0) && st.st_size < keep) {
-        aia_seterr(err, "%s: %lld bytes, fewer than the %lld the checkpoint "
-                        "records: not the file it was written with",
+        aia_seterr(err,
+                   "%s: %lld bytes, fewer than the %lld the checkpoint "
+                   "records: not the file it was written with",
                    shown, (long long)st.st_size, keep);
         goto fail;
     }
@@ -354,8 +356,8 @@ struct iterates {
     size_t dim;
 };
 
-struct iterates *iterates_open(const char *path, size_t dim,
-                               long long keep, struct aia_error *err)
+struct iterates *iterates_open(const char *path, size_t dim, long long keep,
+                               struct aia_error *err)
 {
     struct iterates *it = calloc(1, sizeof *it);
     if (!it) {
@@ -442,8 +444,8 @@ static void join(char *buf, size_t len, const struct output_column *cols,
     size_t at = 0;
     buf[0] = '\0';
     for (int i = 0; i < ncols && at < len; i++) {
-        int n = snprintf(buf + at, len - at, "%s%s", i ? "," : "",
-                         cols[i].name);
+        int n =
+            snprintf(buf + at, len - at, "%s%s", i ? "," : "", cols[i].name);
         at += n > 0 ? (size_t)n : 0;
     }
 }
@@ -466,21 +468,19 @@ static void json_keys(char *buf, size_t len, const char *line)
 }
 
 int output_check_layout(const char *key, const char *path, long long keep,
-                        int format, const struct output_column *cols,
-                        int ncols, struct aia_error *err)
+                        int format, const struct output_column *cols, int ncols,
+                        struct aia_error *err)
 {
     /* a file cut to nothing is written anew, a missing one started again */
     int fd = keep > 0 ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
     if (fd < 0)
         return 0;
     char line[4096], have[4096], want[4096], shown[200];
-    size_t max = keep < (long long)sizeof line ? (size_t)keep
-                                                : sizeof line - 1;
+    size_t max = keep < (long long)sizeof line ? (size_t)keep : sizeof line - 1;
     struct stat st;
     /* a file shorter than the checkpoint says is named by open_at */
-    ssize_t n = fstat(fd, &st) == 0 && st.st_size >= keep
-                    ? pread(fd, line, max, 0)
-                    : 0;
+    ssize_t n =
+        fstat(fd, &st) == 0 && st.st_size >= keep ? pread(fd, line, max, 0) : 0;
     close(fd);
     if (n <= 0)
         return 0;

@@ -120,7 +120,7 @@ int output_values(const char *path, const double *x, size_t n,
  * (a CSV header, the keys of a JSON Lines row).  0, or -1 with err
  * naming key, the file and both layouts. */
 int output_check_layout(const char *key, const char *path, long long keep,
-                        int format, const struct output_column *cols,
-                        int ncols, struct aia_error *err);
+                        int format, const struct output_column *cols, int ncols,
+                        struct aia_error *err);
 
 #endif

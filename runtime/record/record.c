@@ -525,8 +525,7 @@ int record_read_resume(struct recorder *r)
         (r->job->output.answers &&
          output_check_layout("output.answers", r->job->output.answers,
                              (long long)r->resume.answers_bytes,
-                             r->job->output.format, answer_cols, 9,
-                             &err) < 0))
+                             r->job->output.format, answer_cols, 9, &err) < 0))
         return aia_seterr(&r->err, "cannot resume: %s", err.text);
     return 0;
 }
