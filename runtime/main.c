@@ -1,6 +1,7 @@
 /* main.c - the aiarun command line. */
 #include <config.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -98,7 +99,41 @@ static int check(const char *path, const char *const *overrides,
     return RUN_OK;
 }
 
+/* Standard output flushed and closed, a failure reported (as gnulib's
+ * close_stdout): `aiarun --simulate 4 job.yaml >/dev/full` lost its
+ * report and summary and exited 0 with nothing said.  Returns rc, or
+ * RUN_FAILED when the write failed and rc said nothing worse. */
+static int close_stdout(int rc)
+{
+    int failed = ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0)
+        failed = 1;
+    int e = errno;
+    /* a closed stdout (>&-) with nothing written to it is no failure */
+    if (fclose(stdout) != 0 && (failed || errno != EBADF)) {
+        if (!failed)
+            e = errno;
+        failed = 1;
+    }
+    if (!failed)
+        return rc;
+    if (e)
+        host_error("standard output: write failed: %s", strerror(e));
+    else /* a flush before this one failed, its errno gone */
+        host_error("standard output: write failed: what aiarun printed "
+                   "there is incomplete");
+    return rc == RUN_OK ? RUN_FAILED : rc;
+}
+
+static int aiarun(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    return close_stdout(aiarun(argc, argv));
+}
+
+static int aiarun(int argc, char **argv)
 {
     enum { OPT_CHECK = 256, OPT_LIST, OPT_REFERENCE, OPT_PROGRESS,
            OPT_RESUME, OPT_SIMULATE };

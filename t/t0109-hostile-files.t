@@ -4,6 +4,7 @@
 # around 2^64, a job file that is a FIFO, a truncated plugin and one
 # whose constructor never returns, an HDF5 dataset never written in the
 # memory estimate, what --check checks, a 0-byte history on --resume,
+# an output over a python class's module,
 # and the smaller messages (--simulate's bound, plugin paths, --help).
 . "$top_srcdir/t/lib.sh"
 scratch
@@ -170,6 +171,43 @@ run 3 --resume -o output.history=h.csv -o output.checkpoint=ck2.bin \
 expect_ok "--resume over a history of 0 bytes is refused (exit $rc)" [ "$rc" != 0 ]
 like "$err" "h\.csv: 0 bytes, fewer than the [0-9]+ the checkpoint records" \
     "with the sizes"
+
+# --- an output over a python class's module: the user's source was
+# overwritten with the rows, exit 0
+why=$(python_missing numpy)
+if [ -n "$why" ]; then
+    skip_test "outputs over a python module: $why"
+else
+    mkdir py && cp "$top_srcdir/etc/lsq.py" "$top_srcdir/etc/gd.py" \
+        "$top_srcdir/etc/python-lsq.yaml" "$top_srcdir/etc/python-gd.yaml" py/
+    mkdir py/data && cp "$top_srcdir/etc/data/lr.csv" py/data/
+    cp py/lsq.py lsq.orig
+    cp py/gd.py gd.orig
+    ln -s lsq.py py/sym.csv
+    ln py/gd.py py/hard.txt
+    check -o output.history=py/sym.csv py/python-lsq.yaml
+    is "$rc" 2 "--check: a history that is a link to the problem's module is refused"
+    like "$out" "output\.history: 'py/sym\.csv' is problem\.class's module lsq, an input" \
+        "naming the key and the module"
+    run 3 -o output.history=py/sym.csv -o stop.iterations=5 py/python-lsq.yaml
+    is "$rc" 2 "under mpirun too, at start"
+    like "$err" "output\.history: 'py/sym\.csv' is problem\.class's module lsq" \
+        "naming the key and the module"
+    cmp -s py/lsq.py lsq.orig; ok $? "and the module is left whole"
+    sim --simulate 2 -o output.final=py/hard.txt -o stop.iterations=5 py/python-gd.yaml
+    is "$rc" 2 "--simulate: a final iterate that is a hard link to the algorithm's module is refused"
+    like "$err" "output\.final: 'py/hard\.txt' is algorithm\.class's module gd \(a hard link\), an input" \
+        "naming the key and the module"
+    cmp -s py/gd.py gd.orig; ok $? "and the module is left whole"
+    check -o output.iterates=py/gd.py py/python-gd.yaml
+    like "$out" "output\.iterates: 'py/gd\.py' is algorithm\.class's module gd, an input" \
+        "--check: iterates written over the module by its name are refused"
+    mkdir pp && mv py/lsq.py pp/ && cp lsq.orig py/lsq.py
+    AIARUN_PYTHONPATH="$PWD/pp:$AIARUN_PYTHONPATH" check \
+        -o output.history="$PWD/pp/lsq.py" py/python-lsq.yaml
+    like "$out" "output\.history: '.*pp/lsq\.py' is problem\.class's module lsq" \
+        "a module on AIARUN_PYTHONPATH is an input too"
+fi
 
 # --- smaller messages
 sim --simulate 100000000 job.yaml

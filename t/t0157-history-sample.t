@@ -3,7 +3,8 @@
 # rows or more) every history row but the last gives the loss of a seeded
 # sample of 10,000 rows, says so in its loss_rows column, and the last
 # row is the loss of every row, as an evaluation of the final model gives
-# it; smaller jobs keep the history they had; stop rules read full losses.
+# it; smaller jobs keep the history they had; stop rules read full losses;
+# --resume keeps the layout a history was begun with.
 . "$top_srcdir/t/lib.sh"
 scratch
 cd "$trash" || exit 99
@@ -100,6 +101,38 @@ is "$(head -n 1 small.csv)" "iteration,epoch,time,loss,suboptimality,change" \
 run 3 -o output.history_sample=2.5 big.yaml
 is "$rc" 2 "history_sample: 2.5: exit 2"
 like "$err" "output.history_sample: 2.5: give a whole count" "and the key is named"
+# --- --resume with another layout: rows of another width (loss_rows
+# gone), or JSON Lines appended to a CSV history, exit 0
+run 3 -o output.checkpoint=ck.bin -o output.history=r.csv big.yaml
+is "$rc" 0 "a sampled run that leaves a checkpoint"
+cp r.csv r.orig
+run 3 --resume -o output.checkpoint=ck.bin -o output.history=r.csv \
+    -o output.history_sample=all -o stop.iterations=40 big.yaml
+is "$rc" 2 "--resume with another history_sample: exit 2"
+like "$err" "cannot resume: output\.history: 'r\.csv' holds rows of the columns iteration,epoch,time,loss,suboptimality,change,loss_rows, and this run would append rows of iteration,epoch,time,loss,suboptimality,change \(output\.format, output\.history_sample\)" \
+    "naming the key, the file and both layouts"
+cmp -s r.csv r.orig; ok $? "and the history is left whole"
+run 3 --resume -o output.checkpoint=ck.bin -o output.history=r.csv \
+    -o output.format=jsonl -o stop.iterations=40 big.yaml
+is "$rc" 2 "--resume with another output.format: exit 2"
+like "$err" "cannot resume: output\.history: 'r\.csv' holds CSV rows, and this run would append JSON Lines \(output\.format\)" \
+    "naming the key, the file and both formats"
+cmp -s r.csv r.orig; ok $? "and the history is left whole"
+run 3 --resume -o output.checkpoint=ck.bin -o output.history=r.csv \
+    -o stop.iterations=40 big.yaml
+is "$rc" 0 "--resume with the layout the history was begun with runs on"
+is "$(awk -F, '{ print NF }' r.csv | sort -u)" 7 "every row of the same width"
+run 3 -o output.checkpoint=ckj.bin -o output.answers=a.jsonl \
+    -o output.format=jsonl -o output.history= big.yaml
+is "$rc" 0 "a run with an answer log in JSON Lines"
+cp a.jsonl a.orig
+run 3 --resume -o output.checkpoint=ckj.bin -o output.answers=a.jsonl \
+    -o output.history= -o stop.iterations=40 big.yaml
+is "$rc" 2 "--resume appending CSV answers to JSON Lines: exit 2"
+like "$err" "cannot resume: output\.answers: 'a\.jsonl' holds JSON Lines rows, and this run would append CSV" \
+    "naming the key and the file"
+cmp -s a.jsonl a.orig; ok $? "and the answer log is left whole"
+
 cat >gen.yaml <<'EOF'
 algorithm: {plugin: gd, step: 0.1}
 problem: {plugin: lrmse, rows: 100, cols: 3}

@@ -89,6 +89,25 @@ like "$err" "^aiarun-plot: all-workers.csv: no column 'time' \(its columns: rank
     "naming the file, the column and the columns it has"
 like "$err" "plot it with --workers" "and saying how to plot it"
 
+# the picture over its input: the history was replaced, exit 0
+cp all.csv h.svg
+plot -o h.svg h.svg
+is "$rc" 2 "a plot over its own history exits 2"
+is "$err" "aiarun-plot: h.svg: the plot would overwrite its input h.svg: name another -o" \
+    "naming the file"
+cmp -s all.csv h.svg; ok $? "and the history is left whole"
+cp all.csv h.svg
+ln -s h.svg link.svg
+plot -o link.svg all.csv h.svg
+is "$rc" 2 "a plot over a link to a history exits 2"
+like "$err" "link.svg: the plot would overwrite its input h.svg" "naming both"
+cmp -s all.csv h.svg; ok $? "and the history is left whole"
+cp two-workers.csv w.png
+ln w.png hard.png
+plot -o hard.png --workers w.png
+is "$rc" 2 "a plot over a hard link to its per-worker table exits 2"
+cmp -s two-workers.csv w.png; ok $? "and the table is left whole"
+
 head -1 all.csv >empty.csv
 plot -o x.png all.csv empty.csv
 is "$rc" 2 "an empty history exits 2"

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,10 +86,10 @@ static const char *place(const struct job *job, const char *key, char *where,
 }
 
 /* The files a run reads, by the key that names them. */
-#define NIN 10
+#define NIN 32
 struct input {
-    const char *key; /* "the job file", "problem.data.path" */
-    char *name;      /* canonical(path), malloc'd */
+    char key[160]; /* "the job file", "problem.data.path" */
+    char *name;    /* canonical(path), malloc'd */
     struct stat st;
     int exists;
 };
@@ -99,7 +100,7 @@ static int add_input(struct input *in, size_t *n, const char *key,
     if (!path || *n == NIN)
         return 0;
     struct input *i = &in[(*n)++];
-    i->key = key;
+    snprintf(i->key, sizeof i->key, "%s", key);
     i->exists = stat(path, &i->st) == 0;
     return (i->name = canonical(path)) ? 0 : -1;
 }
@@ -118,6 +119,78 @@ static int add_plugin(struct input *in, size_t *n, const struct job *job,
     int rc = add_input(in, n, pl->name, path);
     free(path);
     return rc;
+}
+
+/* The plugin python: a section whose plugin is `python` or a path to
+ * python.so. */
+static int is_python(const struct job_plugin *pl)
+{
+    if (!pl->spec)
+        return 0;
+    const char *base = strrchr(pl->spec, '/');
+    base = base ? base + 1 : pl->spec;
+    return strcmp(base, "python") == 0 || strcmp(base, "python.so") == 0;
+}
+
+/* The files in dir that the import of module (dots as folders) may read:
+ * MODULE.py and MODULE/__init__.py, those that exist. */
+static int add_module_in(struct input *in, size_t *n, const char *key,
+                         const char *dir, const char *module)
+{
+    static const char *const forms[] = {".py", "/__init__.py"};
+    for (size_t f = 0; f < 2; f++) {
+        char path[PATH_MAX];
+        struct stat st;
+        int len = snprintf(path, sizeof path, "%s/%s%s", dir, module, forms[f]);
+        if (len < 0 || (size_t)len >= sizeof path || stat(path, &st) != 0)
+            continue;
+        if (add_input(in, n, key, path) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A python class's module (class: MODULE:Class) is the user's source
+ * and an input: the embedded interpreter imports it from the job file's
+ * folder, AIARUN_PYTHONPATH or PYTHONPATH (python_embed.c), so each file
+ * there that it may be is one.  A history written into it once replaced
+ * the user's class with rows, exit 0. */
+static int add_python_module(struct input *in, size_t *n, const struct job *job,
+                             const struct job_plugin *pl)
+{
+    const struct mnode *c =
+        is_python(pl) ? mnode_get(pl->node, "class", NULL) : NULL;
+    if (!c || c->kind != MNODE_SCALAR || !c->text)
+        return 0;
+    const char *colon = strchr(c->text, ':');
+    size_t len = colon ? (size_t)(colon - c->text) : strlen(c->text);
+    if (len == 0 || len >= 256)
+        return 0;
+    char module[256], key[160];
+    memcpy(module, c->text, len);
+    module[len] = '\0';
+    for (char *p = module; *p; p++)
+        if (*p == '.')
+            *p = '/';
+    snprintf(key, sizeof key, "%s.class's module %.*s", pl->name, (int)len,
+             c->text);
+    if (add_module_in(in, n, key, job->dir ? job->dir : ".", module) < 0)
+        return -1;
+    static const char *const vars[] = {"AIARUN_PYTHONPATH", "PYTHONPATH"};
+    for (size_t v = 0; v < 2; v++) {
+        const char *env = getenv(vars[v]);
+        char *dirs = env ? strdup(env) : NULL, *save = NULL;
+        if (env && !dirs)
+            return -1;
+        int rc = 0;
+        for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && rc == 0;
+             d = strtok_r(NULL, ":", &save))
+            rc = add_module_in(in, n, key, d, module);
+        free(dirs);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static int data_inputs(struct input *in, size_t *n, const struct job_data *d,
@@ -192,7 +265,9 @@ int job_check_outputs(const struct job *job, struct aia_error *err)
                     "problem.test.targets") < 0 ||
         add_plugin(in, &nin, job, &job->algorithm) < 0 ||
         add_plugin(in, &nin, job, &job->problem) < 0 ||
-        add_plugin(in, &nin, job, &job->wait) < 0) {
+        add_plugin(in, &nin, job, &job->wait) < 0 ||
+        add_python_module(in, &nin, job, &job->algorithm) < 0 ||
+        add_python_module(in, &nin, job, &job->problem) < 0) {
         rc = aia_seterr(err, "out of memory");
         goto out;
     }

@@ -156,3 +156,13 @@ struct output *history_open(const struct recorder *r, long long keep,
     return output_open(r->job->output.history, r->job->output.format, cols, n,
                        keep, err);
 }
+
+int history_check_layout(const struct recorder *r, long long keep,
+                         struct aia_error *err)
+{
+    struct output_column cols[NHISTORY];
+    char names[NHISTORY][64];
+    int n = header(r, cols, names);
+    return output_check_layout("output.history", r->job->output.history, keep,
+                               r->job->output.format, cols, n, err);
+}

@@ -21,6 +21,12 @@ struct sample {
 struct output *history_open(const struct recorder *r, long long keep,
                             struct aia_error *err);
 
+/* Whether the history a resumed run keeps keep bytes of holds rows of
+ * this run's columns and format (output_check_layout).  0 or -1 with
+ * err. */
+int history_check_layout(const struct recorder *r, long long keep,
+                         struct aia_error *err);
+
 /* Write the history row of sample h.  0, or -1 with err. */
 int history_write(const struct recorder *r, const struct sample *h,
                   struct aia_error *err);

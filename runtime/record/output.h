@@ -82,11 +82,18 @@ struct output *output_open(const char *path, int format,
                            const struct output_column *cols, int ncols,
                            long long keep, struct aia_error *err);
 
-/* Bytes written so far, all flushed to the file. */
+/* The rows gathered so far written to the file (each written whole, or
+ * the file cut back to its last whole row: a full disk tears none).  0,
+ * or -1 with err naming the file and the write's error; NULL is a
+ * no-op. */
+int output_flush(struct output *o, struct aia_error *err);
+
+/* Bytes of the rows so far, those not yet flushed included. */
 long long output_size(struct output *o);
 
 /* One row of ncols values; NaN is written as an empty CSV field or a JSON
- * null.  0 or -1 with err. */
+ * null.  Rows are written at least every second; a write that fails is
+ * named at once.  0 or -1 with err (then every later call fails). */
 int output_row(struct output *o, const double *values, struct aia_error *err);
 
 /* Flush and close; 0, or -1 when a write failed.  NULL is a no-op. */
@@ -96,9 +103,24 @@ struct iterates;
 
 struct iterates *iterates_open(const char *path, size_t dim,
                                long long keep, struct aia_error *err);
+/* As output_flush and output_size, in whole records. */
+int iterates_flush(struct iterates *f, struct aia_error *err);
 long long iterates_size(struct iterates *f);
 int iterates_write(struct iterates *f, int64_t iteration, int64_t epoch,
                    double time, const double *x, struct aia_error *err);
 int iterates_close(struct iterates *f, struct aia_error *err);
+
+/* The n values of x written to path, one a line (output.final): whole
+ * lines only, a failure named with its error.  0 or -1 with err. */
+int output_values(const char *path, const double *x, size_t n,
+                  struct aia_error *err);
+
+/* Whether the file at path, keep bytes of which a resumed run keeps and
+ * appends to, holds rows of this layout: format, and the ncols columns
+ * (a CSV header, the keys of a JSON Lines row).  0, or -1 with err
+ * naming key, the file and both layouts. */
+int output_check_layout(const char *key, const char *path, long long keep,
+                        int format, const struct output_column *cols, int ncols,
+                        struct aia_error *err);
 
 #endif

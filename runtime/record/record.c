@@ -424,6 +424,10 @@ int record_checkpoint(struct recorder *r, int force, double now)
     if (!due)
         return 0;
     struct aia_error err;
+    /* the sizes it records are of whole rows in the files */
+    if (output_flush(r->hist, &err) < 0 || output_flush(r->answers, &err) < 0 ||
+        iterates_flush(r->iterates, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
     size_t len = 0, query_len = s->shape.query_len;
     void *state = NULL;
     double *whole = NULL; /* with shards: the query gathered */
@@ -515,6 +519,16 @@ int record_read_resume(struct recorder *r)
                         &r->resume, &err) < 0)
         return aia_seterr(&r->err, "cannot resume: %s", err.text);
     r->resumed = 1;
+    /* rows of another width, or JSON Lines after CSV, are refused: the
+     * files keep the layout they were begun with */
+    if ((r->job->output.history &&
+         history_check_layout(r, (long long)r->resume.history_bytes, &err) <
+             0) ||
+        (r->job->output.answers &&
+         output_check_layout("output.answers", r->job->output.answers,
+                             (long long)r->resume.answers_bytes,
+                             r->job->output.format, answer_cols, 9, &err) < 0))
+        return aia_seterr(&r->err, "cannot resume: %s", err.text);
     return 0;
 }
 

@@ -275,14 +275,9 @@ static void report(struct recorder *r, const char *why, double loss)
 /* Write the final model (r->x, set by record_loss) to output.final. */
 static int write_final(struct recorder *r)
 {
-    FILE *f = fopen(r->job->output.final, "w");
-    if (!f)
-        return aia_seterr(&r->err, "%s: cannot write the final iterate: %s",
-                          r->job->output.final, strerror(errno));
-    for (size_t j = 0; j < r->s->dim; j++)
-        fprintf(f, "%.17g\n", r->x[j]);
-    if (ferror(f) | (fclose(f) != 0))
-        return aia_seterr(&r->err, "%s: write failed", r->job->output.final);
+    struct aia_error err;
+    if (output_values(r->job->output.final, r->x, r->s->dim, &err) < 0)
+        return aia_seterr(&r->err, "%s", err.text);
     return 0;
 }
 
