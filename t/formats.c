@@ -306,6 +306,19 @@ static void npy_float32(void)
          "big.npy: row 2, column 1 (byte 152): -3.5e+38 is "
          "beyond float32's range",
          "npy float64: -3.5e38 refused for float32 at its byte");
+    x[3] = 2e38;
+    n = npy_bytes(buf, 1, "<f8", "(2, 3)", x, sizeof x);
+    o = opts(DATA_NPY, put("big.npy", buf, n));
+    o.float32 = 1;
+    o.scale = 2;
+    like(refused(&o),
+         "big.npy: row 2, column 1 (byte 152): 2e+38 times problem.scale 2 "
+         "is beyond float32's range",
+         "npy: a value the scale takes beyond range, the scale named");
+    x[3] = -3.5e38;
+    n = npy_bytes(buf, 1, "<f8", "(2, 3)", x, sizeof x);
+    o = opts(DATA_NPY, put("big.npy", buf, n));
+    o.float32 = 1;
     o.scale = 0.5;
     struct data_table t;
     struct aia_error err;

@@ -23,12 +23,12 @@ start=$(date +%s)
 # mpirun, under the background shell (run) and timeout
 mpirun_pid() {
     for c in $(pgrep -P "$1"); do
-        if [ "$(cat /proc/$c/comm 2>/dev/null)" = mpirun ] ||
-            [ "$(cat /proc/$c/comm 2>/dev/null)" = orterun ]; then
-            echo "$c"
-        else
-            mpirun_pid "$c"
-        fi
+        # mpirun, mpirun.openmpi (configure names the launcher of the
+        # MPI it built for), or orterun
+        case $(cat /proc/$c/comm 2>/dev/null) in
+        mpirun | mpirun.* | orterun) echo "$c" ;;
+        *) mpirun_pid "$c" ;;
+        esac
     done
 }
 target=$(mpirun_pid "$launcher" | head -1)

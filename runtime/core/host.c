@@ -52,55 +52,34 @@ static double plugin_now(const struct aia_host *host)
     return util_now();
 }
 
-static double step_ = NAN;
-static char step_why_[AIA_ERROR_LEN];
-
 static void plugin_note_step(const struct aia_host *host, double step,
                              const char *why)
 {
     (void)host;
-    step_ = step;
-    snprintf(step_why_, sizeof step_why_, "%s", why ? why : "");
+    host_rules_note_step(step, why);
 }
 
 double host_step(const char **why)
 {
-    if (why)
-        *why = step_why_;
-    return step_;
+    return host_rules_step(why);
 }
 
-/* The plugins' report lines (aia_note), in the order their keys came. */
-#define NOTES 8
-static struct {
-    char key[16];
-    char text[1024];
-} notes_[NOTES];
-static int nnotes_;
-
+/* A report line, its control characters shown escaped. */
 static void plugin_note(const struct aia_host *host, const char *key,
                         const char *text)
 {
     (void)host;
-    int i;
-    for (i = 0; i < nnotes_; i++)
-        if (!strncmp(notes_[i].key, key, sizeof notes_[i].key - 1))
-            break;
-    if (i == NOTES)
-        return;
-    if (i == nnotes_) {
-        nnotes_++;
-        snprintf(notes_[i].key, sizeof notes_[i].key, "%s", key);
-    }
-    util_shown(notes_[i].text, sizeof notes_[i].text, text, strlen(text) + 1);
+    size_t len;
+    char *t = host_rules_note_slot(key, &len);
+    if (!text)
+        text = "";
+    if (t)
+        util_shown(t, len, text, strlen(text) + 1);
 }
 
 const char *host_note(int i, const char **key)
 {
-    if (i < 0 || i >= nnotes_)
-        return NULL;
-    *key = notes_[i].key;
-    return notes_[i].text;
+    return host_rules_note(i, key);
 }
 
 static const struct aia_host table = {

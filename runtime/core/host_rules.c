@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 size_t host_rules_partition_first(const struct aia_host *host,
                                   const struct aia_partition *part, size_t m,
@@ -104,4 +105,50 @@ double host_rules_age_factor(const struct aia_host *host, double rows,
         return 1.0;
     double a = age_rows / rows;
     return a > most ? most / a : 1.0;
+}
+
+static double step_ = NAN;
+static char step_why_[AIA_ERROR_LEN];
+
+void host_rules_note_step(double step, const char *why)
+{
+    step_ = step;
+    snprintf(step_why_, sizeof step_why_, "%s", why ? why : "");
+}
+
+double host_rules_step(const char **why)
+{
+    if (why)
+        *why = step_why_;
+    return step_;
+}
+
+static struct {
+    char key[16];
+    char text[1024];
+} notes_[HOST_RULES_NOTES];
+static int nnotes_;
+
+char *host_rules_note_slot(const char *key, size_t *len)
+{
+    int i;
+    for (i = 0; i < nnotes_; i++)
+        if (!strncmp(notes_[i].key, key, sizeof notes_[i].key - 1))
+            break;
+    if (i == HOST_RULES_NOTES)
+        return NULL;
+    if (i == nnotes_) {
+        nnotes_++;
+        snprintf(notes_[i].key, sizeof notes_[i].key, "%s", key);
+    }
+    *len = sizeof notes_[i].text;
+    return notes_[i].text;
+}
+
+const char *host_rules_note(int i, const char **key)
+{
+    if (i < 0 || i >= nnotes_)
+        return NULL;
+    *key = notes_[i].key;
+    return notes_[i].text;
 }

@@ -24,4 +24,17 @@ int host_rules_auto_step(const struct aia_host *host,
 double host_rules_age_factor(const struct aia_host *host, double rows,
                              double age_rows, double recent_rows, double most);
 
+/* What the plugins told the host, kept for the report (or a test): the
+ * step a plugin derived (aia_note_step; NaN and "" before one) ... */
+void host_rules_note_step(double step, const char *why);
+double host_rules_step(const char **why);
+
+/* ... and their report lines (aia_note), in the order their keys came.
+ * host_rules_note_slot: the text buffer (*len bytes) of key's line, a new
+ * one for a new key; NULL past the first HOST_RULES_NOTES keys.
+ * host_rules_note: the i-th line and its key, NULL past the last. */
+#define HOST_RULES_NOTES 8
+char *host_rules_note_slot(const char *key, size_t *len);
+const char *host_rules_note(int i, const char **key);
+
 #endif

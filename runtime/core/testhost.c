@@ -39,39 +39,21 @@ static double test_now(const struct aia_host *host)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static double step_ = NAN;
-static char step_why_[AIA_ERROR_LEN];
-
 static void test_note_step(const struct aia_host *host, double step,
                            const char *why)
 {
     (void)host;
-    step_ = step;
-    snprintf(step_why_, sizeof step_why_, "%s", why ? why : "");
+    host_rules_note_step(step, why);
 }
-
-#define NOTES 8
-static struct {
-    char key[16];
-    char text[1024];
-} notes_[NOTES];
-static int nnotes_;
 
 static void test_note(const struct aia_host *host, const char *key,
                       const char *text)
 {
     (void)host;
-    int i;
-    for (i = 0; i < nnotes_; i++)
-        if (!strncmp(notes_[i].key, key, sizeof notes_[i].key - 1))
-            break;
-    if (i == NOTES)
-        return;
-    if (i == nnotes_) {
-        nnotes_++;
-        snprintf(notes_[i].key, sizeof notes_[i].key, "%s", key);
-    }
-    snprintf(notes_[i].text, sizeof notes_[i].text, "%s", text ? text : "");
+    size_t len;
+    char *t = host_rules_note_slot(key, &len);
+    if (t)
+        snprintf(t, len, "%s", text ? text : "");
 }
 
 static const struct aia_host table = {
@@ -125,16 +107,15 @@ size_t aia_test_rows(const struct aia_partition *part, size_t m)
 
 double aia_test_step(const char **why)
 {
-    if (why)
-        *why = step_why_;
-    return step_;
+    return host_rules_step(why);
 }
 
 const char *aia_test_note(const char *key)
 {
-    for (int i = 0; i < nnotes_; i++)
-        if (!strncmp(notes_[i].key, key, sizeof notes_[i].key - 1))
-            return notes_[i].text;
+    const char *k, *text;
+    for (int i = 0; (text = host_rules_note(i, &k)); i++)
+        if (!strncmp(k, key, 15)) /* the 15 characters a key keeps */
+            return text;
     return NULL;
 }
 

@@ -67,7 +67,7 @@ static int bin_rows(struct data_pass *p, FILE *f, size_t n, size_t cols)
                     rc = aia_seterr(p->err,
                                     "%s: row %zu, column %zu (byte %zu): %s",
                                     p->o->path, r + 1, j + 1, r * rowb + j * 8,
-                                    data_value_why(v, why, sizeof why));
+                                    data_value_why(v, 1, why, sizeof why));
                     break;
                 }
                 if (!store)

@@ -62,16 +62,20 @@ int data_float_over(const struct data_pass *p, double x)
     return p->o->float32 && fabs(x) > FLT_MAX;
 }
 
-const char *data_float_why(const char *shown, char *buf, size_t size)
+const char *data_float_why(const char *shown, double scale, char *buf,
+                           size_t size)
 {
+    char scaled[64] = "";
+    if (scale != 1)
+        snprintf(scaled, sizeof scaled, " times problem.scale %g", scale);
     snprintf(buf, size,
-             "%s is beyond float32's range (at most %.3g in magnitude), and "
-             "the problem's precision: float32 keeps the rows as floats",
-             shown, (double)FLT_MAX);
+             "%s%s is beyond float32's range (at most %.3g in magnitude), "
+             "and the problem's precision: float32 keeps the rows as floats",
+             shown, scaled, (double)FLT_MAX);
     return buf;
 }
 
-const char *data_value_why(double v, char *buf, size_t size)
+const char *data_value_why(double v, double scale, char *buf, size_t size)
 {
     if (isnan(v))
         return "NaN is not allowed";
@@ -83,7 +87,7 @@ const char *data_value_why(double v, char *buf, size_t size)
         if (strtod(shown, NULL) == v)
             break;
     }
-    return data_float_why(shown, buf, size);
+    return data_float_why(shown, scale, buf, size);
 }
 
 /* A column index written as an optional '-' and decimal digits. */
@@ -487,7 +491,9 @@ int data_array_pass(struct data_pass *p, struct data_source *x, size_t width,
                     p->err, "%s: row %zu, column %d (byte %ju): %s", x->path,
                     r + 1, bad,
                     (uintmax_t)(at + i * rowb + (size_t)(bad - 1) * x->size),
-                    data_value_why(v[bad - 1], why, sizeof why));
+                    data_value_why(v[bad - 1],
+                                   p->o->scale != 0 ? p->o->scale : 1, why,
+                                   sizeof why));
             } else if (bad > 0)
                 rc = aia_seterr(p->err,
                                 "%s: row %zu (byte %ju): the target %s is "

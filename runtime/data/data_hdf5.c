@@ -106,10 +106,11 @@ static int block(struct data_pass *p, struct h5 *h, size_t c, size_t n)
             return -1;
         char why[AIA_ERROR_LEN / 2];
         if (bad > 0 && (size_t)(bad - 1) < h->width)
-            return aia_seterr(p->err,
-                              "%s: dataset '%s': row %zu, column %d: %s",
-                              p->o->path, h->xname, c + i + 1, bad,
-                              data_value_why(v[bad - 1], why, sizeof why));
+            return aia_seterr(
+                p->err, "%s: dataset '%s': row %zu, column %d: %s", p->o->path,
+                h->xname, c + i + 1, bad,
+                data_value_why(v[bad - 1], p->o->scale != 0 ? p->o->scale : 1,
+                               why, sizeof why));
         if (bad > 0)
             return aia_seterr(p->err,
                               "%s: dataset '%s': row %zu: a target that is "

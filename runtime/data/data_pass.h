@@ -90,12 +90,14 @@ const char *data_num_why(enum data_num kind, const char *s, size_t len,
  * infinity there. */
 int data_float_over(const struct data_pass *p, double x);
 
-/* Why such a value (shown as the file writes it) is refused. */
-const char *data_float_why(const char *shown, char *buf, size_t size);
+/* Why such a value (shown as the file writes it; kept times scale, where
+ * the format scales its features, else 1) is refused. */
+const char *data_float_why(const char *shown, double scale, char *buf,
+                           size_t size);
 
-/* Why data_store_values refused value v: NaN, infinity, or beyond a
- * float's range. */
-const char *data_value_why(double v, char *buf, size_t size);
+/* Why data_store_values refused value v (as the file holds it, before
+ * scale): NaN, infinity, or beyond a float's range. */
+const char *data_value_why(double v, double scale, char *buf, size_t size);
 
 /* Set p->target from o->target among n columns (p->names, when set, are
  * their names).  0 or -1. */

@@ -220,7 +220,7 @@ static int csv_row(struct data_pass *p, size_t line, size_t n, int store)
             char q[64], buf[AIA_ERROR_LEN / 2];
             return cell_fail(
                 p, line, j,
-                data_float_why(quoted(s, len, q, sizeof q), buf, sizeof buf));
+                data_float_why(quoted(s, len, q, sizeof q), 1, buf, sizeof buf));
         }
         if (!store)
             continue;
@@ -365,7 +365,8 @@ static int svm_entry(struct data_pass *p, const char *s, size_t a, size_t e,
         char big[AIA_ERROR_LEN / 2];
         return fail_at(
             p, line, at + 1, "index %zu: %s", i,
-            data_float_why(quoted(s + at, len, q, sizeof q), big, sizeof big));
+            data_float_why(quoted(s + at, len, q, sizeof q), 1, big,
+                           sizeof big));
     }
     *idx = i;
     return 0;

@@ -68,8 +68,8 @@ static int control(struct worker *k);
  * shard rank may be lost (stopped or dead) and its slice never come, so
  * the control tag is watched meanwhile: a STOP that says so
  * (WIRE_NO_FINALIZE) drops the query, 1; another STOP is noted
- * (k->stopped) and the slices still taken, 0.  -1 when they did not come
- * within pool.coordinator_timeout. */
+ * (k->stopped) and the slices still taken, 0.  -1 when rank 0 was silent
+ * for pool.coordinator_timeout (each keep-alive starts it again). */
 static int take_slices(struct worker *k, int got)
 {
     const struct setup *s = k->s;
@@ -108,6 +108,10 @@ static int take_slices(struct worker *k, int got)
             k->req[1] = MPI_REQUEST_NULL;
             if (!control(k)) { /* a keep-alive: its receive posted again */
                 r[0] = k->req[1];
+                /* rank 0 is alive and still waits on a shard rank (for
+                 * up to pool.shard_timeout, which may be the longer) */
+                if (quiet > 0)
+                    until = util_now() + quiet;
                 continue;
             }
             k->stopped = 1;
