@@ -156,22 +156,13 @@ aia_save_CFLAGS=$CFLAGS
 aia_save_LIBS=$LIBS
 CFLAGS="$CFLAGS $MPI_CFLAGS"
 LIBS="$MPI_LIBS $LIBS"
-AC_MSG_CHECKING([whether $CC builds an MPI program])
-AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>]],
-                                [[return MPI_Init(0, 0);]])],
-    [aia_mpi_ok=yes], [aia_mpi_ok=no])
-AC_MSG_RESULT([$aia_mpi_ok])
-AS_IF([test "x$aia_mpi_ok" = xno],
-    [AC_MSG_ERROR([MPI not found: install Open MPI (libopenmpi-dev) or MPICH (libmpich-dev), or give --with-mpi=PATH, CC=mpicc, or MPI_CFLAGS and MPI_LIBS])])
 AC_MSG_CHECKING([which MPI $CC builds against])
 AIA_MPI_KIND([aia_mpi_kind])
 AC_MSG_RESULT([$aia_mpi_kind])
-CFLAGS=$aia_save_CFLAGS
-LIBS=$aia_save_LIBS
-AC_SUBST([MPI_CFLAGS])
-AC_SUBST([MPI_LIBS])
 
-# The compiler, the library and what was asked for must be one MPI.
+# The compiler, the library and what was asked for must be one MPI: said
+# before the link test, which two MPIs' flags can fail too.
+AS_IF([test "x$aia_mpi_kind" != xnone], [
 for aia_p in "$aia_mpi_cc:CC=$CC is a compiler wrapper of" \
     "$aia_mpi_lib:the MPI flags found ($aia_mpi_from) are for" \
     "$aia_mpi_want:--with-mpi asks for"; do
@@ -182,7 +173,19 @@ for aia_p in "$aia_mpi_cc:CC=$CC is a compiler wrapper of" \
     "$aia_mpi_kind") ;;
     *) AC_MSG_ERROR([two MPIs: $aia_m $aia_k, but mpi.h is $aia_mpi_kind's (flags from $aia_mpi_from): such a binary runs every rank alone. Name one MPI: --with-mpi=openmpi, --with-mpi=mpich or --with-mpi=PATH, or CC=its compiler wrapper alone]) ;;
     esac
-done
+done])
+
+AC_MSG_CHECKING([whether $CC builds an MPI program])
+AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <mpi.h>]],
+                                [[return MPI_Init(0, 0);]])],
+    [aia_mpi_ok=yes], [aia_mpi_ok=no])
+AC_MSG_RESULT([$aia_mpi_ok])
+AS_IF([test "x$aia_mpi_ok" = xno],
+    [AC_MSG_ERROR([MPI not found: install Open MPI (libopenmpi-dev) or MPICH (libmpich-dev), or give --with-mpi=PATH, CC=mpicc, or MPI_CFLAGS and MPI_LIBS])])
+CFLAGS=$aia_save_CFLAGS
+LIBS=$aia_save_LIBS
+AC_SUBST([MPI_CFLAGS])
+AC_SUBST([MPI_LIBS])
 
 # The launcher: the one named, else the chosen MPI's own, found beside its
 # compiler wrapper first (mpicc.mpich -> mpirun.mpich).
