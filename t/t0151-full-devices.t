@@ -114,6 +114,15 @@ like "$err" "fs/f\.txt: write failed: No space left on device" \
 is "$(fields fs/f.txt)" "1 " "every line whole"
 rm -f fs/*
 
+# the per-worker table of 600 workers (about 100 KB), written at the end
+sim --simulate 600 -q -o problem.rows=4000 -o stop.iterations=2 \
+    -o output.workers=fs/w.csv job.yaml
+is "$rc" 1 "a worker table on a full file system: exit 1"
+like "$err" "fs/w\.csv: write failed: No space left on device" \
+    "naming the file and the write's error"
+is "$(fields fs/w.csv)" "37 " "every row whole (the last one was torn)"
+rm -f fs/*
+
 # shellcheck disable=SC2086
 run 3 $long -o output.history=fs/h.csv job.yaml
 is "$rc" 1 "under mpirun: a history on a full file system: exit 1"

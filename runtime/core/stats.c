@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Buckets split each octave from HIST_FLOOR up into HIST_PER_OCTAVE equal
@@ -180,13 +182,12 @@ void stats_table(FILE *out, const struct wstats *w, const struct proto *p)
                 (unsigned long long)all);
 }
 
-int stats_write(const char *path, const struct wstats *w, int n,
-                struct aia_error *err)
+char *stats_csv(const struct wstats *w, int n, size_t *len)
 {
-    FILE *f = fopen(path, "w");
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
     if (!f)
-        return aia_seterr(err, "%s: cannot write the worker table: %s",
-                          path, strerror(errno));
+        return NULL;
     fprintf(f, "rank,queries,answers,fresh,stale,late,max_staleness,"
                "rtt_mean,rtt_p50,rtt_p90,rtt_p99,rtt_max,compute_mean,"
                "compute_p50,compute_p99,comm_mean,comm_p50,comm_p99,"
@@ -216,8 +217,9 @@ int stats_write(const char *path, const struct wstats *w, int n,
             fprintf(f, ",%llu", (unsigned long long)s->staleness[k]);
         fputc('\n', f);
     }
-    if (ferror(f) | (fclose(f) != 0))
-        return aia_seterr(err, "%s: write failed: %s", path,
-                          strerror(errno));
-    return 0;
+    if (ferror(f) | (fclose(f) != 0)) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }

@@ -77,8 +77,8 @@ void stats_answer(struct wstats *w, uint64_t staleness, double rtt,
  * quantiles come from a sample, a line saying so and how many. */
 void stats_table(FILE *out, const struct wstats *w, const struct proto *p);
 
-/* Write the per-worker figures as CSV to path.  0 or -1 with err. */
-int stats_write(const char *path, const struct wstats *w, int n,
-                struct aia_error *err);
+/* The per-worker figures as CSV lines (the header first): a string the
+ * caller frees, its length in *len; NULL when out of memory. */
+char *stats_csv(const struct wstats *w, int n, size_t *len);
 
 #endif

@@ -437,6 +437,18 @@ int output_values(const char *path, const double *x, size_t n,
     return sink_close(&k, err);
 }
 
+int output_text(const char *path, const char *text, size_t len,
+                struct aia_error *err)
+{
+    struct sink k;
+    if (open_at(&k, path, -1, err) < 0)
+        return -1;
+    /* in one piece: a failed write is cut back to a line's end within
+     * what was gathered, so pieces would have to end at lines too */
+    sink_put(&k, text, len);
+    return sink_close(&k, err);
+}
+
 /* The columns as one line, "a,b,c", into buf. */
 static void join(char *buf, size_t len, const struct output_column *cols,
                  int ncols)

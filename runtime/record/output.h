@@ -115,6 +115,12 @@ int iterates_close(struct iterates *f, struct aia_error *err);
 int output_values(const char *path, const double *x, size_t n,
                   struct aia_error *err);
 
+/* The len bytes of text, lines ending in '\n', written to path as
+ * output_values writes: whole lines only, a failure named with its error.
+ * 0 or -1 with err. */
+int output_text(const char *path, const char *text, size_t len,
+                struct aia_error *err);
+
 /* Whether the file at path, keep bytes of which a resumed run keeps and
  * appends to, holds rows of this layout: format, and the ncols columns
  * (a CSV header, the keys of a JSON Lines row).  0, or -1 with err

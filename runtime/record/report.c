@@ -10,6 +10,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/host.h"
@@ -281,6 +282,21 @@ static int write_final(struct recorder *r)
     return 0;
 }
 
+/* output.workers: the per-worker table, in whole rows (a full disk cuts
+ * it back to the last one written).  0, or -1 with r->err. */
+static int write_workers(struct recorder *r)
+{
+    size_t len;
+    char *text = stats_csv(r->st, r->p->n, &len);
+    struct aia_error err;
+    if (!text)
+        return aia_seterr(&r->err, "%s: out of memory for the worker table",
+                          r->job->output.workers);
+    int rc = output_text(r->job->output.workers, text, len, &err);
+    free(text);
+    return rc < 0 ? aia_seterr(&r->err, "%s", err.text) : 0;
+}
+
 /* The report (unless quiet), the per-worker table and the summary line
  * on stdout.  0, or -1 with r->err when the metric failed. */
 static int summary(struct recorder *r, const char *why, double loss)
@@ -386,10 +402,8 @@ void report_end(struct recorder *r, int ok,
         host_log(AIA_LOG_INFO, "stopped: %s", why->text);
     if (summary(r, why ? why->name : "none", loss) < 0)
         fail(ctx, r->err.text);
-    struct aia_error err;
-    if (job->output.workers &&
-        stats_write(job->output.workers, r->st, r->p->n, &err) < 0)
-        fail(ctx, err.text);
+    if (job->output.workers && write_workers(r) < 0)
+        fail(ctx, r->err.text);
 }
 
 /* The progress line's share of the run: " of N, P%, S s left" after the
