@@ -331,13 +331,6 @@ static double change(void *ctx)
     return sum;
 }
 
-/* A checkpoint's state with shards: the count of ranks, each rank's
- * length, then each rank's state, in rank order. */
-static size_t block_head(int ranks)
-{
-    return (size_t)(ranks + 1) * sizeof(uint64_t);
-}
-
 /* The recorder's shard_save (record_checkpoint). */
 static int save(void *ctx, void **state, size_t *len, double **query,
                 struct aia_error *err)
@@ -405,7 +398,7 @@ static int save(void *ctx, void **state, size_t *len, double **query,
                    failed);
         goto out;
     }
-    size_t total = block_head(ranks);
+    size_t total = checkpoint_shards_head(ranks);
     for (int j = 0; j < ranks; j++)
         total += lens[j];
     char *b = malloc(total);
@@ -416,7 +409,7 @@ static int save(void *ctx, void **state, size_t *len, double **query,
     uint64_t head = (uint64_t)ranks;
     memcpy(b, &head, sizeof head);
     memcpy(b + sizeof head, lens, (size_t)ranks * sizeof *lens);
-    size_t off = block_head(ranks);
+    size_t off = checkpoint_shards_head(ranks);
     for (int j = 0; j < ranks; j++) {
         memcpy(b + off, parts[j], lens[j]);
         off += lens[j];
